@@ -1,0 +1,25 @@
+# apprun — `make run` starts a dev node, `make test` runs the whole suite.
+GO ?= go
+BIN := bin/apprun
+
+.PHONY: run build test vet fuzz clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/apprun
+
+# Dev node: embedded NATS + bbolt under $(APPRUN_DATA) (./data), HTTP on
+# $(APPRUN_ADDR) (127.0.0.1:8080). Every APPRUN_* variable is honoured.
+run: build
+	APPRUN_DEV=1 ./$(BIN) serve
+
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+# Longer fuzzing of the request decoders (make test runs the seed corpus).
+fuzz:
+	$(GO) test ./httpapi -run '^$$' -fuzz FuzzDecodeCreateRun -fuzztime 60s
+	$(GO) test ./engine -run '^$$' -fuzz FuzzValidateInput -fuzztime 60s
+
+clean:
+	rm -rf bin

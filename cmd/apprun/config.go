@@ -1,0 +1,110 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/apprun/apprun/apps"
+	"github.com/apprun/apprun/engine"
+)
+
+// Config is everything `apprun serve` is configured with.
+type Config struct {
+	Addr       string
+	DataDir    string
+	NATSURL    string
+	AdminToken string
+	Dev        bool
+	Limits     engine.Limits
+	Heartbeat  time.Duration
+	Replicas   int
+	// Apps replaces the shipped catalog (tests add Apps that fail).
+	Apps   []engine.App
+	Logger *slog.Logger
+}
+
+func (c Config) apps() []engine.App {
+	if c.Apps != nil {
+		return c.Apps
+	}
+	return apps.Default()
+}
+
+func (c Config) validate() error {
+	if c.DataDir == "" {
+		return errors.New("config: data directory is required")
+	}
+	if c.AdminToken == "" {
+		return errors.New("config: APPRUN_ADMIN_TOKEN is required outside dev mode")
+	}
+	if len(c.AdminToken) < 16 {
+		return errors.New("config: APPRUN_ADMIN_TOKEN must be at least 16 characters")
+	}
+	return nil
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if v := os.Getenv(name); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v := os.Getenv(name); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return def
+}
+
+// parseServe reads the environment, then flags of the same meaning.
+func parseServe(args []string) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.StringVar(&c.Addr, "addr", env("APPRUN_ADDR", "127.0.0.1:8080"), "HTTP listen address (APPRUN_ADDR)")
+	fs.StringVar(&c.DataDir, "data", env("APPRUN_DATA", "./data"), "data directory (APPRUN_DATA)")
+	fs.StringVar(&c.NATSURL, "nats-url", env("APPRUN_NATS_URL", ""), "external NATS URL; empty runs an embedded server (APPRUN_NATS_URL)")
+	fs.StringVar(&c.AdminToken, "admin-token", env("APPRUN_ADMIN_TOKEN", ""), "admin API token (APPRUN_ADMIN_TOKEN)")
+	fs.BoolVar(&c.Dev, "dev", env("APPRUN_DEV", "") == "1", "dev mode: demo account and printed credentials (APPRUN_DEV=1)")
+	fs.IntVar(&c.Limits.CreatePerMinute, "create-per-min", envInt("APPRUN_CREATE_PER_MIN", 10), "run creations per minute per key (APPRUN_CREATE_PER_MIN)")
+	fs.IntVar(&c.Limits.ReadsPerMinute, "reads-per-min", envInt("APPRUN_READS_PER_MIN", 120), "reads per minute per key (APPRUN_READS_PER_MIN)")
+	fs.IntVar(&c.Limits.OwnerActiveRuns, "owner-active-runs", envInt("APPRUN_OWNER_ACTIVE_RUNS", 3), "active runs per account (APPRUN_OWNER_ACTIVE_RUNS)")
+	fs.IntVar(&c.Limits.PlatformActiveRuns, "platform-active-runs", envInt("APPRUN_PLATFORM_ACTIVE_RUNS", 12), "active runs, all accounts (APPRUN_PLATFORM_ACTIVE_RUNS)")
+	fs.DurationVar(&c.Heartbeat, "heartbeat", envDuration("APPRUN_HEARTBEAT", 15*time.Second), "SSE heartbeat interval (APPRUN_HEARTBEAT)")
+	fs.IntVar(&c.Replicas, "replicas", envInt("APPRUN_REPLICAS", 1), "stream replicas (APPRUN_REPLICAS)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	for _, l := range []struct {
+		name string
+		v    int
+	}{{"create-per-min", c.Limits.CreatePerMinute}, {"reads-per-min", c.Limits.ReadsPerMinute},
+		{"owner-active-runs", c.Limits.OwnerActiveRuns}, {"platform-active-runs", c.Limits.PlatformActiveRuns}} {
+		if l.v < 0 {
+			return c, fmt.Errorf("serve: %s must be 0 (no limit) or more", l.name)
+		}
+	}
+	if c.Heartbeat < 100*time.Millisecond {
+		return c, errors.New("serve: heartbeat must be at least 100ms")
+	}
+	return c, nil
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/apprun/apprun/embednats"
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/httpapi"
+	"github.com/apprun/apprun/projections"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Node is one running apprun service: NATS (embedded or external), the
+// engine, the projections and the HTTP server, started and stopped in order.
+type Node struct {
+	cfg   Config
+	ns    *embednats.Server
+	nc    *nats.Conn
+	store *projections.Store
+	eng   *engine.Engine
+	api   *httpapi.API
+	srv   *http.Server
+	ln    net.Listener
+}
+
+// NewNode checks cfg; Start brings the node up.
+func NewNode(cfg Config) (*Node, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return &Node{cfg: cfg}, nil
+}
+
+// Start starts every part; on failure what started is stopped again.
+func (n *Node) Start(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			n.Stop()
+		}
+	}()
+	if err := os.MkdirAll(n.cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	if err := n.connect(); err != nil {
+		return err
+	}
+	if n.store, err = projections.Open(filepath.Join(n.cfg.DataDir, "projections.db"), n.cfg.Logger); err != nil {
+		return err
+	}
+	catalog, err := engine.NewCatalog(n.cfg.apps()...)
+	if err != nil {
+		return err
+	}
+	n.eng, err = engine.New(n.nc, engine.Config{Catalog: catalog, Limits: n.cfg.Limits, BrandContexts: n.store,
+		Logger: n.cfg.Logger, Replicas: n.cfg.Replicas})
+	if err != nil {
+		return err
+	}
+	if err := n.eng.Start(ctx); err != nil {
+		return err
+	}
+	js, err := jetstream.New(n.nc)
+	if err != nil {
+		return err
+	}
+	if err := n.store.Start(ctx, js, engine.StreamName); err != nil {
+		return err
+	}
+	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.store, AdminToken: n.cfg.AdminToken,
+		Heartbeat: n.cfg.Heartbeat, Logger: n.cfg.Logger})
+	if err != nil {
+		return err
+	}
+	if n.ln, err = net.Listen("tcp", n.cfg.Addr); err != nil {
+		return fmt.Errorf("listen %s: %w", n.cfg.Addr, err)
+	}
+	n.srv = &http.Server{Handler: n.api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	go func() {
+		if err := n.srv.Serve(n.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			n.cfg.Logger.Error("http server stopped", "err", err)
+		}
+	}()
+	return nil
+}
+
+func (n *Node) connect() error {
+	if n.cfg.NATSURL != "" {
+		nc, err := nats.Connect(n.cfg.NATSURL, nats.Name("apprun"), nats.MaxReconnects(-1))
+		if err != nil {
+			return fmt.Errorf("connect %s: %w", redactURL(n.cfg.NATSURL), err)
+		}
+		n.nc = nc
+		return nil
+	}
+	ns, err := embednats.New(embednats.Config{StoreDir: filepath.Join(n.cfg.DataDir, "nats")})
+	if err != nil {
+		return err
+	}
+	if err := ns.Start(); err != nil {
+		return err
+	}
+	n.ns = ns
+	n.nc, err = ns.Connect()
+	return err
+}
+
+// Addr is the HTTP address the node listens on.
+func (n *Node) Addr() string { return n.ln.Addr().String() }
+
+// Handler is the node's HTTP handler (tests serve it through httptest).
+func (n *Node) Handler() http.Handler { return n.api }
+
+// Engine is the node's engine (dev set-up and tests use it).
+func (n *Node) Engine() *engine.Engine { return n.eng }
+
+// Reads is the node's read model.
+func (n *Node) Reads() *projections.Store { return n.store }
+
+// Stop shuts down in reverse order, each step bounded: HTTP (ending event
+// streams), executor, projections, bbolt, NATS. Safe twice.
+func (n *Node) Stop() {
+	if n.api != nil {
+		n.api.Close()
+	}
+	if n.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = n.srv.Shutdown(ctx)
+		cancel()
+		n.srv = nil
+	}
+	if n.eng != nil {
+		n.eng.Stop()
+	}
+	if n.store != nil {
+		_ = n.store.Close()
+		n.store = nil
+	}
+	if n.nc != nil {
+		_ = n.nc.Drain()
+		n.nc.Close()
+		n.nc = nil
+	}
+	if n.ns != nil {
+		n.ns.Stop()
+		n.ns = nil
+	}
+}
+
+func redactURL(u string) string {
+	if i := strings.Index(u, "@"); i >= 0 {
+		if j := strings.Index(u, "://"); j >= 0 && j < i {
+			return u[:j+3] + "***" + u[i:]
+		}
+	}
+	return u
+}

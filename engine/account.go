@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/apprun/apprun/ledger"
+)
+
+// maxCASRetries bounds compare-and-set retries under contention.
+const maxCASRetries = 64
+
+// Account reads an account's state from the log (its newest event).
+func (e *Engine) Account(ctx context.Context, id string) (ledger.Account, uint64, error) {
+	if !ValidID(PrefixAccount, id) {
+		return ledger.Account{}, 0, Errorf(CodeAccountNotFound, "no account %q", id)
+	}
+	var ev ledger.Event
+	seq, err := e.log.last(ctx, accountSubject(id), &ev)
+	if errors.Is(err, errNoMessage) {
+		return ledger.Account{}, 0, Errorf(CodeAccountNotFound, "no account %q", id)
+	}
+	if err != nil {
+		return ledger.Account{}, 0, internal("read account", err)
+	}
+	return ledger.Account{ID: id, Balance: ev.Balance, Active: ev.Active}, seq, nil
+}
+
+// NewAccount is what opening an account returns: the key is shown only here.
+type NewAccount struct {
+	AccountID string
+	KeyID     string
+	APIKey    string
+	Seq       uint64
+}
+
+// OpenAccount opens an account with an initial grant and its first API key,
+// in one atomic write.
+func (e *Engine) OpenAccount(ctx context.Context, email string, credits int64) (NewAccount, error) {
+	email = strings.TrimSpace(email)
+	if email == "" || len(email) > 254 || !strings.Contains(email, "@") {
+		return NewAccount{}, Errorf(CodeInvalidInput, "email: must be an email address")
+	}
+	id := newID(PrefixAccount, 10)
+	ev, err := ledger.Open(id, email, credits, e.now())
+	if err != nil {
+		return NewAccount{}, Errorf(CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)
+	}
+	key, kev := e.newKey(id)
+	seq, err := e.log.append(ctx,
+		entry{subject: accountSubject(id), value: ev, expect: expectSeq(0)},
+		entry{subject: keySubject(kev.KeyID), value: kev, expect: expectSeq(0)},
+	)
+	if err != nil {
+		return NewAccount{}, internal("open account", err)
+	}
+	return NewAccount{AccountID: id, KeyID: kev.KeyID, APIKey: key, Seq: seq}, nil
+}
+
+// GrantCredits adds amount Credits to an account and returns the new balance.
+func (e *Engine) GrantCredits(ctx context.Context, id string, amount int64) (int64, uint64, error) {
+	for range maxCASRetries {
+		a, last, err := e.Account(ctx, id)
+		if err != nil {
+			return 0, 0, err
+		}
+		ev, err := ledger.Grant(a, amount, e.now())
+		if err != nil {
+			return 0, 0, Errorf(CodeInvalidInput, "amount: must be between 1 and %d, and the balance at most %d", ledger.MaxGrant, ledger.MaxBalance)
+		}
+		seq, err := e.log.append(ctx, entry{subject: accountSubject(id), value: ev, expect: expectSeq(last)})
+		if errors.Is(err, errConflict) {
+			continue
+		}
+		if err != nil {
+			return 0, 0, internal("grant credits", err)
+		}
+		return ev.Balance, seq, nil
+	}
+	return 0, 0, Errorf(CodeInternal, "account busy; retry")
+}

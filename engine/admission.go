@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/apprun/apprun/ledger"
+)
+
+// CreateRunRequest is a validated-in-shape request to run an App.
+type CreateRunRequest struct {
+	AccountID string
+	KeyID     string
+	AppSlug   string
+	Input     map[string]any
+	// BrandContextID is nil when the request names none.
+	BrandContextID *string
+}
+
+// CreatedRun is what admission returns.
+type CreatedRun struct {
+	RunNo      string
+	CreditCost int64
+	// Seq is the sequence of the run's created event: the last of the
+	// admission write, so a projection that reached it has all of it.
+	Seq uint64
+}
+
+// concurrencyRetryAfter is the Retry-After of a concurrency_limit answer.
+const concurrencyRetryAfter = 2 * time.Second
+
+// CreateRun admits a run: checks in the spec's order (App 404, price 409,
+// balance 402, input 422, brand context 422, rate 429), then one atomic
+// write of the charge, a platform slot, the price check and the run's first
+// event. Each part is compare-and-set on its subject, so two creates can never
+// spend the same Credits or the same slot, and a price changed in between
+// answers pricing_not_ready instead of charging an old price.
+func (e *Engine) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRun, error) {
+	app, err := e.cfg.Catalog.Lookup(req.AppSlug)
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	price, err := e.CurrentPrice(ctx, app.Slug)
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	if err := priceReady(price); err != nil {
+		return CreatedRun{}, err
+	}
+	acct, acctSeq, err := e.Account(ctx, req.AccountID)
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	if acct.Balance < price.CreditCost {
+		return CreatedRun{}, insufficient(acct.Balance, price.CreditCost)
+	}
+	input, err := app.ValidateInput(req.Input)
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	var brandID string
+	if req.BrandContextID != nil {
+		bc, err := e.brandContextFor(ctx, app, req.AccountID, *req.BrandContextID)
+		if err != nil {
+			return CreatedRun{}, err
+		}
+		brandID = bc.ID
+	}
+	if err := e.allow(ctx, limitCreate, req.KeyID); err != nil {
+		return CreatedRun{}, err
+	}
+	rawInput, err := json.Marshal(input)
+	if err != nil {
+		return CreatedRun{}, internal("encode input", err)
+	}
+	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: newID(PrefixRun, 10), AccountID: req.AccountID,
+		KeyID: req.KeyID, AppSlug: app.Slug, Input: rawInput, BrandContextID: brandID, CreditCost: price.CreditCost}
+	return e.admit(ctx, created, acct, acctSeq, price)
+}
+
+func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Account, acctSeq uint64, price Price) (CreatedRun, error) {
+	for attempt := range maxCASRetries {
+		if attempt > 0 {
+			var err error
+			if acct, acctSeq, err = e.Account(ctx, created.AccountID); err != nil {
+				return CreatedRun{}, err
+			}
+			now, err := e.CurrentPrice(ctx, created.AppSlug)
+			if err != nil {
+				return CreatedRun{}, err
+			}
+			if now.Seq != price.Seq {
+				return CreatedRun{}, Errorf(CodePricingNotReady, "the price of %q changed while the run was being created; retry to run at the current price", created.AppSlug)
+			}
+			if attempt > 4 {
+				backoff(attempt)
+			}
+		}
+		created.At = e.now()
+		charge, err := ledger.Charge(acct, created.RunNo, price.CreditCost, e.cfg.Limits.OwnerActiveRuns, created.At)
+		switch {
+		case errors.Is(err, ledger.ErrInsufficientCredits):
+			return CreatedRun{}, insufficient(acct.Balance, price.CreditCost)
+		case errors.Is(err, ledger.ErrTooManyActive):
+			return CreatedRun{}, &Error{Code: CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter,
+				Message: "this account already has the maximum of active runs; wait for one to finish"}
+		case err != nil:
+			return CreatedRun{}, internal("charge", err)
+		}
+		entries := []entry{{subject: accountSubject(created.AccountID), value: charge, expect: expectSeq(acctSeq)}}
+		created.Slot = 0
+		if e.cfg.Limits.PlatformActiveRuns > 0 {
+			slot, slotSeq, err := e.freeSlot(ctx)
+			if err != nil {
+				return CreatedRun{}, err
+			}
+			created.Slot = slot
+			entries = append(entries, entry{subject: slotSubject(slot), expect: expectSeq(slotSeq),
+				value: SlotEvent{Type: "slot_claimed", V: eventVersion, RunNo: created.RunNo}})
+		}
+		entries = append(entries,
+			entry{subject: jobSubject(created.RunNo), value: JobEvent{Type: "run_queued", V: eventVersion, RunNo: created.RunNo},
+				expect: expectSeq(price.Seq), expectSubject: priceSubject(created.AppSlug)},
+			entry{subject: runSubject(created.RunNo), value: created, expect: expectSeq(0)},
+		)
+		seq, err := e.log.append(ctx, entries...)
+		if errors.Is(err, errConflict) {
+			continue
+		}
+		if err != nil {
+			return CreatedRun{}, internal("admit run", err)
+		}
+		return CreatedRun{RunNo: created.RunNo, CreditCost: price.CreditCost, Seq: seq}, nil
+	}
+	return CreatedRun{}, Errorf(CodeInternal, "too much contention on this account; retry")
+}
+
+func priceReady(p Price) error {
+	switch {
+	case p.Seq == 0:
+		return Errorf(CodePricingNotReady, "App %q has no price yet; retry later", p.Slug)
+	case p.Recalibrating:
+		return Errorf(CodePricingNotReady, "the price of App %q is being recalibrated; retry later", p.Slug)
+	}
+	return nil
+}
+
+func insufficient(balance, cost int64) error {
+	return Errorf(CodeInsufficientCredits, "balance is %d Credits, the run costs %d", balance, cost)
+}
+
+// freeSlot finds a platform slot that is free now, starting at a random
+// index so concurrent creates rarely race for the same one. The claim is a
+// compare-and-set, so a stale read only costs a retry.
+func (e *Engine) freeSlot(ctx context.Context) (int, uint64, error) {
+	n := e.cfg.Limits.PlatformActiveRuns
+	start := rand.IntN(n)
+	for i := range n {
+		slot := 1 + (start+i)%n
+		var ev SlotEvent
+		seq, err := e.log.last(ctx, slotSubject(slot), &ev)
+		if errors.Is(err, errNoMessage) {
+			return slot, 0, nil
+		}
+		if err != nil {
+			return 0, 0, internal("read slot", err)
+		}
+		if ev.Type == "slot_released" {
+			return slot, seq, nil
+		}
+	}
+	return 0, 0, &Error{Code: CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter,
+		Message: "the platform is at its maximum of active runs; wait for a run to finish"}
+}
+
+func backoff(attempt int) {
+	d := time.Duration(rand.IntN(attempt*200)+50) * time.Microsecond
+	time.Sleep(d)
+}

@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kaptinlin/jsonschema"
+)
+
+// App is one runnable (or listed but not yet runnable) App of the catalog.
+type App struct {
+	Slug        string
+	Name        string
+	Description string
+	// Price is the App's initial price in Credits, written to the log as the
+	// first price event; 0 means the App has no price until an admin sets one.
+	Price               int64
+	Timeout             time.Duration
+	Retention           time.Duration
+	AcceptsBrandContext bool
+	// Runnable Apps are in the capability list and can be run; others answer
+	// app_not_found.
+	Runnable    bool
+	InputSchema json.RawMessage
+	// Executor does the work of a run. Required when Runnable.
+	Executor Executor
+
+	schema *jsonschema.Schema
+}
+
+// Executor does the work of one run, reporting each step through progress.
+// An *Error returned carries the failure code shown to the client (its
+// Message too); any other error fails the run with execution_failed.
+type Executor interface {
+	Execute(ctx context.Context, job Job, progress func(Step)) (Result, error)
+}
+
+// ExecutorFunc adapts a function to Executor.
+type ExecutorFunc func(ctx context.Context, job Job, progress func(Step)) (Result, error)
+
+// Execute calls f.
+func (f ExecutorFunc) Execute(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+	return f(ctx, job, progress)
+}
+
+// Job is what an Executor gets: the validated input with defaults applied,
+// and the brand context when the run names one.
+type Job struct {
+	RunNo        string
+	AppSlug      string
+	Input        map[string]any
+	BrandContext *BrandContext
+}
+
+// Result is a finished run's report.
+type Result struct {
+	Summary string
+	Output  any
+}
+
+// Catalog holds the Apps by slug.
+type Catalog struct {
+	apps map[string]*App
+}
+
+// NewCatalog compiles each App's input schema and checks the definitions.
+func NewCatalog(apps ...App) (*Catalog, error) {
+	c := &Catalog{apps: map[string]*App{}}
+	compiler := jsonschema.NewCompiler()
+	for i := range apps {
+		a := apps[i]
+		if a.Slug == "" || strings.ContainsAny(a.Slug, " .*>") {
+			return nil, fmt.Errorf("app %q: slug must be non-empty and a single subject token", a.Slug)
+		}
+		if _, dup := c.apps[a.Slug]; dup {
+			return nil, fmt.Errorf("app %q: defined twice", a.Slug)
+		}
+		if a.Runnable && a.Executor == nil {
+			return nil, fmt.Errorf("app %q: runnable but has no executor", a.Slug)
+		}
+		if a.Timeout <= 0 {
+			a.Timeout = 15 * time.Minute
+		}
+		if a.Retention <= 0 {
+			a.Retention = 30 * 24 * time.Hour
+		}
+		s, err := compiler.Compile(a.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("app %q: input schema: %w", a.Slug, err)
+		}
+		a.schema = s
+		c.apps[a.Slug] = &a
+	}
+	return c, nil
+}
+
+// Lookup returns a runnable App, or app_not_found.
+func (c *Catalog) Lookup(slug string) (*App, error) {
+	a, ok := c.apps[slug]
+	if !ok || !a.Runnable {
+		return nil, Errorf(CodeAppNotFound, "no runnable App with slug %q", slug)
+	}
+	return a, nil
+}
+
+// Runnable lists the runnable Apps sorted by slug.
+func (c *Catalog) Runnable() []*App {
+	var out []*App
+	for _, a := range c.apps {
+		if a.Runnable {
+			out = append(out, a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Slug < out[j].Slug })
+	return out
+}
+
+// all lists every App, runnable or not.
+func (c *Catalog) all() []*App {
+	out := make([]*App, 0, len(c.apps))
+	for _, a := range c.apps {
+		out = append(out, a)
+	}
+	return out
+}
+
+// ValidateInput checks input against the App's schema and returns it with
+// schema defaults filled in, or invalid_input naming each failing field.
+func (a *App) ValidateInput(input map[string]any) (map[string]any, error) {
+	res := a.schema.Validate(input)
+	if !res.IsValid() {
+		return nil, &Error{Code: CodeInvalidInput, Message: describe(res)}
+	}
+	out := make(map[string]any, len(input))
+	for k, v := range input {
+		out[k] = v
+	}
+	if a.schema.Properties != nil {
+		for name, p := range *a.schema.Properties {
+			if _, set := out[name]; !set && p != nil && p.Default != nil {
+				out[name] = p.Default
+			}
+		}
+	}
+	return out, nil
+}
+
+// describe turns a validation result into "field: reason; field: reason".
+func describe(res *jsonschema.EvaluationResult) string {
+	var parts []string
+	var walk func(r *jsonschema.EvaluationResult)
+	walk = func(r *jsonschema.EvaluationResult) {
+		if r == nil || r.Valid {
+			return
+		}
+		loc := strings.TrimPrefix(r.InstanceLocation, "/")
+		keys := make([]string, 0, len(r.Errors))
+		for k := range r.Errors {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if (k == "properties" || k == "allOf") && len(r.Details) > 0 {
+				continue // the details name the field
+			}
+			field := "input"
+			if loc != "" {
+				field = "input." + strings.ReplaceAll(loc, "/", ".")
+			}
+			parts = append(parts, field+": "+r.Errors[k].Message)
+		}
+		for _, d := range r.Details {
+			walk(d)
+		}
+	}
+	walk(res)
+	if len(parts) == 0 {
+		return "input does not match the App's input schema"
+	}
+	sort.Strings(parts)
+	return strings.Join(dedupe(parts), "; ")
+}
+
+func dedupe(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,49 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"unicode/utf8"
+)
+
+// brand context field limits, in characters.
+var brandFieldMax = map[string]int{"name": 120, "description": 4000, "voice": 1000, "audience": 1000, "website": 500}
+
+// CreateBrandContext records a brand context for an account.
+func (e *Engine) CreateBrandContext(ctx context.Context, accountID string, bc BrandContext) (BrandContext, uint64, error) {
+	bc.Name = strings.TrimSpace(bc.Name)
+	if bc.Name == "" {
+		return BrandContext{}, 0, Errorf(CodeInvalidInput, "name: is required")
+	}
+	for field, v := range map[string]string{"name": bc.Name, "description": bc.Description, "voice": bc.Voice, "audience": bc.Audience, "website": bc.Website} {
+		if n := utf8.RuneCountInString(v); n > brandFieldMax[field] {
+			return BrandContext{}, 0, Errorf(CodeInvalidInput, "%s: at most %d characters (got %d)", field, brandFieldMax[field], n)
+		}
+	}
+	bc.ID, bc.AccountID, bc.CreatedAt = newID(PrefixBrand, 10), accountID, e.now()
+	ev := BrandContextEvent{Type: "brand_context_created", V: eventVersion, At: bc.CreatedAt, BrandContext: bc}
+	seq, err := e.log.append(ctx, entry{subject: brandSubject(bc.ID), value: ev, expect: expectSeq(0)})
+	if err != nil {
+		return BrandContext{}, 0, internal("create brand context", err)
+	}
+	return bc, seq, nil
+}
+
+// brandContextFor resolves the brand context a run names (rule 7).
+func (e *Engine) brandContextFor(ctx context.Context, app *App, accountID, id string) (*BrandContext, error) {
+	if !app.AcceptsBrandContext {
+		return nil, Errorf(CodeInvalidBrandContext, "App %q does not accept a brand context", app.Slug)
+	}
+	if !ValidID(PrefixBrand, id) {
+		return nil, Errorf(CodeInvalidBrandContext, "brand_context_id %q is not a brand context id", id)
+	}
+	bc, err := e.cfg.BrandContexts.BrandContext(ctx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && bc.AccountID != accountID) {
+		return nil, Errorf(CodeInvalidBrandContext, "no brand context %q in this account", id)
+	}
+	if err != nil {
+		return nil, internal("read brand context", err)
+	}
+	return &bc, nil
+}

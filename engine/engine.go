@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Limits are the rate and concurrency limits of spec §8. Zero disables one.
+type Limits struct {
+	CreatePerMinute    int // run creations per API key
+	ReadsPerMinute     int // reads per API key
+	OwnerActiveRuns    int // active runs per account
+	PlatformActiveRuns int // active runs, all accounts
+}
+
+// BrandContexts reads brand contexts (the projections implement it).
+type BrandContexts interface {
+	BrandContext(ctx context.Context, id string) (BrandContext, error)
+}
+
+// ErrNotFound is the expected absence of a record in a read model.
+var ErrNotFound = errors.New("not found")
+
+// Config configures an Engine. Zero values get defaults in New.
+type Config struct {
+	Catalog       *Catalog
+	Limits        Limits
+	BrandContexts BrandContexts
+	// Replicas of the streams (1 embedded, 3 on a cluster).
+	Replicas int
+	// Timeout bounds each JetStream request (default 5s).
+	Timeout time.Duration
+	// Workers bounds how many runs this node executes at once (default 32).
+	Workers int
+	// Now is the clock (default time.Now); events carry its time.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Engine runs apprun's domain on a JetStream event log: admission of runs
+// with their charge, execution, accounts, keys, prices and brand contexts.
+type Engine struct {
+	cfg  Config
+	nc   *nats.Conn
+	log  *eventLog
+	hub  *hub
+	exec *executor
+
+	stopOnce sync.Once
+}
+
+// New validates cfg and prepares an Engine on the connection nc.
+func New(nc *nats.Conn, cfg Config) (*Engine, error) {
+	if nc == nil {
+		return nil, errors.New("engine: nil NATS connection")
+	}
+	if cfg.Catalog == nil {
+		return nil, errors.New("engine: Catalog is required")
+	}
+	if cfg.BrandContexts == nil {
+		return nil, errors.New("engine: BrandContexts is required")
+	}
+	if cfg.Replicas <= 0 {
+		cfg.Replicas = 1
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 32
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("engine: jetstream: %w", err)
+	}
+	e := &Engine{cfg: cfg, nc: nc, log: &eventLog{nc: nc, js: js, timeout: cfg.Timeout}}
+	return e, nil
+}
+
+// Start creates the streams, writes the catalog's initial prices, and starts
+// the live-event hub and the executor. It returns once all are running.
+func (e *Engine) Start(ctx context.Context) error {
+	st, err := ensureStreams(ctx, e.log.js, e.cfg.Limits, e.cfg.Replicas)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	e.log.stream = st
+	if err := e.seedPrices(ctx); err != nil {
+		return fmt.Errorf("engine: seed prices: %w", err)
+	}
+	e.hub = newHub(e.cfg.Logger)
+	if err := e.hub.start(e.nc); err != nil {
+		return fmt.Errorf("engine: live hub: %w", err)
+	}
+	e.exec = newExecutor(e)
+	if err := e.exec.start(ctx); err != nil {
+		e.hub.stop()
+		return fmt.Errorf("engine: executor: %w", err)
+	}
+	return nil
+}
+
+// Stop stops the executor (runs in flight are abandoned to redelivery) and
+// the hub. Safe twice and before Start.
+func (e *Engine) Stop() {
+	e.stopOnce.Do(func() {
+		if e.exec != nil {
+			e.exec.stop()
+		}
+		if e.hub != nil {
+			e.hub.stop()
+		}
+	})
+}
+
+// Catalog returns the Apps.
+func (e *Engine) Catalog() *Catalog { return e.cfg.Catalog }
+
+// Stream returns the JetStream stream of the event log, for the projections.
+func (e *Engine) Stream() jetstream.Stream { return e.log.stream }
+
+func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
+
+// internal wraps an unexpected failure: logged by the caller's adapter and
+// shown to clients only as internal_error.
+func internal(op string, err error) error {
+	return fmt.Errorf("engine: %s: %w", op, err)
+}

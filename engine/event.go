@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// RunEventType names what happened to a run, in the past tense where it can.
+type RunEventType string
+
+// Run event types. created is the first message of every run log and is not
+// streamed; the other four are the spec's event kinds.
+const (
+	RunCreated   RunEventType = "created"
+	RunStarted   RunEventType = "started"
+	ToolRunning  RunEventType = "tool_running"
+	RunCompleted RunEventType = "completed"
+	RunFailed    RunEventType = "failed"
+)
+
+// Terminal reports whether t ends a run.
+func (t RunEventType) Terminal() bool { return t == RunCompleted || t == RunFailed }
+
+// eventVersion is the schema version of every event apprun writes.
+const eventVersion = 1
+
+// RunEvent is one entry of a run's log.
+type RunEvent struct {
+	Type  RunEventType `json:"type"`
+	V     int          `json:"v"`
+	At    time.Time    `json:"at"`
+	RunNo string       `json:"run_no"`
+
+	// created
+	AccountID      string          `json:"account_id,omitempty"`
+	KeyID          string          `json:"key_id,omitempty"`
+	AppSlug        string          `json:"app_slug,omitempty"`
+	Input          json.RawMessage `json:"input,omitempty"`
+	BrandContextID string          `json:"brand_context_id,omitempty"`
+	CreditCost     int64           `json:"credit_cost,omitempty"`
+	Slot           int             `json:"slot,omitempty"`
+
+	// started
+	Steps int `json:"steps,omitempty"`
+
+	// tool_running
+	Step *Step `json:"step,omitempty"`
+
+	// completed
+	Summary string          `json:"summary,omitempty"`
+	Output  json.RawMessage `json:"output,omitempty"`
+
+	// failed
+	Error    *RunError `json:"error,omitempty"`
+	Refunded int64     `json:"refunded,omitempty"`
+}
+
+// Step describes one step of a run while it executes.
+type Step struct {
+	Index   int    `json:"index"`
+	Total   int    `json:"total"`
+	Tool    string `json:"tool"`
+	Message string `json:"message"`
+}
+
+// RunError says why a run failed.
+type RunError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Run failure codes.
+const (
+	FailTimeout   = "timeout"
+	FailExecution = "execution_failed"
+)
+
+// PublicData is what a client sees of e on the event stream: no account,
+// key or input, which stay in the log.
+func (e RunEvent) PublicData() map[string]any {
+	d := map[string]any{"run_no": e.RunNo, "at": e.At}
+	switch e.Type {
+	case RunStarted:
+		d["status"] = StatusRunning
+	case ToolRunning:
+		if e.Step != nil {
+			d["step"] = e.Step.Index
+			d["steps"] = e.Step.Total
+			d["tool"] = e.Step.Tool
+			d["message"] = e.Step.Message
+			if e.Step.Total > 0 {
+				d["progress"] = float64(e.Step.Index) / float64(e.Step.Total)
+			}
+		}
+	case RunCompleted:
+		d["status"] = StatusCompleted
+		d["summary"] = e.Summary
+		d["output"] = e.Output
+		d["result_url"] = ResultURL(e.RunNo)
+	case RunFailed:
+		d["status"] = StatusFailed
+		d["error"] = e.Error
+		d["refund"] = map[string]any{"credits": e.Refunded}
+		d["result_url"] = ResultURL(e.RunNo)
+	}
+	return d
+}
+
+// KeyEventType names what happened to an API key.
+type KeyEventType string
+
+// Key event types.
+const (
+	KeyCreated KeyEventType = "key_created"
+	KeyRevoked KeyEventType = "key_revoked"
+)
+
+// KeyEvent is one entry of an API key's log. The key itself is never stored,
+// only its SHA-256.
+type KeyEvent struct {
+	Type      KeyEventType `json:"type"`
+	V         int          `json:"v"`
+	At        time.Time    `json:"at"`
+	KeyID     string       `json:"key_id"`
+	AccountID string       `json:"account_id"`
+	Hash      string       `json:"hash"`
+	Prefix    string       `json:"prefix"`
+}
+
+// PriceEvent sets an App's price or marks it recalibrating.
+type PriceEvent struct {
+	Type          string    `json:"type"` // "price_set"
+	V             int       `json:"v"`
+	At            time.Time `json:"at"`
+	Slug          string    `json:"slug"`
+	CreditCost    int64     `json:"credit_cost"`
+	Recalibrating bool      `json:"recalibrating"`
+}
+
+// BrandContextEvent records a brand context created by an account.
+type BrandContextEvent struct {
+	Type string    `json:"type"` // "brand_context_created"
+	V    int       `json:"v"`
+	At   time.Time `json:"at"`
+	BrandContext
+}
+
+// BrandContext is what a brand context holds.
+type BrandContext struct {
+	ID          string    `json:"brand_context_id"`
+	AccountID   string    `json:"account_id"`
+	Name        string    `json:"name"`
+	Description string    `json:"description,omitempty"`
+	Voice       string    `json:"voice,omitempty"`
+	Audience    string    `json:"audience,omitempty"`
+	Website     string    `json:"website,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// SlotEvent claims or releases one platform-wide active-run slot.
+type SlotEvent struct {
+	Type  string `json:"type"` // "slot_claimed" | "slot_released"
+	V     int    `json:"v"`
+	RunNo string `json:"run_no"`
+}
+
+// JobEvent hands a created run to the executors.
+type JobEvent struct {
+	Type  string `json:"type"` // "run_queued"
+	V     int    `json:"v"`
+	RunNo string `json:"run_no"`
+}

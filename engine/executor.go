@@ -1,0 +1,263 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apprun/apprun/ledger"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ackWait is how long a job may go without a heartbeat before JetStream
+// hands it to another executor.
+const ackWait = 30 * time.Second
+
+// executor consumes run jobs from the shared durable consumer (every node
+// consumes the same one, so a run executes on one node at a time) and drives
+// each run to exactly one terminal event.
+type executor struct {
+	e       *Engine
+	cc      jetstream.ConsumeContext
+	ctx     context.Context
+	cancel  context.CancelFunc
+	running sync.WaitGroup
+	slots   chan struct{}
+}
+
+func newExecutor(e *Engine) *executor {
+	return &executor{e: e, slots: make(chan struct{}, e.cfg.Workers)}
+}
+
+func (x *executor) start(ctx context.Context) error {
+	cons, err := x.e.log.js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
+		Durable:       executorConsumer,
+		FilterSubject: subjJob + "*",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       ackWait,
+		MaxAckPending: 1024,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return err
+	}
+	x.ctx, x.cancel = context.WithCancel(context.Background())
+	x.cc, err = cons.Consume(x.handle, jetstream.PullMaxMessages(x.e.cfg.Workers))
+	if err != nil {
+		x.cancel()
+		return err
+	}
+	return nil
+}
+
+func (x *executor) stop() {
+	if x.cc != nil {
+		x.cc.Stop()
+	}
+	if x.cancel != nil {
+		x.cancel()
+	}
+	x.running.Wait()
+}
+
+func (x *executor) handle(msg jetstream.Msg) {
+	runNo := strings.TrimPrefix(msg.Subject(), subjJob)
+	select {
+	case x.slots <- struct{}{}:
+	case <-x.ctx.Done():
+		return
+	}
+	x.running.Add(1)
+	go func() {
+		defer x.running.Done()
+		defer func() { <-x.slots }()
+		stopBeat := heartbeat(msg, ackWait/3)
+		err := x.execute(x.ctx, runNo)
+		stopBeat()
+		if err != nil {
+			if x.ctx.Err() == nil {
+				x.e.cfg.Logger.Error("run execution interrupted; will be redelivered", "run_no", runNo, "err", err)
+			}
+			_ = msg.NakWithDelay(time.Second)
+			return
+		}
+		_ = msg.Ack()
+	}()
+}
+
+// heartbeat tells JetStream the job is still in progress until stopped.
+func heartbeat(msg jetstream.Msg, every time.Duration) func() {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_ = msg.InProgress()
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// runWriter appends to one run's log with compare-and-set, so only the
+// executor that holds the run can write it.
+type runWriter struct {
+	e    *Engine
+	run  Run
+	last uint64
+}
+
+func (w *runWriter) write(ctx context.Context, ev RunEvent) error {
+	ev.V, ev.RunNo, ev.At = eventVersion, w.run.RunNo, w.e.now()
+	seq, err := w.e.log.append(ctx, entry{subject: runSubject(w.run.RunNo), value: ev, expect: expectSeq(w.last)})
+	if err != nil {
+		return err
+	}
+	w.last = seq
+	w.run = ApplyRun(w.run, ev, seq)
+	return nil
+}
+
+// execute drives one run from its log to a terminal event. A run found
+// already terminal is left alone; an error means "try again later".
+func (x *executor) execute(ctx context.Context, runNo string) error {
+	events, err := x.e.log.runLog(ctx, runNo, 0)
+	if err != nil {
+		return err
+	}
+	if len(events) == 0 || events[0].Event.Type != RunCreated {
+		x.e.cfg.Logger.Error("job for a run with no created event; dropped", "run_no", runNo)
+		return nil
+	}
+	created := events[0].Event
+	w := &runWriter{e: x.e}
+	for _, le := range events {
+		w.run = ApplyRun(w.run, le.Event, le.Seq)
+		w.last = le.Seq
+	}
+	if w.run.Terminal() {
+		return nil
+	}
+	app, err := x.e.cfg.Catalog.Lookup(created.AppSlug)
+	if err != nil {
+		return x.finish(ctx, w, nil, &RunError{Code: FailExecution, Message: "the App is no longer runnable"})
+	}
+	job, err := x.jobFor(ctx, app, created)
+	if err != nil {
+		return x.finish(ctx, w, nil, &RunError{Code: FailExecution, Message: err.Error()})
+	}
+	if w.run.Status == StatusQueued {
+		if err := w.write(ctx, RunEvent{Type: RunStarted, Steps: 0}); err != nil {
+			return err
+		}
+	}
+	runCtx, cancel := context.WithTimeout(ctx, app.Timeout)
+	defer cancel()
+	var progressErr error
+	res, runErr := app.Executor.Execute(runCtx, job, func(s Step) {
+		if progressErr == nil {
+			progressErr = w.write(ctx, RunEvent{Type: ToolRunning, Step: &s})
+		}
+	})
+	if progressErr != nil {
+		return progressErr
+	}
+	if ctx.Err() != nil {
+		return ctx.Err() // this node is stopping: another will take the run
+	}
+	if runErr == nil && runCtx.Err() != nil {
+		runErr = runCtx.Err()
+	}
+	if runErr != nil {
+		return x.finish(ctx, w, nil, failure(runErr, app.Timeout))
+	}
+	return x.finish(ctx, w, &res, nil)
+}
+
+func (x *executor) jobFor(ctx context.Context, app *App, created RunEvent) (Job, error) {
+	job := Job{RunNo: created.RunNo, AppSlug: app.Slug}
+	if err := json.Unmarshal(created.Input, &job.Input); err != nil {
+		return Job{}, fmt.Errorf("stored input unreadable: %w", err)
+	}
+	if created.BrandContextID != "" {
+		bc, err := x.e.cfg.BrandContexts.BrandContext(ctx, created.BrandContextID)
+		if err != nil {
+			return Job{}, fmt.Errorf("brand context %s unreadable: %w", created.BrandContextID, err)
+		}
+		job.BrandContext = &bc
+	}
+	return job, nil
+}
+
+func failure(err error, timeout time.Duration) *RunError {
+	var e *Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return &RunError{Code: FailTimeout, Message: fmt.Sprintf("the run exceeded the App's timeout of %s", timeout)}
+	case errors.As(err, &e):
+		return &RunError{Code: string(e.Code), Message: e.Message}
+	default:
+		return &RunError{Code: FailExecution, Message: err.Error()}
+	}
+}
+
+// finish writes the run's one terminal event together with the account's
+// settle or refund and the release of its platform slot: one atomic write,
+// compare-and-set on the run (a second terminal event is impossible) and on
+// the account (the carried balance stays exact).
+func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *RunError) error {
+	for range maxCASRetries {
+		acct, acctSeq, err := x.e.Account(ctx, w.run.AccountID)
+		if err != nil {
+			return err
+		}
+		at := x.e.now()
+		term := RunEvent{Type: RunCompleted, V: eventVersion, RunNo: w.run.RunNo, At: at}
+		var acctEv ledger.Event
+		if fail == nil {
+			out, err := json.Marshal(res.Output)
+			if err != nil {
+				fail = &RunError{Code: FailExecution, Message: "the App's output could not be encoded"}
+				continue
+			}
+			term.Summary, term.Output = res.Summary, out
+			acctEv, err = ledger.Settle(acct, w.run.RunNo, at)
+			if err != nil {
+				return internal("settle", err)
+			}
+		} else {
+			term.Type, term.Error, term.Refunded = RunFailed, fail, w.run.CreditCost
+			acctEv, err = ledger.Refund(acct, w.run.RunNo, w.run.CreditCost, at)
+			if err != nil {
+				return internal("refund", err)
+			}
+		}
+		entries := []entry{{subject: accountSubject(acct.ID), value: acctEv, expect: expectSeq(acctSeq)}}
+		if w.run.Slot > 0 {
+			entries = append(entries, entry{subject: slotSubject(w.run.Slot),
+				value: SlotEvent{Type: "slot_released", V: eventVersion, RunNo: w.run.RunNo}})
+		}
+		entries = append(entries, entry{subject: runSubject(w.run.RunNo), value: term, expect: expectSeq(w.last)})
+		_, err = x.e.log.append(ctx, entries...)
+		if errors.Is(err, errConflict) {
+			events, rerr := x.e.log.runLog(ctx, w.run.RunNo, w.last)
+			if rerr != nil {
+				return rerr
+			}
+			if len(events) > 0 {
+				return nil // another executor wrote the run meanwhile; it owns the end
+			}
+			continue // the account moved: read it again
+		}
+		return err
+	}
+	return errors.New("engine: finish: too much contention")
+}

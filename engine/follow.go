@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+)
+
+// liveBuffer is how many events a follower may fall behind before it is
+// disconnected (it resumes with Last-Event-ID).
+const liveBuffer = 64
+
+// hub fans the republished run events of this node's one core subscription
+// out to the followers of each run. It never blocks on a follower.
+type hub struct {
+	logger *slog.Logger
+	mu     sync.Mutex
+	subs   map[string]map[*liveSub]struct{}
+	sub    *nats.Subscription
+}
+
+type liveSub struct {
+	ch     chan liveMsg
+	closed bool
+}
+
+// liveMsg is one republished event: its sequence, the previous sequence on
+// the same run subject (for gap detection) and the stored payload.
+type liveMsg struct {
+	seq, prev uint64
+	data      []byte
+}
+
+func newHub(logger *slog.Logger) *hub {
+	return &hub{logger: logger, subs: map[string]map[*liveSub]struct{}{}}
+}
+
+func (h *hub) start(nc *nats.Conn) error {
+	sub, err := nc.Subscribe(subjLive+"run.*", h.dispatch)
+	if err != nil {
+		return err
+	}
+	// A dropped message is recovered by gap detection, but never drop early.
+	_ = sub.SetPendingLimits(1<<20, 256<<20)
+	h.sub = sub
+	return nc.Flush()
+}
+
+func (h *hub) stop() {
+	if h.sub != nil {
+		_ = h.sub.Unsubscribe()
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, set := range h.subs {
+		for s := range set {
+			s.close()
+		}
+	}
+	h.subs = map[string]map[*liveSub]struct{}{}
+}
+
+func (h *hub) dispatch(m *nats.Msg) {
+	runNo := strings.TrimPrefix(m.Subject, subjLive+"run.")
+	seq, err1 := strconv.ParseUint(m.Header.Get("Nats-Sequence"), 10, 64)
+	prev, err2 := strconv.ParseUint(m.Header.Get("Nats-Last-Sequence"), 10, 64)
+	if err1 != nil || err2 != nil {
+		h.logger.Warn("republished event without sequence headers", "subject", m.Subject)
+		return
+	}
+	lm := liveMsg{seq: seq, prev: prev, data: m.Data}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs[runNo] {
+		select {
+		case s.ch <- lm:
+		default: // too slow: disconnect, it will resume
+			s.close()
+			delete(h.subs[runNo], s)
+		}
+	}
+}
+
+func (h *hub) add(runNo string) *liveSub {
+	s := &liveSub{ch: make(chan liveMsg, liveBuffer)}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs[runNo] == nil {
+		h.subs[runNo] = map[*liveSub]struct{}{}
+	}
+	h.subs[runNo][s] = struct{}{}
+	return s
+}
+
+func (h *hub) remove(runNo string, s *liveSub) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if set := h.subs[runNo]; set != nil {
+		delete(set, s)
+		if len(set) == 0 {
+			delete(h.subs, runNo)
+		}
+	}
+	s.close()
+}
+
+func (s *liveSub) close() {
+	if !s.closed {
+		s.closed = true
+		close(s.ch)
+	}
+}
+
+// StreamEvent is one event as the event stream sends it.
+type StreamEvent struct {
+	Seq      uint64
+	Type     RunEventType
+	Data     map[string]any
+	Terminal bool
+}
+
+// Follower follows one run's log from a sequence on: it replays what is
+// stored, then what arrives live, with no gap and no duplicate.
+type Follower struct {
+	e     *Engine
+	runNo string
+	last  uint64
+	sub   *liveSub
+}
+
+// Follow registers for a run's live events first (so nothing falls between
+// replay and live), then lets the caller replay with Catchup.
+func (e *Engine) Follow(runNo string, after uint64) *Follower {
+	return &Follower{e: e, runNo: runNo, last: after, sub: e.hub.add(runNo)}
+}
+
+// Live delivers raw live events; it is closed when the follower fell too
+// far behind or the node is stopping.
+func (f *Follower) Live() <-chan liveMsg { return f.sub.ch }
+
+// Close unregisters the follower.
+func (f *Follower) Close() { f.e.hub.remove(f.runNo, f.sub) }
+
+// Catchup returns the stored events after the last one delivered.
+func (f *Follower) Catchup(ctx context.Context) ([]StreamEvent, error) {
+	logged, err := f.e.log.runLog(ctx, f.runNo, f.last)
+	if err != nil {
+		return nil, err
+	}
+	var out []StreamEvent
+	for _, le := range logged {
+		f.last = le.Seq
+		if ev, ok := streamed(le.Seq, le.Event); ok {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// Receive turns a live event into the events to send: none for a duplicate,
+// a catch-up from the log when something was missed in between.
+func (f *Follower) Receive(ctx context.Context, m liveMsg) ([]StreamEvent, error) {
+	if m.seq <= f.last {
+		return nil, nil
+	}
+	if m.prev != f.last {
+		return f.Catchup(ctx)
+	}
+	var e RunEvent
+	if err := json.Unmarshal(m.data, &e); err != nil {
+		return nil, fmt.Errorf("engine: decode live event %d: %w", m.seq, err)
+	}
+	f.last = m.seq
+	if ev, ok := streamed(m.seq, e); ok {
+		return []StreamEvent{ev}, nil
+	}
+	return nil, nil
+}
+
+func streamed(seq uint64, e RunEvent) (StreamEvent, bool) {
+	if e.Type == RunCreated {
+		return StreamEvent{}, false
+	}
+	return StreamEvent{Seq: seq, Type: e.Type, Data: e.PublicData(), Terminal: e.Type.Terminal()}, true
+}

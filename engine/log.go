@@ -1,0 +1,242 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// errConflict is a failed compare-and-set: someone wrote the subject first.
+var errConflict = errors.New("engine: concurrent write, retry")
+
+// errNoMessage is the expected absence of any message on a subject.
+var errNoMessage = errors.New("engine: no message on subject")
+
+// JetStream API error codes apprun reacts to.
+const (
+	jsErrWrongLastSeq    = 10071
+	jsErrWrongLastSeqCl  = 10164
+	jsErrMaxMsgsPerSubj  = 10077
+	jsErrBatchIncomplete = 10176
+)
+
+// entry is one message of a write: subject, value and optional checks.
+type entry struct {
+	subject string
+	value   any
+	// expect, when not nil, is the sequence the last message on subject
+	// (or on expectSubject, when set) must have; 0 means "no message yet".
+	expect        *uint64
+	expectSubject string
+}
+
+func expectSeq(seq uint64) *uint64 { return &seq }
+
+// eventLog is apprun's view of the JetStream stream: typed reads and
+// all-or-nothing writes with per-subject compare-and-set.
+type eventLog struct {
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	stream  jetstream.Stream
+	timeout time.Duration
+}
+
+func (l *eventLog) msg(e entry) (*nats.Msg, error) {
+	data, err := json.Marshal(e.value)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", e.subject, err)
+	}
+	m := nats.NewMsg(e.subject)
+	m.Data = data
+	if e.expect != nil {
+		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(*e.expect, 10))
+		if e.expectSubject != "" {
+			m.Header.Set("Nats-Expected-Last-Subject-Sequence-Subject", e.expectSubject)
+		}
+	}
+	return m, nil
+}
+
+// append writes entries atomically (one JetStream atomic batch when more
+// than one) and returns the stream sequence of the last one; the others
+// precede it in order. A failed check returns errConflict and stores nothing.
+func (l *eventLog) append(ctx context.Context, entries ...entry) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	msgs := make([]*nats.Msg, len(entries))
+	for i, e := range entries {
+		m, err := l.msg(e)
+		if err != nil {
+			return 0, err
+		}
+		msgs[i] = m
+	}
+	if len(msgs) == 1 {
+		return l.publishOne(ctx, msgs[0])
+	}
+	id := nuid.Next()
+	for i, m := range msgs {
+		m.Header.Set("Nats-Batch-Id", id)
+		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
+		if i < len(msgs)-1 {
+			if err := l.nc.PublishMsg(m); err != nil {
+				return 0, fmt.Errorf("batch publish %s: %w", m.Subject, err)
+			}
+			continue
+		}
+		m.Header.Set("Nats-Batch-Commit", "1")
+		resp, err := l.nc.RequestMsgWithContext(ctx, m)
+		if err != nil {
+			return 0, fmt.Errorf("batch commit: %w", err)
+		}
+		return parseAck(resp.Data)
+	}
+	return 0, nil
+}
+
+func (l *eventLog) publishOne(ctx context.Context, m *nats.Msg) (uint64, error) {
+	ack, err := l.js.PublishMsg(ctx, m)
+	if err != nil {
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && isConflict(int(apiErr.ErrorCode)) {
+			return 0, errConflict
+		}
+		return 0, fmt.Errorf("publish %s: %w", m.Subject, err)
+	}
+	return ack.Sequence, nil
+}
+
+func isConflict(code int) bool { return code == jsErrWrongLastSeq || code == jsErrWrongLastSeqCl }
+
+type pubAck struct {
+	Error *struct {
+		Code        int    `json:"code"`
+		ErrCode     int    `json:"err_code"`
+		Description string `json:"description"`
+	} `json:"error"`
+	Seq uint64 `json:"seq"`
+}
+
+func parseAck(data []byte) (uint64, error) {
+	var a pubAck
+	if err := json.Unmarshal(data, &a); err != nil {
+		return 0, fmt.Errorf("batch ack %q: %w", data, err)
+	}
+	if a.Error != nil {
+		if isConflict(a.Error.ErrCode) {
+			return 0, errConflict
+		}
+		return 0, fmt.Errorf("batch rejected: %s (err_code %d)", a.Error.Description, a.Error.ErrCode)
+	}
+	return a.Seq, nil
+}
+
+// last decodes the newest message on subject into v and returns its sequence.
+func (l *eventLog) last(ctx context.Context, subject string, v any) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	m, err := l.stream.GetLastMsgForSubject(ctx, subject)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return 0, errNoMessage
+		}
+		return 0, fmt.Errorf("read %s: %w", subject, err)
+	}
+	if err := json.Unmarshal(m.Data, v); err != nil {
+		return 0, fmt.Errorf("decode %s@%d: %w", subject, m.Sequence, err)
+	}
+	return m.Sequence, nil
+}
+
+// next returns the first message on subject at or after seq, or errNoMessage.
+func (l *eventLog) next(ctx context.Context, subject string, seq uint64) (*jetstream.RawStreamMsg, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	if seq == 0 {
+		seq = 1
+	}
+	m, err := l.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
+	if err != nil {
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return nil, errNoMessage
+		}
+		return nil, fmt.Errorf("read %s from %d: %w", subject, seq, err)
+	}
+	return m, nil
+}
+
+// runLog reads the events of a run after seq `after`, in order.
+func (l *eventLog) runLog(ctx context.Context, runNo string, after uint64) ([]loggedEvent, error) {
+	var out []loggedEvent
+	subj := runSubject(runNo)
+	for seq := after + 1; ; {
+		m, err := l.next(ctx, subj, seq)
+		if errors.Is(err, errNoMessage) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var e RunEvent
+		if err := json.Unmarshal(m.Data, &e); err != nil {
+			return nil, fmt.Errorf("decode %s@%d: %w", subj, m.Sequence, err)
+		}
+		out = append(out, loggedEvent{Seq: m.Sequence, Event: e})
+		seq = m.Sequence + 1
+	}
+}
+
+// loggedEvent is a run event with its stream sequence, the SSE id.
+type loggedEvent struct {
+	Seq   uint64
+	Event RunEvent
+}
+
+// ensureStreams creates or updates apprun's streams.
+func ensureStreams(ctx context.Context, js jetstream.JetStream, lim Limits, replicas int) (jetstream.Stream, error) {
+	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:               StreamName,
+		Description:        "apprun event log: accounts, keys, prices, runs",
+		Subjects:           streamSubjects(),
+		Storage:            jetstream.FileStorage,
+		Replicas:           replicas,
+		AllowDirect:        true,
+		AllowAtomicPublish: true,
+		Duplicates:         2 * time.Minute,
+		RePublish:          &jetstream.RePublish{Source: subjRun + ">", Destination: subjLive + "run.>"},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", StreamName, err)
+	}
+	for _, rl := range []struct {
+		name, subj string
+		limit      int
+	}{{streamRLCreate, subjRLC, lim.CreatePerMinute}, {streamRLRead, subjRLR, lim.ReadsPerMinute}} {
+		if rl.limit <= 0 {
+			continue
+		}
+		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name:                 rl.name,
+			Description:          "apprun sliding-window rate limit: one message per counted request",
+			Subjects:             []string{rl.subj + "*"},
+			Storage:              jetstream.MemoryStorage,
+			Replicas:             replicas,
+			MaxAge:               time.Minute,
+			MaxMsgsPerSubject:    int64(rl.limit),
+			Discard:              jetstream.DiscardNew,
+			DiscardNewPerSubject: true,
+			AllowDirect:          true,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("stream %s: %w", rl.name, err)
+		}
+	}
+	return st, nil
+}

@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Status of a run. queued → running → completed | failed; a run may also
+// fail straight from queued (for example when it times out before starting).
+type Status string
+
+// Run statuses.
+const (
+	StatusQueued    Status = "queued"
+	StatusRunning   Status = "running"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+)
+
+// Run is the state of a run, a pure fold of its events.
+type Run struct {
+	RunNo          string          `json:"run_no"`
+	AccountID      string          `json:"account_id"`
+	AppSlug        string          `json:"app_slug"`
+	Status         Status          `json:"status"`
+	CreditCost     int64           `json:"credit_cost"`
+	BrandContextID string          `json:"brand_context_id,omitempty"`
+	Slot           int             `json:"slot"`
+	CreatedAt      time.Time       `json:"created_at"`
+	StartedAt      *time.Time      `json:"started_at,omitempty"`
+	FinishedAt     *time.Time      `json:"finished_at,omitempty"`
+	Summary        string          `json:"summary,omitempty"`
+	Output         json.RawMessage `json:"output,omitempty"`
+	Error          *RunError       `json:"error,omitempty"`
+	Refunded       int64           `json:"refunded,omitempty"`
+	CreatedSeq     uint64          `json:"created_seq"`
+	LastSeq        uint64          `json:"last_seq"`
+}
+
+// ApplyRun folds the event stored at seq into r.
+func ApplyRun(r Run, e RunEvent, seq uint64) Run {
+	r.LastSeq = seq
+	switch e.Type {
+	case RunCreated:
+		r = Run{RunNo: e.RunNo, AccountID: e.AccountID, AppSlug: e.AppSlug, Status: StatusQueued,
+			CreditCost: e.CreditCost, BrandContextID: e.BrandContextID, Slot: e.Slot,
+			CreatedAt: e.At, CreatedSeq: seq, LastSeq: seq}
+	case RunStarted:
+		r.Status = StatusRunning
+		at := e.At
+		r.StartedAt = &at
+	case RunCompleted:
+		r.Status = StatusCompleted
+		at := e.At
+		r.FinishedAt = &at
+		r.Summary, r.Output = e.Summary, e.Output
+	case RunFailed:
+		r.Status = StatusFailed
+		at := e.At
+		r.FinishedAt = &at
+		r.Error, r.Refunded = e.Error, e.Refunded
+	}
+	return r
+}
+
+// Terminal reports whether the run has ended.
+func (r Run) Terminal() bool { return r.Status == StatusCompleted || r.Status == StatusFailed }
+
+// StreamURL and ResultURL are the relative paths of a run's stream and result.
+func StreamURL(runNo string) string { return "/api/v1/runs/" + runNo + "/events" }
+
+// ResultURL is the relative path of a run's result.
+func ResultURL(runNo string) string { return "/api/v1/runs/" + runNo }

@@ -1,0 +1,65 @@
+package engine
+
+import "strconv"
+
+// Stream and subject names. One stream holds every fact that matters; each
+// entity is one subject, so its last message is its state and a
+// compare-and-set on that subject serialises its writers.
+const (
+	StreamName       = "APPRUN"
+	streamRLCreate   = "APPRUN_RL_CREATE"
+	streamRLRead     = "APPRUN_RL_READ"
+	executorConsumer = "apprun-executor"
+
+	subjAccount = "apprun.acct."  // + account_id: ledger events
+	subjRun     = "apprun.run."   // + run_no: the run's event log
+	subjJob     = "apprun.job."   // + run_no: work item for the executor
+	subjKey     = "apprun.key."   // + key_id: key created / revoked
+	subjPrice   = "apprun.price." // + app slug: price set / recalibrating
+	subjBrand   = "apprun.brand." // + brand_context_id
+	subjSlot    = "apprun.slot."  // + index: platform-wide active-run slots
+	subjLive    = "apprun.live."  // republished run events, core NATS only
+	subjRLC     = "apprun.rl.create."
+	subjRLR     = "apprun.rl.read."
+)
+
+func accountSubject(id string) string { return subjAccount + id }
+func runSubject(runNo string) string  { return subjRun + runNo }
+func jobSubject(runNo string) string  { return subjJob + runNo }
+func keySubject(id string) string     { return subjKey + id }
+func priceSubject(slug string) string { return subjPrice + slug }
+func brandSubject(id string) string   { return subjBrand + id }
+func slotSubject(i int) string        { return subjSlot + strconv.Itoa(i) }
+func liveSubject(runNo string) string { return subjLive + "run." + runNo }
+func streamSubjects() []string {
+	return []string{subjAccount + "*", subjRun + "*", subjJob + "*", subjKey + "*", subjPrice + "*", subjBrand + "*", subjSlot + "*"}
+}
+
+// Kind is what an event-log subject is about.
+type Kind int
+
+// Subject kinds.
+const (
+	KindOther Kind = iota
+	KindAccount
+	KindRun
+	KindJob
+	KindKey
+	KindPrice
+	KindBrand
+	KindSlot
+)
+
+// ParseSubject returns the kind of an event-log subject and the id in it.
+func ParseSubject(subject string) (Kind, string) {
+	for _, p := range []struct {
+		prefix string
+		kind   Kind
+	}{{subjRun, KindRun}, {subjAccount, KindAccount}, {subjJob, KindJob}, {subjKey, KindKey},
+		{subjPrice, KindPrice}, {subjBrand, KindBrand}, {subjSlot, KindSlot}} {
+		if len(subject) > len(p.prefix) && subject[:len(p.prefix)] == p.prefix {
+			return p.kind, subject[len(p.prefix):]
+		}
+	}
+	return KindOther, ""
+}

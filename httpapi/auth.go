@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/apprun/apprun/engine"
+)
+
+type ctxKey int
+
+const callerKey ctxKey = 0
+
+// caller is the authenticated owner of a request.
+type caller struct {
+	KeyID     string
+	AccountID string
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if len(h) < 7 || !strings.EqualFold(h[:7], "bearer ") {
+		return "", false
+	}
+	tok := strings.TrimSpace(h[7:])
+	return tok, tok != ""
+}
+
+// authenticate resolves the Bearer API key (spec §5): unknown, malformed
+// and revoked keys are all unauthorized.
+func (a *API) authenticate(r *http.Request) (caller, error) {
+	tok, ok := bearer(r)
+	if !ok {
+		return caller{}, errorf(engine.CodeUnauthorized, "missing Authorization: Bearer <API key> header")
+	}
+	if !strings.HasPrefix(tok, engine.PrefixAPIKey) || len(tok) > 128 {
+		return caller{}, errorf(engine.CodeUnauthorized, "invalid API key")
+	}
+	k, err := a.cfg.Reads.KeyByHash(engine.HashKey(tok))
+	if errors.Is(err, engine.ErrNotFound) || (err == nil && k.Revoked) {
+		return caller{}, errorf(engine.CodeUnauthorized, "invalid API key")
+	}
+	if err != nil {
+		return caller{}, err
+	}
+	return caller{KeyID: k.KeyID, AccountID: k.AccountID}, nil
+}
+
+// reader authenticates a read and counts it against the key's read limit.
+func (a *API) reader(h func(http.ResponseWriter, *http.Request, caller)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, err := a.authenticate(r)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		if err := a.cfg.Engine.AllowRead(r.Context(), c.KeyID); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), callerKey, c)), c)
+	}
+}
+
+// admin guards the admin API with the admin token.
+func (a *API) admin(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := bearer(r)
+		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(a.cfg.AdminToken)) != 1 {
+			a.fail(w, r, errorf(engine.CodeUnauthorized, "missing or invalid admin token"))
+			return
+		}
+		h(w, r)
+	}
+}

@@ -1,0 +1,188 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/apprun/apprun/engine"
+)
+
+// maxBody is the largest request body accepted.
+const maxBody = 1 << 20
+
+// readJSONObject reads a request body that must be one JSON object sent as
+// application/json, at most 1 MiB, and returns its members. Every failure is
+// invalid_request (spec rule 1).
+func readJSONObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	switch {
+	case ct == "":
+		return nil, errorf(engine.CodeInvalidRequest, "Content-Type must be application/json")
+	case err == nil && strings.HasPrefix(mt, "multipart/"):
+		return nil, errorf(engine.CodeInvalidRequest, "file uploads are not accepted; send a JSON body with Content-Type application/json")
+	case err != nil || mt != "application/json":
+		return nil, errorf(engine.CodeInvalidRequest, "Content-Type must be application/json, not %q", ct)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, errorf(engine.CodeInvalidRequest, "request body exceeds %d bytes", maxBody)
+		}
+		return nil, errorf(engine.CodeInvalidRequest, "could not read the request body")
+	}
+	return decodeObject(body)
+}
+
+// decodeObject parses body as exactly one JSON object.
+func decodeObject(body []byte) (map[string]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var obj map[string]json.RawMessage
+	if err := dec.Decode(&obj); err != nil {
+		return nil, errorf(engine.CodeInvalidRequest, "body is not valid JSON: %s", jsonProblem(err))
+	}
+	if obj == nil {
+		return nil, errorf(engine.CodeInvalidRequest, "body must be a JSON object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errorf(engine.CodeInvalidRequest, "body must hold exactly one JSON object")
+	}
+	return obj, nil
+}
+
+func jsonProblem(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return syn.Error()
+	case errors.As(err, &typ):
+		return "expected an object"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "body is empty or cut short"
+	}
+	return "malformed"
+}
+
+// onlyFields refuses members other than allowed.
+func onlyFields(obj map[string]json.RawMessage, allowed ...string) error {
+	var unknown []string
+	for k := range obj {
+		if !contains(allowed, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return errorf(engine.CodeInvalidRequest, "unknown field(s) %s; allowed: %s", strings.Join(unknown, ", "), strings.Join(allowed, ", "))
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// stringField decodes an optional string member; present reports whether
+// it was there and not null.
+func stringField(obj map[string]json.RawMessage, name string) (value string, present bool, err error) {
+	raw, ok := obj[name]
+	if !ok || string(raw) == "null" {
+		return "", false, nil
+	}
+	if err := json.Unmarshal(raw, &value); err != nil {
+		return "", false, errorf(engine.CodeInvalidRequest, "%s must be a string", name)
+	}
+	return value, true, nil
+}
+
+// createRunBody is POST /api/v1/runs decoded.
+type createRunBody struct {
+	AppSlug        string
+	Input          map[string]any
+	BrandContextID *string
+}
+
+// decodeCreateRun applies rule 1: a JSON object with a string app_slug, an
+// object input, an optional string brand_context_id, nothing else, and no
+// file fields anywhere in input.
+func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
+	var b createRunBody
+	if err := onlyFields(obj, "app_slug", "input", "brand_context_id"); err != nil {
+		return b, err
+	}
+	slug, ok, err := stringField(obj, "app_slug")
+	if err != nil {
+		return b, err
+	}
+	if !ok || slug == "" {
+		return b, errorf(engine.CodeInvalidRequest, "app_slug is required")
+	}
+	b.AppSlug = slug
+	raw, ok := obj["input"]
+	if !ok || string(raw) == "null" {
+		return b, errorf(engine.CodeInvalidRequest, "input is required and must be an object")
+	}
+	if err := json.Unmarshal(raw, &b.Input); err != nil || b.Input == nil {
+		return b, errorf(engine.CodeInvalidRequest, "input must be a JSON object")
+	}
+	if path, ok := findFileField(b.Input, "input"); ok {
+		return b, errorf(engine.CodeInvalidRequest, "%s is a file field; the API is JSON-only and does not accept files", path)
+	}
+	if id, ok, err := stringField(obj, "brand_context_id"); err != nil {
+		return b, err
+	} else if ok {
+		b.BrandContextID = &id
+	}
+	return b, nil
+}
+
+// fileKeys are object members that mark an uploaded-file value.
+var fileKeys = []string{"filename", "file_id", "file_data", "file_url", "mime_type", "content_base64"}
+
+// findFileField looks for a value that is a file: a base64 data: URI, or
+// an object carrying file members.
+func findFileField(v any, path string) (string, bool) {
+	switch t := v.(type) {
+	case string:
+		s := strings.ToLower(strings.TrimSpace(t))
+		if strings.HasPrefix(s, "data:") && strings.Contains(s, ";base64,") {
+			return path, true
+		}
+	case map[string]any:
+		for k := range t {
+			if contains(fileKeys, strings.ToLower(k)) {
+				return path, true
+			}
+		}
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if p, ok := findFileField(t[k], path+"."+k); ok {
+				return p, true
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if p, ok := findFileField(e, path+"[]"); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}

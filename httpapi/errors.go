@@ -1,0 +1,83 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// statusOf is the one table from error code to HTTP status.
+var statusOf = map[engine.Code]int{
+	engine.CodeInvalidRequest:      http.StatusBadRequest,
+	engine.CodeUnauthorized:        http.StatusUnauthorized,
+	engine.CodeInsufficientCredits: http.StatusPaymentRequired,
+	engine.CodeAppNotFound:         http.StatusNotFound,
+	engine.CodeRunNotFound:         http.StatusNotFound,
+	engine.CodeAccountNotFound:     http.StatusNotFound,
+	engine.CodeKeyNotFound:         http.StatusNotFound,
+	engine.CodeNotFound:            http.StatusNotFound,
+	engine.CodeMethodNotAllowed:    http.StatusMethodNotAllowed,
+	engine.CodePricingNotReady:     http.StatusConflict,
+	engine.CodeInvalidInput:        http.StatusUnprocessableEntity,
+	engine.CodeInvalidBrandContext: http.StatusUnprocessableEntity,
+	engine.CodeRateLimited:         http.StatusTooManyRequests,
+	engine.CodeConcurrencyLimit:    http.StatusTooManyRequests,
+	engine.CodeInternal:            http.StatusInternalServerError,
+}
+
+type envelope struct {
+	Error errorBody `json:"error"`
+}
+
+type errorBody struct {
+	Code    engine.Code `json:"code"`
+	Message string      `json:"message"`
+}
+
+// writeError writes err as the error envelope. Domain errors show their
+// code and message; anything else is logged and shown as internal_error,
+// 503 when the event log is unreachable or busy (safe to retry), else 500.
+func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
+	var de *engine.Error
+	if !errors.As(err, &de) {
+		status := http.StatusInternalServerError
+		msg := "unexpected server error; safe to retry"
+		if unavailable(err) {
+			status, msg = http.StatusServiceUnavailable, "the service is busy or its event log is unreachable; safe to retry"
+		}
+		logger.Error("request failed", "method", r.Method, "route", routeOf(r), "err", err)
+		writeJSON(w, status, envelope{errorBody{engine.CodeInternal, msg}})
+		return
+	}
+	status, ok := statusOf[de.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	if status == http.StatusTooManyRequests {
+		ra := int(de.RetryAfter.Seconds())
+		if ra < 1 {
+			ra = 1
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(ra))
+	}
+	if status >= 500 {
+		logger.Error("request failed", "method", r.Method, "route", routeOf(r), "err", err)
+	}
+	writeJSON(w, status, envelope{errorBody{de.Code, de.Message}})
+}
+
+func unavailable(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionClosed) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
+func errorf(code engine.Code, format string, args ...any) error {
+	return engine.Errorf(code, format, args...)
+}

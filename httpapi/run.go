@@ -1,0 +1,143 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/gorilla/mux"
+)
+
+func (a *API) routeRuns() {
+	a.router.HandleFunc("/api/v1/runs", a.createRun).Methods(http.MethodPost)
+	a.router.HandleFunc("/api/v1/runs", a.reader(a.listRuns)).Methods(http.MethodGet)
+	a.router.HandleFunc("/api/v1/runs/{run_no}", a.reader(a.getRun)).Methods(http.MethodGet)
+}
+
+// createRun handles POST /api/v1/runs. Checks run in the spec's order: the
+// body (400) before the key (401), then the engine's 402/404/409/422/429.
+func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
+	obj, err := readJSONObject(w, r)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	body, err := decodeCreateRun(obj)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	c, err := a.authenticate(r)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	run, err := a.cfg.Engine.CreateRun(r.Context(), engine.CreateRunRequest{AccountID: c.AccountID, KeyID: c.KeyID,
+		AppSlug: body.AppSlug, Input: body.Input, BrandContextID: body.BrandContextID})
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if err := a.awaitRead(r.Context(), run.Seq); err != nil {
+		a.cfg.Logger.Warn("created run not yet in the read model", "run_no", run.RunNo, "err", err)
+	}
+	w.Header().Set("Location", engine.ResultURL(run.RunNo))
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"run_no": run.RunNo, "credit_cost": run.CreditCost,
+		"stream_url": engine.StreamURL(run.RunNo), "result_url": engine.ResultURL(run.RunNo),
+	})
+}
+
+// runView is a run as the API shows it.
+type runView struct {
+	RunNo      string           `json:"run_no"`
+	AppSlug    string           `json:"app_slug"`
+	Status     engine.Status    `json:"status"`
+	CreditCost int64            `json:"credit_cost"`
+	CreatedAt  time.Time        `json:"created_at"`
+	StartedAt  *time.Time       `json:"started_at,omitempty"`
+	FinishedAt *time.Time       `json:"finished_at,omitempty"`
+	StreamURL  string           `json:"stream_url"`
+	ResultURL  string           `json:"result_url"`
+	Summary    *string          `json:"summary,omitempty"`
+	Output     json.RawMessage  `json:"output,omitempty"`
+	Error      *engine.RunError `json:"error,omitempty"`
+	Refunded   *int64           `json:"refunded_credits,omitempty"`
+}
+
+func viewOf(run engine.Run) runView {
+	v := runView{RunNo: run.RunNo, AppSlug: run.AppSlug, Status: run.Status, CreditCost: run.CreditCost,
+		CreatedAt: run.CreatedAt, StartedAt: run.StartedAt, FinishedAt: run.FinishedAt,
+		StreamURL: engine.StreamURL(run.RunNo), ResultURL: engine.ResultURL(run.RunNo)}
+	switch run.Status {
+	case engine.StatusCompleted:
+		v.Summary, v.Output = &run.Summary, run.Output
+	case engine.StatusFailed:
+		v.Error, v.Refunded = run.Error, &run.Refunded
+	}
+	return v
+}
+
+// ownRun reads a run of the caller's account; any other run is not found.
+func (a *API) ownRun(r *http.Request, c caller) (engine.Run, error) {
+	runNo := mux.Vars(r)["run_no"]
+	if !engine.ValidID(engine.PrefixRun, runNo) {
+		return engine.Run{}, errorf(engine.CodeRunNotFound, "no run %q", runNo)
+	}
+	run, err := a.cfg.Reads.Run(runNo)
+	if err == engine.ErrNotFound || (err == nil && run.AccountID != c.AccountID) {
+		return engine.Run{}, errorf(engine.CodeRunNotFound, "no run %q", runNo)
+	}
+	return run, err
+}
+
+// getRun handles GET /api/v1/runs/{run_no}.
+func (a *API) getRun(w http.ResponseWriter, r *http.Request, c caller) {
+	run, err := a.ownRun(r, c)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewOf(run))
+}
+
+// listRuns handles GET /api/v1/runs: newest first, ?limit=1..100 (20),
+// ?cursor= from the previous page's next_cursor.
+func (a *API) listRuns(w http.ResponseWriter, r *http.Request, c caller) {
+	q := r.URL.Query()
+	limit := 20
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 100 {
+			a.fail(w, r, errorf(engine.CodeInvalidRequest, "limit must be an integer from 1 to 100"))
+			return
+		}
+		limit = n
+	}
+	var before uint64
+	if s := q.Get("cursor"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || n == 0 {
+			a.fail(w, r, errorf(engine.CodeInvalidRequest, "cursor is not one this API returned"))
+			return
+		}
+		before = n
+	}
+	runs, next, err := a.cfg.Reads.RunsOf(c.AccountID, before, limit)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	data := make([]runView, len(runs))
+	for i, run := range runs {
+		data[i] = viewOf(run)
+	}
+	var cursor *string
+	if next != 0 {
+		s := strconv.FormatUint(next, 10)
+		cursor = &s
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": data, "next_cursor": cursor})
+}

@@ -1,0 +1,147 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
+	"github.com/gorilla/mux"
+)
+
+// Engine is what the handlers need of the domain.
+type Engine interface {
+	Catalog() *engine.Catalog
+	CreateRun(ctx context.Context, req engine.CreateRunRequest) (engine.CreatedRun, error)
+	AllowRead(ctx context.Context, keyID string) error
+	Follow(runNo string, after uint64) *engine.Follower
+	OpenAccount(ctx context.Context, email string, credits int64) (engine.NewAccount, error)
+	GrantCredits(ctx context.Context, id string, amount int64) (int64, uint64, error)
+	CreateKey(ctx context.Context, accountID string) (engine.NewKey, error)
+	RevokeKey(ctx context.Context, keyID string) (uint64, error)
+	SetPrice(ctx context.Context, slug string, cost int64, recalibrating bool) (engine.Price, uint64, error)
+	CreateBrandContext(ctx context.Context, accountID string, bc engine.BrandContext) (engine.BrandContext, uint64, error)
+}
+
+// ReadModel is what the handlers read: the projections.
+type ReadModel interface {
+	KeyByHash(hash string) (engine.Key, error)
+	Account(id string) (ledger.Account, error)
+	Run(runNo string) (engine.Run, error)
+	RunsOf(accountID string, before uint64, limit int) ([]engine.Run, uint64, error)
+	Price(slug string) (engine.Price, error)
+	WaitFor(ctx context.Context, seq uint64) error
+	Ready() bool
+}
+
+// Config configures the HTTP surface.
+type Config struct {
+	Engine     Engine
+	Reads      ReadModel
+	AdminToken string
+	// Heartbeat is the SSE comment interval (default 15s).
+	Heartbeat time.Duration
+	// WriteWait bounds how long a write's answer waits for the read model
+	// to show it (default 5s).
+	WriteWait time.Duration
+	Logger    *slog.Logger
+}
+
+// API is the HTTP handler set.
+type API struct {
+	cfg     Config
+	router  *mux.Router
+	closing chan struct{}
+}
+
+// New builds the router.
+func New(cfg Config) (*API, error) {
+	if cfg.Engine == nil || cfg.Reads == nil {
+		return nil, errors.New("httpapi: Engine and Reads are required")
+	}
+	if cfg.AdminToken == "" {
+		return nil, errors.New("httpapi: AdminToken is required")
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = 15 * time.Second
+	}
+	if cfg.WriteWait <= 0 {
+		cfg.WriteWait = 5 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	a := &API{cfg: cfg, router: mux.NewRouter(), closing: make(chan struct{})}
+	a.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, a.cfg.Logger, errorf(engine.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
+	})
+	a.router.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, a.cfg.Logger, errorf(engine.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
+	})
+	a.router.Use(a.recoverPanics)
+	a.routeHealth()
+	a.routeRuns()
+	a.routeEvents()
+	a.routeCapabilities()
+	a.routeAccount()
+	a.routeBrandContexts()
+	a.routeAdmin()
+	return a, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.router.ServeHTTP(w, r) }
+
+// Close ends open event streams cleanly (each stops after its current
+// write); the server's Shutdown then finds them gone.
+func (a *API) Close() {
+	select {
+	case <-a.closing:
+	default:
+		close(a.closing)
+	}
+}
+
+func (a *API) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				a.cfg.Logger.Error("panic in handler", "route", routeOf(r), "panic", v)
+				writeError(w, r, a.cfg.Logger, errors.New("panic"))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// fail writes err as the error envelope.
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	writeError(w, r, a.cfg.Logger, err)
+}
+
+// awaitRead waits until the read model shows the write at seq.
+func (a *API) awaitRead(ctx context.Context, seq uint64) error {
+	ctx, cancel := context.WithTimeout(ctx, a.cfg.WriteWait)
+	defer cancel()
+	return a.cfg.Reads.WaitFor(ctx, seq)
+}
+
+// routeHealth registers GET /healthz.
+func (a *API) routeHealth() {
+	a.router.HandleFunc("/healthz", a.health).Methods(http.MethodGet)
+}
+
+// health answers GET /healthz: 200 once the read models caught up.
+func (a *API) health(w http.ResponseWriter, r *http.Request) {
+	if !a.cfg.Reads.Ready() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}

@@ -1,0 +1,148 @@
+package ledger
+
+import (
+	"errors"
+	"time"
+)
+
+// EventType names what happened to an account, in the past tense.
+type EventType string
+
+// Account event types.
+const (
+	AccountOpened  EventType = "account_opened"  // Amount = opening grant
+	CreditsGranted EventType = "credits_granted" // Amount > 0
+	RunCharged     EventType = "run_charged"     // Amount < 0, Active+1
+	RunSettled     EventType = "run_settled"     // run completed: Amount 0, Active-1
+	RunRefunded    EventType = "run_refunded"    // run failed: Amount = +charge, Active-1
+)
+
+// Version is the schema version of Event.
+const Version = 1
+
+// MaxGrant bounds one grant, and MaxBalance a balance, so sums never overflow.
+const (
+	MaxGrant   int64 = 1_000_000_000
+	MaxBalance int64 = 1_000_000_000_000
+)
+
+// Event is one entry of an account's log. Balance and Active are the state
+// after the event.
+type Event struct {
+	Type      EventType `json:"type"`
+	V         int       `json:"v"`
+	At        time.Time `json:"at"`
+	AccountID string    `json:"account_id"`
+	Email     string    `json:"email,omitempty"`
+	Amount    int64     `json:"amount"`
+	RunNo     string    `json:"run_no,omitempty"`
+	Balance   int64     `json:"balance"`
+	Active    int       `json:"active"`
+}
+
+// Account is the state of one account.
+type Account struct {
+	ID        string    `json:"account_id"`
+	Email     string    `json:"email"`
+	Balance   int64     `json:"balance"`
+	Active    int       `json:"active_runs"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Decision errors: expected refusals, not faults.
+var (
+	ErrInsufficientCredits = errors.New("ledger: balance below the credit cost")
+	ErrTooManyActive       = errors.New("ledger: active-run limit reached")
+	ErrBadAmount           = errors.New("ledger: amount out of range")
+	ErrBalanceOverflow     = errors.New("ledger: balance would exceed the maximum")
+	ErrNoActiveRun         = errors.New("ledger: no active run to end")
+)
+
+// Apply folds e into a: a pure function of (state, event).
+func Apply(a Account, e Event) Account {
+	switch e.Type {
+	case AccountOpened:
+		a = Account{ID: e.AccountID, Email: e.Email, CreatedAt: e.At}
+		a.Balance = e.Amount
+	case CreditsGranted:
+		a.Balance += e.Amount
+	case RunCharged:
+		a.Balance += e.Amount
+		a.Active++
+	case RunSettled:
+		a.Active--
+	case RunRefunded:
+		a.Balance += e.Amount
+		a.Active--
+	}
+	return a
+}
+
+// Open returns the event opening an account with an initial grant.
+func Open(id, email string, credits int64, at time.Time) (Event, error) {
+	if credits < 0 || credits > MaxGrant {
+		return Event{}, ErrBadAmount
+	}
+	return stamp(Account{}, Event{Type: AccountOpened, AccountID: id, Email: email, Amount: credits, At: at}), nil
+}
+
+// Grant returns the event adding amount Credits to a.
+func Grant(a Account, amount int64, at time.Time) (Event, error) {
+	if amount <= 0 || amount > MaxGrant {
+		return Event{}, ErrBadAmount
+	}
+	if a.Balance+amount > MaxBalance {
+		return Event{}, ErrBalanceOverflow
+	}
+	return stamp(a, Event{Type: CreditsGranted, AccountID: a.ID, Amount: amount, At: at}), nil
+}
+
+// Charge returns the event charging cost for run runNo, or why it may not:
+// the balance is below cost, or the account already has maxActive runs.
+// The balance is checked first (spec rule 3 comes before rule 8).
+func Charge(a Account, runNo string, cost int64, maxActive int, at time.Time) (Event, error) {
+	if cost < 0 {
+		return Event{}, ErrBadAmount
+	}
+	if a.Balance < cost {
+		return Event{}, ErrInsufficientCredits
+	}
+	if maxActive > 0 && a.Active >= maxActive {
+		return Event{}, ErrTooManyActive
+	}
+	return stamp(a, Event{Type: RunCharged, AccountID: a.ID, Amount: -cost, RunNo: runNo, At: at}), nil
+}
+
+// Settle returns the event ending a completed run: the charge is consumed.
+func Settle(a Account, runNo string, at time.Time) (Event, error) {
+	if a.Active <= 0 {
+		return Event{}, ErrNoActiveRun
+	}
+	return stamp(a, Event{Type: RunSettled, AccountID: a.ID, RunNo: runNo, At: at}), nil
+}
+
+// Refund returns the event ending a failed run: its charge comes back.
+func Refund(a Account, runNo string, charged int64, at time.Time) (Event, error) {
+	if a.Active <= 0 {
+		return Event{}, ErrNoActiveRun
+	}
+	if charged < 0 {
+		return Event{}, ErrBadAmount
+	}
+	return stamp(a, Event{Type: RunRefunded, AccountID: a.ID, Amount: charged, RunNo: runNo, At: at}), nil
+}
+
+// stamp fills the version and the state after e.
+func stamp(a Account, e Event) Event {
+	e.V = Version
+	after := Apply(a, e)
+	e.Balance, e.Active = after.Balance, after.Active
+	return e
+}
+
+// Snapshot is the state an event says its account is in after it.
+func Snapshot(e Event, prev Account) Account {
+	a := Apply(prev, e)
+	a.Balance, a.Active = e.Balance, e.Active
+	return a
+}

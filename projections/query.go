@@ -1,0 +1,81 @@
+package projections
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
+	bolt "go.etcd.io/bbolt"
+)
+
+func (s *Store) get(bucket []byte, key string, v any) error {
+	return s.db.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bucket), []byte(key), v) })
+}
+
+// KeyByHash finds an API key by the hash of its secret.
+func (s *Store) KeyByHash(hash string) (engine.Key, error) {
+	var k engine.Key
+	return k, s.get(bucketKeys, hash, &k)
+}
+
+// Account returns an account's state as last applied.
+func (s *Store) Account(id string) (ledger.Account, error) {
+	var a ledger.Account
+	return a, s.get(bucketAccounts, id, &a)
+}
+
+// Run returns a run.
+func (s *Store) Run(runNo string) (engine.Run, error) {
+	var r engine.Run
+	return r, s.get(bucketRuns, runNo, &r)
+}
+
+// BrandContext implements engine.BrandContexts.
+func (s *Store) BrandContext(_ context.Context, id string) (engine.BrandContext, error) {
+	var bc engine.BrandContext
+	return bc, s.get(bucketBrands, id, &bc)
+}
+
+// Price returns an App's price as last applied; not found when never set.
+func (s *Store) Price(slug string) (engine.Price, error) {
+	var p engine.Price
+	return p, s.get(bucketPrices, slug, &p)
+}
+
+// RunsOf lists an account's runs newest first, starting before the run
+// created at sequence `before` (0: from the newest). It returns the cursor
+// of the next page, 0 when there is none.
+func (s *Store) RunsOf(accountID string, before uint64, limit int) ([]engine.Run, uint64, error) {
+	var out []engine.Run
+	var next uint64
+	prefix := []byte(accountID + "/")
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketAcctRuns).Cursor()
+		var k, v []byte
+		if before == 0 {
+			k, v = c.Seek(append(bytes.Clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff))
+		} else {
+			k, v = c.Seek(acctRunKey(accountID, before))
+		}
+		if k == nil {
+			k, v = c.Last()
+		} else {
+			k, v = c.Prev()
+		}
+		runs := tx.Bucket(bucketRuns)
+		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Prev() {
+			if len(out) == limit {
+				next = out[len(out)-1].CreatedSeq
+				return nil
+			}
+			var r engine.Run
+			if err := getJSON(runs, v, &r); err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, next, err
+}

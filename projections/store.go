@@ -1,0 +1,244 @@
+package projections
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/nats-io/nats.go/jetstream"
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	bucketMeta     = []byte("meta")
+	bucketAccounts = []byte("accounts")
+	bucketKeys     = []byte("keys")    // key hash → Key
+	bucketKeyIDs   = []byte("key_ids") // key id → key hash
+	bucketRuns     = []byte("runs")
+	bucketAcctRuns = []byte("account_runs") // account id + created seq → run_no
+	bucketBrands   = []byte("brand_contexts")
+	bucketPrices   = []byte("prices")
+	keyApplied     = []byte("applied_seq")
+	allBuckets     = [][]byte{bucketMeta, bucketAccounts, bucketKeys, bucketKeyIDs, bucketRuns, bucketAcctRuns, bucketBrands, bucketPrices}
+)
+
+// maxBatch bounds how many events one transaction applies.
+const maxBatch = 512
+
+// Store is the bbolt file of read models and the applier that feeds it.
+type Store struct {
+	db     *bolt.DB
+	logger *slog.Logger
+
+	mu      sync.Mutex
+	applied uint64
+	target  uint64        // stream's last sequence when Start ran
+	advance chan struct{} // closed and replaced whenever applied moves
+	failed  error
+
+	cc      jetstream.ConsumeContext
+	in      chan jetstream.Msg
+	done    chan struct{}
+	stopped sync.Once
+}
+
+// Open opens (or creates) the projection file at path.
+func Open(path string, logger *slog.Logger) (*Store, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("projections: open %s: %w", path, err)
+	}
+	s := &Store{db: db, logger: logger, advance: make(chan struct{})}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		if v := tx.Bucket(bucketMeta).Get(keyApplied); v != nil {
+			s.applied = binary.BigEndian.Uint64(v)
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("projections: init %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Start follows the stream from the first event not yet applied. Ready
+// reports true once the store has caught up with the stream as it was now.
+func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string) error {
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return fmt.Errorf("projections: stream %s: %w", stream, err)
+	}
+	s.mu.Lock()
+	s.target = st.CachedInfo().State.LastSeq
+	from := s.applied + 1
+	s.mu.Unlock()
+	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
+	})
+	if err != nil {
+		return fmt.Errorf("projections: consumer: %w", err)
+	}
+	s.in = make(chan jetstream.Msg, 4*maxBatch)
+	s.done = make(chan struct{})
+	s.cc, err = cons.Consume(func(m jetstream.Msg) { s.in <- m })
+	if err != nil {
+		return fmt.Errorf("projections: consume: %w", err)
+	}
+	go s.applyLoop()
+	return nil
+}
+
+// Stop stops applying; Close closes the file. Both are safe twice.
+func (s *Store) Stop() {
+	s.stopped.Do(func() {
+		if s.cc != nil {
+			s.cc.Stop()
+			close(s.done)
+		}
+	})
+}
+
+// Close stops the applier and closes the bbolt file.
+func (s *Store) Close() error {
+	s.Stop()
+	return s.db.Close()
+}
+
+func (s *Store) applyLoop() {
+	for {
+		var batch []jetstream.Msg
+		select {
+		case <-s.done:
+			return
+		case m := <-s.in:
+			batch = append(batch, m)
+		}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case m := <-s.in:
+				batch = append(batch, m)
+			default:
+				break drain
+			}
+		}
+		if err := s.applyBatch(batch); err != nil {
+			s.logger.Error("projections: apply failed; stopped", "err", err)
+			s.mu.Lock()
+			s.failed = err
+			close(s.advance)
+			s.advance = make(chan struct{})
+			s.mu.Unlock()
+			return
+		}
+	}
+}
+
+func (s *Store) applyBatch(batch []jetstream.Msg) error {
+	var last uint64
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		applied := s.Applied()
+		for _, m := range batch {
+			meta, err := m.Metadata()
+			if err != nil {
+				return err
+			}
+			seq := meta.Sequence.Stream
+			if seq <= applied {
+				continue // already in the file: applying twice changes nothing
+			}
+			if err := apply(tx, m.Subject(), m.Data(), seq); err != nil {
+				return fmt.Errorf("event %d on %s: %w", seq, m.Subject(), err)
+			}
+			applied, last = seq, seq
+		}
+		if last == 0 {
+			return nil
+		}
+		return tx.Bucket(bucketMeta).Put(keyApplied, u64(last))
+	})
+	if err != nil || last == 0 {
+		return err
+	}
+	s.mu.Lock()
+	s.applied = last
+	close(s.advance)
+	s.advance = make(chan struct{})
+	s.mu.Unlock()
+	return nil
+}
+
+// Applied is the sequence of the last event applied.
+func (s *Store) Applied() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.applied
+}
+
+// Ready reports whether the store has caught up with the stream as it was
+// when Start ran.
+func (s *Store) Ready() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed == nil && s.applied >= s.target
+}
+
+// WaitFor waits until the event at seq has been applied: a write's answer
+// waits for it so the writer reads its own write.
+func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
+	for {
+		s.mu.Lock()
+		applied, ch, failed := s.applied, s.advance, s.failed
+		s.mu.Unlock()
+		if applied >= seq {
+			return nil
+		}
+		if failed != nil {
+			return failed
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("projections: waiting for event %d (applied %d): %w", seq, applied, ctx.Err())
+		case <-ch:
+		}
+	}
+}
+
+func u64(v uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, v)
+	return b
+}
+
+func getJSON(b *bolt.Bucket, key []byte, v any) error {
+	data := b.Get(key)
+	if data == nil {
+		return engine.ErrNotFound
+	}
+	return json.Unmarshal(data, v)
+}
+
+func putJSON(b *bolt.Bucket, key []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, data)
+}
+
+var errUnknown = errors.New("unknown event")
