@@ -133,7 +133,7 @@ func (c *Catalog) all() []*App {
 func (a *App) ValidateInput(input map[string]any) (map[string]any, error) {
 	res := a.schema.Validate(input)
 	if !res.IsValid() {
-		return nil, &Error{Code: CodeInvalidInput, Message: describe(res)}
+		return nil, &Error{Code: CodeInvalidInput, Message: describe(res, input)}
 	}
 	out := make(map[string]any, len(input))
 	for k, v := range input {
@@ -150,7 +150,9 @@ func (a *App) ValidateInput(input map[string]any) (map[string]any, error) {
 }
 
 // describe turns a validation result into "field: reason; field: reason".
-func describe(res *jsonschema.EvaluationResult) string {
+// Absent fields are reported once, by the required check, and a field that
+// is not allowed at all once, by the additionalProperties check.
+func describe(res *jsonschema.EvaluationResult, input map[string]any) string {
 	var parts []string
 	var walk func(r *jsonschema.EvaluationResult)
 	walk = func(r *jsonschema.EvaluationResult) {
@@ -163,15 +165,23 @@ func describe(res *jsonschema.EvaluationResult) string {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		if top, _, _ := strings.Cut(loc, "/"); top != "" {
+			if _, present := input[top]; !present {
+				return
+			}
+		}
 		for _, k := range keys {
 			if (k == "properties" || k == "allOf") && len(r.Details) > 0 {
 				continue // the details name the field
+			}
+			if r.Errors[k].Code == "false_schema_mismatch" {
+				continue // said by additionalProperties on the parent
 			}
 			field := "input"
 			if loc != "" {
 				field = "input." + strings.ReplaceAll(loc, "/", ".")
 			}
-			parts = append(parts, field+": "+r.Errors[k].Message)
+			parts = append(parts, field+": "+r.Errors[k].Error())
 		}
 		for _, d := range r.Details {
 			walk(d)

@@ -1,0 +1,117 @@
+package ledger
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+
+func TestChargeDecidesOnBalanceThenActiveRuns(t *testing.T) {
+	cases := []struct {
+		name      string
+		acct      Account
+		cost      int64
+		maxActive int
+		want      error
+	}{
+		{"affordable", Account{ID: "a", Balance: 25}, 25, 3, nil},
+		{"one credit short", Account{ID: "a", Balance: 24}, 25, 3, ErrInsufficientCredits},
+		{"at the active ceiling", Account{ID: "a", Balance: 100, Active: 3}, 25, 3, ErrTooManyActive},
+		{"balance is checked before the ceiling", Account{ID: "a", Balance: 0, Active: 3}, 25, 3, ErrInsufficientCredits},
+		{"no ceiling when zero", Account{ID: "a", Balance: 100, Active: 50}, 25, 0, nil},
+		{"free run with empty balance", Account{ID: "a"}, 0, 3, nil},
+		{"negative cost refused", Account{ID: "a", Balance: 10}, -1, 3, ErrBadAmount},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ev, err := Charge(c.acct, "run_x", c.cost, c.maxActive, t0)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+			if err != nil {
+				return
+			}
+			if ev.Balance != c.acct.Balance-c.cost || ev.Active != c.acct.Active+1 || ev.Amount != -c.cost {
+				t.Fatalf("charge event %+v does not carry the state after it", ev)
+			}
+		})
+	}
+}
+
+func TestEveryChargeEndsInSettleOrRefund(t *testing.T) {
+	open, _ := Open("a", "a@example.com", 100, t0)
+	a := Apply(Account{}, open)
+	c1, _ := Charge(a, "r1", 25, 3, t0)
+	a = Apply(a, c1)
+	c2, _ := Charge(a, "r2", 25, 3, t0)
+	a = Apply(a, c2)
+	if a.Balance != 50 || a.Active != 2 {
+		t.Fatalf("after two charges: %+v", a)
+	}
+	s, err := Settle(a, "r1", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = Apply(a, s)
+	r, err := Refund(a, "r2", 25, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = Apply(a, r)
+	if a.Balance != 75 || a.Active != 0 {
+		t.Fatalf("settled one and refunded one: %+v, want balance 75, active 0", a)
+	}
+	if _, err := Refund(a, "r3", 25, t0); !errors.Is(err, ErrNoActiveRun) {
+		t.Fatalf("refund with no active run: %v", err)
+	}
+	if _, err := Settle(a, "r3", t0); !errors.Is(err, ErrNoActiveRun) {
+		t.Fatalf("settle with no active run: %v", err)
+	}
+}
+
+func TestGrantBounds(t *testing.T) {
+	a := Account{ID: "a", Balance: MaxBalance - 10}
+	for _, amount := range []int64{0, -5, MaxGrant + 1} {
+		if _, err := Grant(Account{ID: "a"}, amount, t0); !errors.Is(err, ErrBadAmount) {
+			t.Errorf("grant %d: %v, want ErrBadAmount", amount, err)
+		}
+	}
+	if _, err := Grant(a, 11, t0); !errors.Is(err, ErrBalanceOverflow) {
+		t.Errorf("grant past MaxBalance: %v", err)
+	}
+	if ev, err := Grant(a, 10, t0); err != nil || ev.Balance != MaxBalance {
+		t.Errorf("grant up to MaxBalance: %+v %v", ev, err)
+	}
+}
+
+func TestSnapshotAgreesWithFold(t *testing.T) {
+	open, _ := Open("a", "a@example.com", 40, t0)
+	events := []Event{open}
+	a := Apply(Account{}, open)
+	for i := 0; i < 5; i++ {
+		var ev Event
+		var err error
+		switch i % 3 {
+		case 0:
+			ev, err = Grant(a, 7, t0)
+		case 1:
+			ev, err = Charge(a, "r", 5, 0, t0)
+		case 2:
+			ev, err = Refund(a, "r", 5, t0)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev)
+		a = Apply(a, ev)
+	}
+	var folded Account
+	for _, ev := range events {
+		folded = Apply(folded, ev)
+		if folded.Balance != ev.Balance || folded.Active != ev.Active {
+			t.Fatalf("event %s carries %d/%d, fold gives %d/%d", ev.Type, ev.Balance, ev.Active, folded.Balance, folded.Active)
+		}
+	}
+}
