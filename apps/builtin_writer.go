@@ -118,7 +118,7 @@ func (t texts) email(angle string) (string, string) {
 	var subject, body string
 	switch angle {
 	case "opener":
-		subject = "A question for " + t.role
+		subject = "A question for " + clip(t.role, 60)
 		opener := "I'm writing because " + lowerFirst(strings.TrimSuffix(t.role, ".")) + " tend to feel this problem before anyone else."
 		if t.signal != "" {
 			subject = "Noticed: " + clip(t.signal, 60)

@@ -79,3 +79,23 @@ func (s *Store) RunsOf(accountID string, before uint64, limit int) ([]engine.Run
 	})
 	return out, next, err
 }
+
+// Dump returns every read model (all buckets but the applied sequence) as
+// bucket → key → stored JSON: what a rebuild from the log must reproduce.
+func (s *Store) Dump() (map[string]map[string]string, error) {
+	out := map[string]map[string]string{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			if bytes.Equal(name, bucketMeta) {
+				continue
+			}
+			m := map[string]string{}
+			if err := tx.Bucket(name).ForEach(func(k, v []byte) error { m[string(k)] = string(v); return nil }); err != nil {
+				return err
+			}
+			out[string(name)] = m
+		}
+		return nil
+	})
+	return out, err
+}

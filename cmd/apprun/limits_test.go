@@ -1,0 +1,144 @@
+package main
+
+import (
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/apprun/apprun/engine"
+)
+
+// concurrently runs n requests at once and counts answers by status+code.
+func concurrently(t *testing.T, n int, do func(i int) response) (map[string]int, []response) {
+	t.Helper()
+	var wg sync.WaitGroup
+	out := make([]response, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); out[i] = do(i) }()
+	}
+	wg.Wait()
+	counts := map[string]int{}
+	for _, r := range out {
+		key := strconv.Itoa(r.Status)
+		if r.Status >= 400 {
+			key += " " + r.errorCode(t)
+		}
+		if r.Status == 429 {
+			ra, err := strconv.Atoi(r.Header.Get("Retry-After"))
+			if err != nil || ra < 1 || ra > 60 {
+				t.Fatalf("429 with Retry-After %q, want whole seconds from 1 to 60", r.Header.Get("Retry-After"))
+			}
+		}
+		counts[key]++
+	}
+	return counts, out
+}
+
+func TestCreateRateLimitPerKey(t *testing.T) {
+	h := start(t, withLimits(engine.Limits{CreatePerMinute: 10}))
+	a := h.account(10_000)
+	counts, _ := concurrently(t, 15, func(int) response { return h.do("POST", "/api/v1/runs", a.Key, testRun("ok")) })
+	if counts["201"] != 10 || counts["429 rate_limited"] != 5 {
+		t.Fatalf("15 concurrent creates with a limit of 10: %v", counts)
+	}
+	// The limit is per key: another key of the same account has its own.
+	k2 := h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil).json(t)["api_key"].(string)
+	if r := h.do("POST", "/api/v1/runs", k2, testRun("ok")); r.Status != 201 {
+		t.Fatalf("a second key was limited by the first one's count: %d %s", r.Status, r.Body)
+	}
+	// A refused create does not count: invalid input spends no creation.
+	b := h.account(10_000)
+	for i := 0; i < 5; i++ {
+		h.do("POST", "/api/v1/runs", b.Key, map[string]any{"app_slug": testAppSlug, "input": map[string]any{}})
+	}
+	counts, _ = concurrently(t, 10, func(int) response { return h.do("POST", "/api/v1/runs", b.Key, testRun("ok")) })
+	if counts["201"] != 10 {
+		t.Fatalf("refused creates counted against the limit: %v", counts)
+	}
+}
+
+func TestReadRateLimitPerKey(t *testing.T) {
+	h := start(t, withLimits(engine.Limits{ReadsPerMinute: 120}))
+	a := h.account(0)
+	paths := []string{"/api/v1/account", "/api/v1/capabilities", "/api/v1/runs", "/api/v1/capabilities/cold-email-writer"}
+	counts, _ := concurrently(t, 130, func(i int) response { return h.do("GET", paths[i%len(paths)], a.Key, nil) })
+	if counts["200"] != 120 || counts["429 rate_limited"] != 10 {
+		t.Fatalf("130 concurrent reads with a limit of 120: %v", counts)
+	}
+	other := h.account(0)
+	if r := h.do("GET", "/api/v1/account", other.Key, nil); r.Status != 200 {
+		t.Fatalf("another key was limited: %d", r.Status)
+	}
+	// Creation has its own budget, untouched by reads.
+	h.do("POST", "/admin/v1/accounts/"+a.ID+"/credits", testAdminToken, map[string]any{"amount": 100})
+	if r := h.do("POST", "/api/v1/runs", a.Key, testRun("ok")); r.Status != 201 {
+		t.Fatalf("create after the read budget was spent: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestActiveRunsPerAccount(t *testing.T) {
+	h := start(t, withLimits(engine.Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}))
+	a := h.account(1000)
+	k2 := account{ID: a.ID, Key: h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil).json(t)["api_key"].(string)}
+	counts, out := concurrently(t, 6, func(i int) response {
+		key := a
+		if i%2 == 1 {
+			key = k2 // the ceiling is per account, across its keys
+		}
+		return h.do("POST", "/api/v1/runs", key.Key, testRun("hold"))
+	})
+	if counts["201"] != 3 || counts["429 concurrency_limit"] != 3 {
+		t.Fatalf("6 concurrent creates with an account ceiling of 3: %v", counts)
+	}
+	if bal, active := h.balance(a); bal != 1000-30 || active != 3 {
+		t.Fatalf("refused creates charged: balance %d active %d", bal, active)
+	}
+	// Another account is not affected.
+	b := h.account(100)
+	if r := h.do("POST", "/api/v1/runs", b.Key, testRun("ok")); r.Status != 201 {
+		t.Fatalf("another account was limited: %d %s", r.Status, r.Body)
+	}
+	// When a run finishes, a slot opens.
+	h.releaseHeld()
+	for _, r := range out {
+		if r.Status == 201 {
+			h.waitRun(a, r.json(t)["run_no"].(string))
+		}
+	}
+	if r := h.do("POST", "/api/v1/runs", a.Key, testRun("ok")); r.Status != 201 {
+		t.Fatalf("create after the active runs finished: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestActiveRunsPlatformWide(t *testing.T) {
+	h := start(t, withLimits(engine.Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}))
+	accts := make([]account, 6)
+	for i := range accts {
+		accts[i] = h.account(1000)
+	}
+	// 6 accounts × 3 = 18 attempts, all within their account's ceiling.
+	counts, out := concurrently(t, 18, func(i int) response {
+		return h.do("POST", "/api/v1/runs", accts[i%6].Key, testRun("hold"))
+	})
+	if counts["201"] != 12 || counts["429 concurrency_limit"] != 6 {
+		t.Fatalf("18 concurrent creates with a platform ceiling of 12: %v", counts)
+	}
+	var charged int64
+	for _, a := range accts {
+		bal, _ := h.balance(a)
+		charged += 1000 - bal
+	}
+	if charged != 12*10 {
+		t.Fatalf("charged %d credits in all, want %d: refused creates must not charge", charged, 12*10)
+	}
+	h.releaseHeld()
+	for i, r := range out {
+		if r.Status == 201 {
+			h.waitRun(accts[i%6], r.json(t)["run_no"].(string))
+		}
+	}
+	if r := h.do("POST", "/api/v1/runs", accts[0].Key, testRun("ok")); r.Status != 201 {
+		t.Fatalf("create after every run finished: %d %s", r.Status, r.Body)
+	}
+}

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"testing"
+)
+
+func TestFailedRunIsRefunded(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	runNo := h.create(a, testRun("fail"))
+	if bal, active := h.balance(a); bal != 90 || active < 0 {
+		t.Fatalf("balance %d after creation, want 90 (charged at creation)", bal)
+	}
+	evs := h.collect(a, runNo)
+	last := evs[len(evs)-1]
+	if last.Event != "failed" {
+		t.Fatalf("last event %q, want failed: %+v", last.Event, evs)
+	}
+	refund, _ := last.Data["refund"].(map[string]any)
+	errObj, _ := last.Data["error"].(map[string]any)
+	if refund["credits"] != float64(10) || errObj["code"] != "execution_failed" || errObj["message"] == "" {
+		t.Fatalf("failed event data %v: want the error and a 10-credit refund", last.Data)
+	}
+	run := h.do("GET", "/api/v1/runs/"+runNo, a.Key, nil).json(t)
+	if run["status"] != "failed" || run["error"] == nil || run["refunded_credits"] != float64(10) || run["output"] != nil {
+		t.Fatalf("failed run record: %v", run)
+	}
+	if bal, active := h.balance(a); bal != 100 || active != 0 {
+		t.Fatalf("after the failure balance %d active %d, want 100 and 0", bal, active)
+	}
+	acct := h.do("GET", "/api/v1/account", a.Key, nil).json(t)
+	if acct["balance"] != float64(100) || acct["active_runs"] != float64(0) {
+		t.Fatalf("GET /account after refund: %v", acct)
+	}
+}
+
+func TestCompletedRunKeepsItsCharge(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	for i := 0; i < 3; i++ {
+		h.waitRun(a, h.create(a, testRun("ok")))
+	}
+	h.waitRun(a, h.create(a, testRun("fail")))
+	if bal, active := h.balance(a); bal != 70 || active != 0 {
+		t.Fatalf("3 completed + 1 failed at 10: balance %d active %d, want 70 and 0", bal, active)
+	}
+}

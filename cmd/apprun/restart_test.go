@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/apprun/apprun/projections"
+)
+
+// activity leaves a node with accounts, keys, grants, prices, brand
+// contexts, completed and failed runs.
+func activity(t *testing.T, h *harness) (account, []string) {
+	t.Helper()
+	a := h.account(500)
+	h.do("POST", "/admin/v1/accounts/"+a.ID+"/credits", testAdminToken, map[string]any{"amount": 50})
+	h.do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme", "voice": "plain"})
+	h.do("PUT", "/admin/v1/apps/cold-email-writer/price", testAdminToken, map[string]any{"credit_cost": 30})
+	var runs []string
+	for _, body := range []map[string]any{coldEmailRun(), testRun("ok"), testRun("fail")} {
+		r := h.create(a, body)
+		h.waitRun(a, r)
+		runs = append(runs, r)
+	}
+	b := h.account(10)
+	h.do("DELETE", "/admin/v1/keys/"+b.KeyID, testAdminToken, nil)
+	return a, runs
+}
+
+func TestRestartKeepsEverything(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a, runs := activity(t, h)
+	held := h.create(a, testRun("hold")) // acknowledged, still running at the restart
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	evs, _, _ := h.stream(ctx, a, held)
+	for ev := range evs {
+		if ev.Event == "tool_running" {
+			break
+		}
+	}
+	before := map[string]response{}
+	for _, path := range []string{"/api/v1/account", "/api/v1/runs", "/api/v1/capabilities"} {
+		before[path] = h.do("GET", path, a.Key, nil)
+	}
+	logs := map[string][]sseEvent{}
+	for _, r := range runs {
+		before[r] = h.do("GET", "/api/v1/runs/"+r, a.Key, nil)
+		logs[r] = h.collect(a, r)
+	}
+	h.restart()
+	for path, was := range before {
+		p := path
+		if len(path) > 0 && path[0] != '/' {
+			p = "/api/v1/runs/" + path
+		}
+		now := h.do("GET", p, a.Key, nil)
+		if now.Status != was.Status || string(now.Body) != string(was.Body) {
+			t.Errorf("GET %s changed across the restart:\nbefore %d %s\nafter  %d %s", p, was.Status, was.Body, now.Status, now.Body)
+		}
+	}
+	for r, evs := range logs {
+		again := h.collect(a, r)
+		if !reflect.DeepEqual(again, evs) {
+			t.Errorf("event log of %s changed across the restart", r)
+		}
+	}
+	// The run in flight at the restart is picked up and finishes; its charge settles.
+	h.releaseHeld()
+	if run := h.waitRun(a, held); run["status"] != "completed" {
+		t.Fatalf("run in flight at the restart: %v", run["status"])
+	}
+	if bal, active := h.balance(a); bal != 550-30-10-10 || active != 0 {
+		t.Fatalf("balance %d active %d, want %d and 0", bal, active, 550-30-10-10)
+	}
+}
+
+func dump(t *testing.T, dir string) map[string]map[string]string {
+	t.Helper()
+	s, err := projections.Open(filepath.Join(dir, "projections.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d, err := s.Dump()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestProjectionsRebuildFromTheLogToTheSameState(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	activity(t, h)
+	h.stop()
+	live := dump(t, h.dir)
+	if len(live["runs"]) != 3 || len(live["accounts"]) != 2 || len(live["keys"]) != 2 || len(live["brand_contexts"]) != 1 || len(live["prices"]) < 2 {
+		t.Fatalf("activity left too little to compare: %v", live)
+	}
+	if err := os.Remove(filepath.Join(h.dir, "projections.db")); err != nil {
+		t.Fatal(err)
+	}
+	h.boot() // rebuilds from the log before it is ready
+	deadline := time.Now().Add(10 * time.Second)
+	for h.node.Reads().Applied() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.stop()
+	rebuilt := dump(t, h.dir)
+	if !reflect.DeepEqual(live, rebuilt) {
+		for bucket := range live {
+			if !reflect.DeepEqual(live[bucket], rebuilt[bucket]) {
+				t.Errorf("bucket %s differs after a rebuild:\nlive    %v\nrebuilt %v", bucket, live[bucket], rebuilt[bucket])
+			}
+		}
+	}
+}

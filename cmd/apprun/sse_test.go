@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func eventNames(evs []sseEvent) string {
+	var s []string
+	for _, e := range evs {
+		s = append(s, e.Event)
+	}
+	return strings.Join(s, ",")
+}
+
+func TestStreamReplaysTheWholeLogAndEnds(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	runNo := h.create(a, coldEmailRun())
+	evs := h.collect(a, runNo)
+	// started, analyze, plan, 3 × write, review, completed
+	if got := eventNames(evs); got != "started,tool_running,tool_running,tool_running,tool_running,tool_running,tool_running,completed" {
+		t.Fatalf("events %s", got)
+	}
+	for i := 1; i < len(evs); i++ {
+		if evs[i].ID <= evs[i-1].ID {
+			t.Fatalf("ids not increasing: %d then %d", evs[i-1].ID, evs[i].ID)
+		}
+	}
+	done := evs[len(evs)-1].Data
+	if done["summary"] == "" || done["output"] == nil || done["result_url"] != "/api/v1/runs/"+runNo {
+		t.Fatalf("completed data %v", done)
+	}
+	step := evs[1].Data
+	if step["tool"] == nil || step["message"] == nil || step["step"] != float64(1) || step["steps"] != float64(6) {
+		t.Fatalf("tool_running data %v", step)
+	}
+	// A replay is the same log, event for event.
+	again := h.collect(a, runNo)
+	if len(again) != len(evs) {
+		t.Fatalf("second replay has %d events, first %d", len(again), len(evs))
+	}
+	for i := range evs {
+		if again[i].ID != evs[i].ID || again[i].Event != evs[i].Event {
+			t.Fatalf("replay differs at %d: %+v vs %+v", i, again[i], evs[i])
+		}
+	}
+}
+
+func TestStreamResumesExactlyAfterTheGivenID(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	runNo := h.create(a, coldEmailRun())
+	all := h.collect(a, runNo)
+	for _, via := range []string{"Last-Event-ID", "lastEventSeq"} {
+		for cut := 0; cut < len(all); cut++ {
+			id := strconv.FormatUint(all[cut].ID, 10)
+			var rest []sseEvent
+			if via == "Last-Event-ID" {
+				rest = h.collect(a, runNo, "Last-Event-ID", id)
+			} else {
+				rest = h.collect(a, runNo, "?lastEventSeq="+id)
+			}
+			want := all[cut+1:]
+			if len(rest) != len(want) {
+				t.Fatalf("%s=%s: %d events, want %d (%s vs %s)", via, id, len(rest), len(want), eventNames(rest), eventNames(want))
+			}
+			for i := range want {
+				if rest[i].ID != want[i].ID || rest[i].Event != want[i].Event {
+					t.Fatalf("%s=%s: event %d is %d/%s, want %d/%s", via, id, i, rest[i].ID, rest[i].Event, want[i].ID, want[i].Event)
+				}
+			}
+		}
+	}
+	// The header wins over the query (EventSource keeps the URL and sends the header).
+	r := h.do("GET", "/api/v1/runs/"+runNo+"/events?lastEventSeq=0", a.Key, nil, "Last-Event-ID", strconv.FormatUint(all[len(all)-2].ID, 10))
+	if !strings.Contains(string(r.Body), "event: completed") || strings.Contains(string(r.Body), "event: started") {
+		t.Fatalf("Last-Event-ID did not take precedence: %s", r.Body)
+	}
+	for _, bad := range []string{"?lastEventSeq=abc", "?lastEventSeq=-1"} {
+		if r := h.do("GET", "/api/v1/runs/"+runNo+"/events"+bad, a.Key, nil); r.Status != 400 || r.errorCode(t) != "invalid_request" {
+			t.Fatalf("%s: %d %s", bad, r.Status, r.Body)
+		}
+	}
+}
+
+func TestStreamFollowsALiveRunAndResumesMidway(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	runNo := h.create(a, testRun("hold"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// First connection: read until the held run has reported its first step, then drop.
+	c1, cancel1 := context.WithCancel(ctx)
+	events, _, _ := h.stream(c1, a, runNo)
+	var seen []sseEvent
+	for ev := range events {
+		seen = append(seen, ev)
+		if ev.Event == "tool_running" {
+			break
+		}
+	}
+	cancel1()
+	if eventNames(seen) != "started,tool_running" {
+		t.Fatalf("live events before release: %s", eventNames(seen))
+	}
+	// Second connection resumes from the last id, and follows live.
+	events2, _, _ := h.stream(ctx, a, runNo, "Last-Event-ID", strconv.FormatUint(seen[len(seen)-1].ID, 10))
+	h.releaseHeld()
+	var rest []sseEvent
+	for ev := range events2 {
+		rest = append(rest, ev)
+	}
+	if ctx.Err() != nil || eventNames(rest) != "tool_running,completed" {
+		t.Fatalf("resumed stream: %s (ctx %v)", eventNames(rest), ctx.Err())
+	}
+	if rest[0].ID <= seen[len(seen)-1].ID {
+		t.Fatalf("resumed stream repeats id %d", rest[0].ID)
+	}
+	// The terminal event implies the result is readable at once.
+	if run := h.do("GET", "/api/v1/runs/"+runNo, a.Key, nil).json(t); run["status"] != "completed" {
+		t.Fatalf("after the completed event the run reads %v", run["status"])
+	}
+}
+
+func TestStreamSendsHeartbeatComments(t *testing.T) {
+	h := start(t, withLimits(noLimits), withHeartbeat(100*time.Millisecond))
+	a := h.account(100)
+	runNo := h.create(a, testRun("hold"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, comments, resp := h.stream(ctx, a, runNo)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	for i := 0; i < 2; i++ {
+		select {
+		case c := <-comments:
+			if !strings.HasPrefix(c, ":") {
+				t.Fatalf("heartbeat %q is not an SSE comment", c)
+			}
+		case <-ctx.Done():
+			t.Fatal("no heartbeat within 10s at a 100ms interval")
+		}
+	}
+}
+
+func TestStreamAfterTheEndEndsAtOnce(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	runNo := h.create(a, testRun("ok"))
+	all := h.collect(a, runNo)
+	last := strconv.FormatUint(all[len(all)-1].ID, 10)
+	if rest := h.collect(a, runNo, "Last-Event-ID", last); len(rest) != 0 {
+		t.Fatalf("resuming after the terminal event sent %s", eventNames(rest))
+	}
+}

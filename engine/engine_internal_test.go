@@ -1,0 +1,198 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apprun/apprun/embednats"
+)
+
+type brandMap struct {
+	mu sync.Mutex
+	m  map[string]BrandContext
+}
+
+func (b *brandMap) BrandContext(_ context.Context, id string) (BrandContext, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	bc, ok := b.m[id]
+	if !ok {
+		return BrandContext{}, ErrNotFound
+	}
+	return bc, nil
+}
+
+func okApp() App {
+	return App{Slug: "ok", Name: "ok", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
+		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+			progress(Step{Index: 1, Total: 1, Tool: "t", Message: "m"})
+			return Result{Summary: "s", Output: map[string]any{"x": 1}}, nil
+		})}
+}
+
+func newTestEngine(t *testing.T) *Engine {
+	t.Helper()
+	ns, err := embednats.New(embednats.Config{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ns.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Stop)
+	nc, err := ns.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	cat, err := NewCatalog(okApp())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(nc, Config{Catalog: cat, BrandContexts: &brandMap{m: map[string]BrandContext{}},
+		Limits: Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Stop)
+	return e
+}
+
+// finished waits for a run's terminal event through a follower.
+func finished(t *testing.T, e *Engine, runNo string) []StreamEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f := e.Follow(runNo, 0)
+	defer f.Close()
+	out, err := f.Catchup(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(out) == 0 || !out[len(out)-1].Terminal {
+		select {
+		case m := <-f.Live():
+			evs, err := f.Receive(ctx, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, evs...)
+		case <-ctx.Done():
+			t.Fatalf("run %s did not finish: %+v", runNo, out)
+		}
+	}
+	return out
+}
+
+func TestFollowerRecoversMissedLiveEventsFromTheLog(t *testing.T) {
+	e := newTestEngine(t)
+	ctx := context.Background()
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := e.CreateRun(ctx, CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "ok", Input: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := finished(t, e, run.RunNo)
+	// A follower at the created event receives only the terminal event live:
+	// its previous sequence is not the follower's, so the gap is read from the log.
+	f := e.Follow(run.RunNo, run.Seq)
+	defer f.Close()
+	last := all[len(all)-1]
+	data, _ := json.Marshal(RunEvent{Type: last.Type, RunNo: run.RunNo})
+	got, err := f.Receive(ctx, liveMsg{seq: last.Seq, prev: all[len(all)-2].Seq, data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(all) {
+		t.Fatalf("after a gap got %d events, want all %d", len(got), len(all))
+	}
+	for i := range all {
+		if got[i].Seq != all[i].Seq {
+			t.Fatalf("event %d: seq %d, want %d", i, got[i].Seq, all[i].Seq)
+		}
+	}
+	// The same live event again is a duplicate and sends nothing.
+	if again, _ := f.Receive(ctx, liveMsg{seq: last.Seq, prev: all[len(all)-2].Seq, data: data}); len(again) != 0 {
+		t.Fatalf("duplicate live event sent again: %+v", again)
+	}
+}
+
+func TestPriceChangedDuringAdmissionIsPricingNotReady(t *testing.T) {
+	e := newTestEngine(t)
+	ctx := context.Background()
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := e.CurrentPrice(ctx, "ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The price moves after the request read it and before it commits.
+	if _, _, err := e.SetPrice(ctx, "ok", 7, false); err != nil {
+		t.Fatal(err)
+	}
+	a, seq, err := e.Account(ctx, acct.AccountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: newID(PrefixRun, 10), AccountID: acct.AccountID,
+		AppSlug: "ok", Input: []byte(`{}`), CreditCost: read.CreditCost}
+	_, err = e.admit(ctx, created, a, seq, read)
+	if ErrorCode(err) != CodePricingNotReady {
+		t.Fatalf("admission at a stale price: %v, want pricing_not_ready", err)
+	}
+	if after, _, _ := e.Account(ctx, acct.AccountID); after.Balance != 100 || after.Active != 0 {
+		t.Fatalf("a refused admission changed the account: %+v", after)
+	}
+	if _, err := e.log.next(ctx, runSubject(created.RunNo), 0); !errors.Is(err, errNoMessage) {
+		t.Fatalf("a refused admission wrote the run: %v", err)
+	}
+}
+
+func TestConcurrentAdmissionsNeverOverspend(t *testing.T) {
+	e := newTestEngine(t)
+	ctx := context.Background()
+	acct, err := e.OpenAccount(ctx, "a@example.com", 12) // two runs at 5, not three
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = e.CreateRun(ctx, CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "ok", Input: map[string]any{}})
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case ErrorCode(err) != CodeInsufficientCredits:
+			t.Fatalf("unexpected refusal: %v", err)
+		}
+	}
+	// 12 Credits afford exactly two runs at 5; completing keeps the charge.
+	a, _, _ := e.Account(ctx, acct.AccountID)
+	if ok != 2 || a.Balance != 2 {
+		t.Fatalf("%d admitted, balance %d: want 2 admitted and 2 Credits left", ok, a.Balance)
+	}
+}
