@@ -10,7 +10,7 @@ build:
 # Dev node: embedded NATS + bbolt under $(APPRUN_DATA) (./data), HTTP on
 # $(APPRUN_ADDR) (127.0.0.1:8080). Every APPRUN_* variable is honoured.
 run: build
-	APPRUN_DEV=1 ./$(BIN) serve
+	./$(BIN) serve --dev
 
 test:
 	$(GO) vet ./...

@@ -15,5 +15,8 @@ func splitHostPort(addr string) (string, int, error) {
 	if err != nil {
 		return "", 0, fmt.Errorf("embednats: listen port %q: %w", p, err)
 	}
+	if port == 0 {
+		port = -1 // nats-server's "random port"; 0 would mean its default 4222
+	}
 	return host, port, nil
 }

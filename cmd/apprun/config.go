@@ -18,6 +18,8 @@ type Config struct {
 	Addr       string
 	DataDir    string
 	NATSURL    string
+	// NATSListen opens a client port on the embedded server ("" = none).
+	NATSListen string
 	AdminToken string
 	Dev        bool
 	Limits     engine.Limits
@@ -80,6 +82,7 @@ func parseServe(args []string) (Config, error) {
 	fs.StringVar(&c.Addr, "addr", env("APPRUN_ADDR", "127.0.0.1:8080"), "HTTP listen address (APPRUN_ADDR)")
 	fs.StringVar(&c.DataDir, "data", env("APPRUN_DATA", "./data"), "data directory (APPRUN_DATA)")
 	fs.StringVar(&c.NATSURL, "nats-url", env("APPRUN_NATS_URL", ""), "external NATS URL; empty runs an embedded server (APPRUN_NATS_URL)")
+	fs.StringVar(&c.NATSListen, "nats-listen", env("APPRUN_NATS_LISTEN", ""), "client address for the embedded NATS server; empty opens no port (APPRUN_NATS_LISTEN)")
 	fs.StringVar(&c.AdminToken, "admin-token", env("APPRUN_ADMIN_TOKEN", ""), "admin API token (APPRUN_ADMIN_TOKEN)")
 	fs.BoolVar(&c.Dev, "dev", env("APPRUN_DEV", "") == "1", "dev mode: demo account and printed credentials (APPRUN_DEV=1)")
 	fs.IntVar(&c.Limits.CreatePerMinute, "create-per-min", envInt("APPRUN_CREATE_PER_MIN", 10), "run creations per minute per key (APPRUN_CREATE_PER_MIN)")

@@ -105,7 +105,7 @@ func (n *Node) connect() error {
 		n.nc = nc
 		return nil
 	}
-	ns, err := embednats.New(embednats.Config{StoreDir: filepath.Join(n.cfg.DataDir, "nats")})
+	ns, err := embednats.New(embednats.Config{StoreDir: filepath.Join(n.cfg.DataDir, "nats"), Listen: n.cfg.NATSListen})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the serving goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// serveDev runs `serve --dev` on a free port until the returned stop is called.
+func serveDev(t *testing.T, dir string) (out *syncBuffer, stop func()) {
+	t.Helper()
+	cfg, err := parseServe([]string{"--dev", "--addr", "127.0.0.1:0", "--data", dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	out = &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, cfg, out) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "Stream it") {
+		select {
+		case err := <-done:
+			t.Fatalf("serve ended: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("dev banner not printed within 20s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return out, func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("serve: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("serve did not stop within 20s")
+		}
+	}
+}
+
+var curlCreate = regexp.MustCompile(`curl -s -X POST (\S+)/api/v1/runs \\\n\s+-H 'Authorization: Bearer (\S+)' -H 'Content-Type: application/json' \\\n\s+-d '(.+)'`)
+
+func TestDevModeCreatesADemoAccountAndPrintsWorkingCommands(t *testing.T) {
+	dir := t.TempDir()
+	out, stop := serveDev(t, dir)
+	m := curlCreate.FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no create curl in the banner:\n%s", out)
+	}
+	base, key, body := m[1], m[2], m[3]
+	// Run the printed command's request as written.
+	req, _ := http.NewRequest("POST", base+"/api/v1/runs", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("printed curl got %d %v", resp.StatusCode, created)
+	}
+	// The printed stream command, with the run_no in place, streams to completed.
+	req, _ = http.NewRequest("GET", base+created["stream_url"].(string), nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(stream), "event: completed") {
+		t.Fatalf("stream did not reach completed:\n%s", stream)
+	}
+	if !strings.Contains(out.String(), "Admin token: adm_") {
+		t.Fatalf("banner lacks the admin token:\n%s", out)
+	}
+	stop()
+	info, err := os.Stat(filepath.Join(dir, "dev-credentials.json"))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("dev credentials file: %v, mode %v; want 0600", err, info.Mode().Perm())
+	}
+	// A later dev start prints the same credentials, and the balance kept its charge.
+	out2, stop2 := serveDev(t, dir)
+	defer stop2()
+	m2 := curlCreate.FindStringSubmatch(out2.String())
+	if m2 == nil || m2[2] != key || !strings.Contains(out2.String(), strings.Split(strings.Split(out.String(), "Admin token: ")[1], "\n")[0]) {
+		t.Fatalf("second start printed other credentials:\n%s", out2)
+	}
+	req, _ = http.NewRequest("GET", m2[1]+"/api/v1/account", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acct map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&acct)
+	resp.Body.Close()
+	if acct["balance"] != float64(975) {
+		t.Fatalf("after one run and a restart the demo balance is %v, want 975", acct["balance"])
+	}
+}
+
+func TestShutdownEndsEventStreamsCleanly(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	runNo := h.create(a, testRun("hold"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	events, _, _ := h.stream(ctx, a, runNo)
+	<-events // started: the stream is open
+	stopped := make(chan struct{})
+	go func() { h.node.Stop(); close(stopped) }()
+	for range events {
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the stream was not ended by the shutdown")
+	}
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		t.Fatal("shutdown did not finish")
+	}
+	h.node = nil
+}
+
+func TestAdminCommandsPrintTheJSON(t *testing.T) {
+	h := start(t)
+	admin := func(args ...string) map[string]any {
+		t.Helper()
+		var out bytes.Buffer
+		all := append([]string{"--url", h.srv.URL, "--token", testAdminToken}, args...)
+		if err := adminCommand(all, &out); err != nil {
+			t.Fatalf("apprun admin %v: %v\n%s", args, err, out.String())
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+			t.Fatalf("apprun admin %v printed %q", args, out.String())
+		}
+		return m
+	}
+	acct := admin("accounts", "create", "--email", "cli@example.com", "--credits", "40")
+	id := acct["account_id"].(string)
+	if got := admin("credits", "grant", id, "10"); got["balance"] != float64(50) {
+		t.Fatalf("grant printed %v", got)
+	}
+	key := admin("keys", "create", id)
+	if got := admin("keys", "revoke", key["key_id"].(string)); got["status"] != float64(204) {
+		t.Fatalf("revoke printed %v", got)
+	}
+	if got := admin("prices", "set", "cold-email-writer", "--recalibrating"); got["recalibrating"] != true {
+		t.Fatalf("prices set printed %v", got)
+	}
+	if got := admin("prices", "set", "cold-email-writer", "20"); got["credit_cost"] != float64(20) {
+		t.Fatalf("prices set printed %v", got)
+	}
+	var out bytes.Buffer
+	if err := adminCommand([]string{"--url", h.srv.URL, "--token", "wrong-token-xxxxxxxx", "keys", "create", id}, &out); err == nil || !strings.Contains(out.String(), "unauthorized") {
+		t.Fatalf("wrong token: err %v, printed %q", err, out.String())
+	}
+}
