@@ -15,9 +15,9 @@ import (
 
 // Config is everything `apprun serve` is configured with.
 type Config struct {
-	Addr       string
-	DataDir    string
-	NATSURL    string
+	Addr    string
+	DataDir string
+	NATSURL string
 	// NATSListen opens a client port on the embedded server ("" = none).
 	NATSListen string
 	AdminToken string
