@@ -1,0 +1,68 @@
+// Package engine owns apprun's domain: Apps and their input validation,
+// runs and their state machine, admission (charge, limits, price lock),
+// execution, and the event log they are all written to. It knows nothing
+// of HTTP; its errors carry the API's codes (errors.go).
+//
+// # The log
+//
+// One JetStream stream (APPRUN) holds every fact, one subject per entity:
+// apprun.acct.<id> (ledger events, see package ledger), apprun.run.<run_no>
+// (the run's event log; stream sequences are the SSE ids),
+// apprun.job.<run_no> (work for the executors), apprun.key.<id>,
+// apprun.price.<slug>, apprun.brand.<id> and apprun.slot.<n> (the
+// platform-wide active-run slots). The newest message on a subject is the
+// entity's state, so a write guarded by
+// Nats-Expected-Last-Subject-Sequence is a compare-and-set on it.
+//
+// # Admission
+//
+// Creating a run is one atomic batch (ADR-50) of four messages:
+//
+//	apprun.acct.<id>   run_charged, CAS on the account (balance, active runs)
+//	apprun.slot.<n>    slot_claimed, CAS on a free platform slot
+//	apprun.job.<no>    run_queued, CAS on apprun.price.<slug> (price lock)
+//	apprun.run.<no>    created, CAS "no message yet"
+//
+// All four are stored or none is. Two creates that race for the same
+// Credits, the same account ceiling or the same slot cannot both commit:
+// the loser's batch is rejected and it re-reads and decides again (402, 429
+// or success). A price changed between reading and committing rejects the
+// batch and answers pricing_not_ready.
+//
+// # Run states
+//
+//	queued ──started──▶ running ──completed──▶ completed
+//	   │                   │
+//	   └──────failed───────┴────failed───────▶ failed (refunded)
+//
+// The executor (a shared durable consumer on apprun.job.*, so one node
+// runs a given run at a time) appends started, one tool_running per step,
+// and one terminal event, each with a CAS on the run's subject. The
+// terminal event is written in one atomic batch with the account's
+// run_settled (completed: the charge is consumed) or run_refunded (failed:
+// the charge comes back) and the slot's release. Hence the ledger
+// invariants:
+//
+//   - every run_charged has exactly one run_settled or run_refunded, written
+//     atomically with the run's only terminal event;
+//   - an account's balance is the sum of its grants, charges and refunds,
+//     and every ledger event carries the balance after it;
+//   - a run exists if and only if its charge does.
+//
+// # Failure handling
+//
+// A node that stops mid-run leaves the job unacknowledged; JetStream
+// redelivers it and the next executor executes the App again from the
+// start, appending to the same log (started is not written twice). An App error or timeout fails the run
+// and refunds it. If the log cannot be reached, a request fails with
+// internal_error before anything is written, or, for an atomic batch,
+// nothing of it is.
+//
+// # Live events
+//
+// The stream republishes run events to core NATS (apprun.live.run.*). Each
+// node has one subscription and fans events out to its SSE followers with
+// bounded buffers (follow.go). A follower registers first, replays the log
+// after its Last-Event-ID, then follows live, dropping duplicates by
+// sequence and re-reading the log when Nats-Last-Sequence shows a gap.
+package engine
