@@ -34,6 +34,9 @@ func (e *Engine) allow(ctx context.Context, kind limitKind, keyID string) error 
 	if limit <= 0 {
 		return nil
 	}
+	if !e.nc.IsConnected() {
+		return errUnavailable
+	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
 	_, err := e.log.js.Publish(ctx, subj+keyID, nil)

@@ -16,6 +16,11 @@ import (
 // errConflict is a failed compare-and-set: someone wrote the subject first.
 var errConflict = errors.New("engine: concurrent write, retry")
 
+// errUnavailable: the connection to NATS is down; fail fast instead of
+// waiting out a timeout. It wraps nats.ErrConnectionReconnecting so
+// adapters see "unavailable, retry".
+var errUnavailable = fmt.Errorf("engine: event log unreachable: %w", nats.ErrConnectionReconnecting)
+
 // errNoMessage is the expected absence of any message on a subject.
 var errNoMessage = errors.New("engine: no message on subject")
 
@@ -68,6 +73,9 @@ func (l *eventLog) msg(e entry) (*nats.Msg, error) {
 // than one) and returns the stream sequence of the last one; the others
 // precede it in order. A failed check returns errConflict and stores nothing.
 func (l *eventLog) append(ctx context.Context, entries ...entry) (uint64, error) {
+	if !l.nc.IsConnected() {
+		return 0, errUnavailable
+	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	msgs := make([]*nats.Msg, len(entries))
@@ -140,6 +148,9 @@ func parseAck(data []byte) (uint64, error) {
 
 // last decodes the newest message on subject into v and returns its sequence.
 func (l *eventLog) last(ctx context.Context, subject string, v any) (uint64, error) {
+	if !l.nc.IsConnected() {
+		return 0, errUnavailable
+	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	m, err := l.stream.GetLastMsgForSubject(ctx, subject)
@@ -157,6 +168,9 @@ func (l *eventLog) last(ctx context.Context, subject string, v any) (uint64, err
 
 // next returns the first message on subject at or after seq, or errNoMessage.
 func (l *eventLog) next(ctx context.Context, subject string, seq uint64) (*jetstream.RawStreamMsg, error) {
+	if !l.nc.IsConnected() {
+		return nil, errUnavailable
+	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	if seq == 0 {

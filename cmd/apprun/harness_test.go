@@ -24,7 +24,7 @@ const testAdminToken = "test-admin-token-0123456789"
 
 // testApp is an App whose runs the test steers through input.mode:
 // "ok" completes, "fail" fails (the failure seam), "hold" waits until the
-// harness releases held runs, then completes.
+// harness releases held runs, then completes; "hold_fail" waits, then fails.
 const testAppSlug = "test-app"
 
 type harness struct {
@@ -66,18 +66,19 @@ func (h *harness) apps() []engine.App {
 	release := h.release
 	test := engine.App{Slug: testAppSlug, Name: "Test App", Description: "steered by tests", Price: 10,
 		Timeout: time.Minute, Runnable: true, AcceptsBrandContext: true,
-		InputSchema: []byte(`{"type":"object","properties":{"mode":{"enum":["ok","fail","hold"]}},"required":["mode"]}`),
+		InputSchema: []byte(`{"type":"object","properties":{"mode":{"enum":["ok","fail","hold","hold_fail"]}},"required":["mode"]}`),
 		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			progress(engine.Step{Index: 1, Total: 2, Tool: "first", Message: "first step"})
-			switch job.Input["mode"] {
-			case "fail":
-				return engine.Result{}, fmt.Errorf("the test asked this run to fail")
-			case "hold":
+			mode := job.Input["mode"]
+			if mode == "hold" || mode == "hold_fail" {
 				select {
 				case <-release:
 				case <-ctx.Done():
 					return engine.Result{}, ctx.Err()
 				}
+			}
+			if mode == "fail" || mode == "hold_fail" {
+				return engine.Result{}, fmt.Errorf("the test asked this run to fail")
 			}
 			progress(engine.Step{Index: 2, Total: 2, Tool: "second", Message: "second step"})
 			return engine.Result{Summary: "done", Output: map[string]any{"ok": true}}, nil

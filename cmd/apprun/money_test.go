@@ -7,10 +7,11 @@ import (
 func TestFailedRunIsRefunded(t *testing.T) {
 	h := start(t, withLimits(noLimits))
 	a := h.account(100)
-	runNo := h.create(a, testRun("fail"))
-	if bal, active := h.balance(a); bal != 90 || active < 0 {
-		t.Fatalf("balance %d after creation, want 90 (charged at creation)", bal)
+	runNo := h.create(a, testRun("hold_fail"))
+	if bal, active := h.balance(a); bal != 90 || active != 1 {
+		t.Fatalf("balance %d active %d after creation, want 90 and 1 (charged at creation)", bal, active)
 	}
+	h.releaseHeld()
 	evs := h.collect(a, runNo)
 	last := evs[len(evs)-1]
 	if last.Event != "failed" {
