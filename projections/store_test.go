@@ -1,0 +1,160 @@
+package projections_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/apprun/apprun/embednats"
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/projections"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+type fixture struct {
+	eng  *engine.Engine
+	js   jetstream.JetStream
+	path string
+}
+
+func setup(t *testing.T) *fixture {
+	t.Helper()
+	ns, _ := embednats.New(embednats.Config{StoreDir: t.TempDir()})
+	if err := ns.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Stop)
+	nc, err := ns.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	app := engine.App{Slug: "a", Name: "a", Price: 1, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
+		Executor: engine.ExecutorFunc(func(context.Context, engine.Job, func(engine.Step)) (engine.Result, error) {
+			return engine.Result{Summary: "s"}, nil
+		})}
+	cat, _ := engine.NewCatalog(app)
+	f := &fixture{path: filepath.Join(t.TempDir(), "p.db")}
+	// The engine's brand contexts come from a store of its own: these tests
+	// open and close the store under test.
+	side, err := projections.Open(filepath.Join(t.TempDir(), "side.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { side.Close() })
+	f.eng, err = engine.New(nc, engine.Config{Catalog: cat, BrandContexts: side, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.eng.Stop)
+	f.js, _ = jetstream.New(nc)
+	return f
+}
+
+func (f *fixture) open(t *testing.T) *projections.Store {
+	t.Helper()
+	s, err := projections.Open(f.path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background(), f.js, engine.StreamName); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func waitFor(t *testing.T, s *projections.Store, seq uint64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.WaitFor(ctx, seq); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStoreResumesAfterItsAppliedSequence(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	acct, err := f.eng.OpenAccount(ctx, "a@example.com", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.open(t)
+	waitFor(t, s, acct.Seq)
+	if !s.Ready() {
+		t.Fatal("not ready after catching up with the log as it was at Start")
+	}
+	applied := s.Applied()
+	s.Close()
+
+	_, seq, err := f.eng.GrantCredits(ctx, acct.AccountID, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = f.open(t)
+	defer s.Close()
+	if s.Applied() != applied {
+		t.Fatalf("reopened at %d, want the stored %d", s.Applied(), applied)
+	}
+	waitFor(t, s, seq)
+	a, err := s.Account(acct.AccountID)
+	if err != nil || a.Balance != 15 || a.Email != "a@example.com" {
+		t.Fatalf("account after resuming: %+v %v", a, err)
+	}
+	k, err := s.KeyByHash(engine.HashKey(acct.APIKey))
+	if err != nil || k.AccountID != acct.AccountID || k.Revoked {
+		t.Fatalf("key: %+v %v", k, err)
+	}
+	if _, err := s.KeyByHash(engine.HashKey("ak_other")); err != engine.ErrNotFound {
+		t.Fatalf("unknown key: %v, want ErrNotFound", err)
+	}
+}
+
+func TestRunHistoryPages(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	acct, _ := f.eng.OpenAccount(ctx, "a@example.com", 100)
+	other, _ := f.eng.OpenAccount(ctx, "b@example.com", 100)
+	var made []string
+	var last uint64
+	for i := 0; i < 5; i++ {
+		r, err := f.eng.CreateRun(ctx, engine.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "a", Input: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		made, last = append(made, r.RunNo), r.Seq
+	}
+	o, _ := f.eng.CreateRun(ctx, engine.CreateRunRequest{AccountID: other.AccountID, KeyID: other.KeyID, AppSlug: "a", Input: map[string]any{}})
+	s := f.open(t)
+	defer s.Close()
+	waitFor(t, s, max(last, o.Seq))
+	var got []string
+	var cursor uint64
+	for {
+		page, next, err := s.RunsOf(acct.AccountID, cursor, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range page {
+			got = append(got, r.RunNo)
+		}
+		if next == 0 {
+			break
+		}
+		cursor = next
+	}
+	if len(got) != 5 {
+		t.Fatalf("history %v, want the account's 5 runs", got)
+	}
+	for i := range got {
+		if got[i] != made[4-i] {
+			t.Fatalf("history %v, want newest first of %v", got, made)
+		}
+	}
+}
