@@ -69,6 +69,7 @@ func (x *executor) handle(msg jetstream.Msg) {
 	select {
 	case x.slots <- struct{}{}:
 	case <-x.ctx.Done():
+		_ = msg.Nak() // not started: hand it back at once
 		return
 	}
 	x.running.Add(1)

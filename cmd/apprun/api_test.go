@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -84,12 +83,11 @@ func TestCreateRunRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var r response
+			body := c.body
 			if c.ctype != "" {
-				r = h.doRaw("POST", "/api/v1/runs", c.key, c.body.(string), c.ctype)
-			} else {
-				r = h.do("POST", "/api/v1/runs", c.key, c.body)
+				body = raw{c.body.(string), c.ctype}
 			}
+			r := h.do("POST", "/api/v1/runs", c.key, body)
 			if r.Status != c.status || r.errorCode(t) != c.code {
 				t.Fatalf("got %d %s, want %d %s", r.Status, r.Body, c.status, c.code)
 			}
@@ -109,22 +107,6 @@ func TestCreateRunRules(t *testing.T) {
 	if out := h.waitRun(rich, run); out["status"] != "completed" {
 		t.Fatalf("run with own brand context: %v", out)
 	}
-}
-
-func (h *harness) doRaw(method, path, key, body, ctype string) response {
-	h.t.Helper()
-	req, _ := http.NewRequest(method, h.srv.URL+path, strings.NewReader(body))
-	req.Header.Set("Content-Type", ctype)
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return response{resp.StatusCode, resp.Header, data}
 }
 
 func TestBrandContextOnlyForAppsThatAcceptOne(t *testing.T) {
@@ -180,7 +162,7 @@ func TestEveryErrorIsTheEnvelope(t *testing.T) {
 	}
 	t.Run("body over 1 MiB", func(t *testing.T) {
 		big := `{"app_slug":"cold-email-writer","input":{"proof_points":"` + strings.Repeat("x", 1<<20) + `"}}`
-		r := h.doRaw("POST", "/api/v1/runs", a.Key, big, "application/json")
+		r := h.do("POST", "/api/v1/runs", a.Key, raw{big, "application/json"})
 		if r.Status != 400 || r.errorCode(t) != "invalid_request" {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}

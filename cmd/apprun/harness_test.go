@@ -169,11 +169,17 @@ func (r response) errorCode(t *testing.T) string {
 	return env.Error.Code
 }
 
+// raw is a request body sent as it is, with its own Content-Type.
+type raw struct{ body, contentType string }
+
 func (h *harness) do(method, path, key string, body any, hdr ...string) response {
 	h.t.Helper()
 	var rd io.Reader
+	ctype := "application/json"
 	switch b := body.(type) {
 	case nil:
+	case raw:
+		rd, ctype = strings.NewReader(b.body), b.contentType
 	case string:
 		rd = strings.NewReader(b)
 	case []byte:
@@ -187,7 +193,7 @@ func (h *harness) do(method, path, key string, body any, hdr ...string) response
 		h.t.Fatal(err)
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", ctype)
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
