@@ -25,8 +25,11 @@ type executor struct {
 	cc      jetstream.ConsumeContext
 	ctx     context.Context
 	cancel  context.CancelFunc
-	running sync.WaitGroup
 	slots   chan struct{}
+
+	mu      sync.Mutex // guards stopped and running.Add against stop's Wait
+	stopped bool
+	running sync.WaitGroup
 }
 
 func newExecutor(e *Engine) *executor {
@@ -58,6 +61,9 @@ func (x *executor) stop() {
 	if x.cc != nil {
 		x.cc.Stop()
 	}
+	x.mu.Lock()
+	x.stopped = true
+	x.mu.Unlock()
 	if x.cancel != nil {
 		x.cancel()
 	}
@@ -72,7 +78,15 @@ func (x *executor) handle(msg jetstream.Msg) {
 		_ = msg.Nak() // not started: hand it back at once
 		return
 	}
+	x.mu.Lock()
+	if x.stopped {
+		x.mu.Unlock()
+		<-x.slots
+		_ = msg.Nak()
+		return
+	}
 	x.running.Add(1)
+	x.mu.Unlock()
 	go func() {
 		defer x.running.Done()
 		defer func() { <-x.slots }()

@@ -95,7 +95,13 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 	}
 	s.in = make(chan jetstream.Msg, 4*maxBatch)
 	s.done = make(chan struct{})
-	s.cc, err = cons.Consume(func(m jetstream.Msg) { s.in <- m })
+	done := s.done
+	s.cc, err = cons.Consume(func(m jetstream.Msg) {
+		select {
+		case s.in <- m:
+		case <-done: // stopping: the message is read again on the next start
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("projections: consume: %w", err)
 	}
