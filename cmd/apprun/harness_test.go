@@ -28,7 +28,7 @@ const testAdminToken = "test-admin-token-0123456789"
 const testAppSlug = "test-app"
 
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	cfg     Config
 	node    *Node
@@ -47,7 +47,7 @@ func withHeartbeat(d time.Duration) option {
 // noLimits leaves rate and concurrency limits off so a test pins only what it means to.
 var noLimits = engine.Limits{}
 
-func start(t *testing.T, opts ...option) *harness {
+func start(t testing.TB, opts ...option) *harness {
 	t.Helper()
 	h := &harness{t: t, dir: t.TempDir(), release: make(chan struct{}), relOnce: &sync.Once{}}
 	h.cfg = Config{Addr: "127.0.0.1:0", AdminToken: testAdminToken, Heartbeat: 15 * time.Second,
@@ -145,7 +145,7 @@ type response struct {
 	Body   []byte
 }
 
-func (r response) json(t *testing.T) map[string]any {
+func (r response) json(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.Body, &m); err != nil {
@@ -155,7 +155,7 @@ func (r response) json(t *testing.T) map[string]any {
 }
 
 // errorCode checks the error envelope and returns its code.
-func (r response) errorCode(t *testing.T) string {
+func (r response) errorCode(t testing.TB) string {
 	t.Helper()
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		t.Fatalf("error answer Content-Type %q, want application/json", ct)

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"sync/atomic"
+	"testing"
+)
+
+// BenchmarkCreateRun measures POST /api/v1/runs through the real stack
+// (HTTP, auth, validation, one atomic JetStream batch with SyncAlways, and
+// the wait for the read model), spread over many accounts, limits off.
+//
+//	go test ./cmd/apprun -run '^$' -bench CreateRun -benchtime 2000x
+func BenchmarkCreateRun(b *testing.B) {
+	h := start(b, withLimits(noLimits))
+	accts := make([]account, 64)
+	for i := range accts {
+		accts[i] = h.account(1_000_000)
+	}
+	var n atomic.Int64
+	b.SetParallelism(16) // 32 concurrent clients on 2 cores
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			a := accts[n.Add(1)%int64(len(accts))]
+			if r := h.do("POST", "/api/v1/runs", a.Key, coldEmailRun()); r.Status != 201 {
+				b.Errorf("create: %d %s", r.Status, r.Body)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkGetRun measures GET /api/v1/runs/{run_no} with authentication
+// and the read rate limit enforced (set high, not off).
+//
+//	go test ./cmd/apprun -run '^$' -bench GetRun -benchtime 20000x
+func BenchmarkGetRun(b *testing.B) {
+	h := start(b, withLimits(noLimits))
+	h.cfg.Limits.ReadsPerMinute = 10_000_000
+	h.restart()
+	a := h.account(100)
+	runNo := h.create(a, coldEmailRun())
+	b.SetParallelism(32)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if r := h.do("GET", "/api/v1/runs/"+runNo, a.Key, nil); r.Status != 200 {
+				b.Errorf("get: %d %s", r.Status, r.Body)
+				return
+			}
+		}
+	})
+}
