@@ -21,11 +21,11 @@ const ackWait = 30 * time.Second
 // consumes the same one, so a run executes on one node at a time) and drives
 // each run to exactly one terminal event.
 type executor struct {
-	e       *Engine
-	cc      jetstream.ConsumeContext
-	ctx     context.Context
-	cancel  context.CancelFunc
-	slots   chan struct{}
+	e      *Engine
+	cc     jetstream.ConsumeContext
+	ctx    context.Context
+	cancel context.CancelFunc
+	slots  chan struct{}
 
 	mu      sync.Mutex // guards stopped and running.Add against stop's Wait
 	stopped bool
