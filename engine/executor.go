@@ -174,7 +174,13 @@ func (x *executor) execute(ctx context.Context, runNo string) error {
 			return err
 		}
 	}
-	runCtx, cancel := context.WithTimeout(ctx, app.Timeout)
+	// The timeout runs from the first start: a run redelivered after a
+	// crash gets only what is left of it.
+	deadline := w.run.StartedAt.Add(app.Timeout)
+	if !x.e.now().Before(deadline) {
+		return x.finish(ctx, w, nil, failure(context.DeadlineExceeded, app.Timeout))
+	}
+	runCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	var progressErr error
 	res, runErr := app.Executor.Execute(runCtx, job, func(s Step) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apprun/apprun/apps"
@@ -25,16 +26,50 @@ type Config struct {
 	Limits     engine.Limits
 	Heartbeat  time.Duration
 	Replicas   int
+	// AppTimeouts overrides Apps' timeouts by slug (APPRUN_APP_TIMEOUTS,
+	// "slug=duration,slug=duration").
+	AppTimeouts map[string]time.Duration
 	// Apps replaces the shipped catalog (tests add Apps that fail).
 	Apps   []engine.App
 	Logger *slog.Logger
 }
 
-func (c Config) apps() []engine.App {
-	if c.Apps != nil {
-		return c.Apps
+func (c Config) apps() ([]engine.App, error) {
+	list := c.Apps
+	if list == nil {
+		list = apps.Default()
 	}
-	return apps.Default()
+	list = append([]engine.App(nil), list...)
+	for slug, d := range c.AppTimeouts {
+		found := false
+		for i := range list {
+			if list[i].Slug == slug {
+				list[i].Timeout, found = d, true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("config: timeout for unknown App %q", slug)
+		}
+	}
+	return list, nil
+}
+
+// parseDurations reads "slug=duration,slug=duration".
+func parseDurations(s string) (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		slug, ds, ok := strings.Cut(part, "=")
+		d, err := time.ParseDuration(strings.TrimSpace(ds))
+		if !ok || err != nil || d <= 0 {
+			return nil, fmt.Errorf("%q: want slug=duration, for example cold-email-writer=900s", part)
+		}
+		out[strings.TrimSpace(slug)] = d
+	}
+	return out, nil
 }
 
 func (c Config) validate() error {
@@ -90,9 +125,14 @@ func parseServe(args []string) (Config, error) {
 	fs.IntVar(&c.Limits.OwnerActiveRuns, "owner-active-runs", envInt("APPRUN_OWNER_ACTIVE_RUNS", 3), "active runs per account (APPRUN_OWNER_ACTIVE_RUNS)")
 	fs.IntVar(&c.Limits.PlatformActiveRuns, "platform-active-runs", envInt("APPRUN_PLATFORM_ACTIVE_RUNS", 12), "active runs, all accounts (APPRUN_PLATFORM_ACTIVE_RUNS)")
 	fs.DurationVar(&c.Heartbeat, "heartbeat", envDuration("APPRUN_HEARTBEAT", 15*time.Second), "SSE heartbeat interval (APPRUN_HEARTBEAT)")
+	timeouts := fs.String("app-timeouts", env("APPRUN_APP_TIMEOUTS", ""), "per-App timeouts, slug=duration,... (APPRUN_APP_TIMEOUTS)")
 	fs.IntVar(&c.Replicas, "replicas", envInt("APPRUN_REPLICAS", 1), "stream replicas (APPRUN_REPLICAS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	var err error
+	if c.AppTimeouts, err = parseDurations(*timeouts); err != nil {
+		return c, fmt.Errorf("serve: app-timeouts: %w", err)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))

@@ -40,6 +40,9 @@ type harness struct {
 type option func(*Config)
 
 func withLimits(l engine.Limits) option { return func(c *Config) { c.Limits = l } }
+func withAppTimeout(slug string, d time.Duration) option {
+	return func(c *Config) { c.AppTimeouts = map[string]time.Duration{slug: d} }
+}
 func withHeartbeat(d time.Duration) option {
 	return func(c *Config) { c.Heartbeat = d }
 }

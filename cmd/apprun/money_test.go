@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 )
 
 func TestFailedRunIsRefunded(t *testing.T) {
@@ -44,5 +45,35 @@ func TestCompletedRunKeepsItsCharge(t *testing.T) {
 	h.waitRun(a, h.create(a, testRun("fail")))
 	if bal, active := h.balance(a); bal != 70 || active != 0 {
 		t.Fatalf("3 completed + 1 failed at 10: balance %d active %d, want 70 and 0", bal, active)
+	}
+}
+
+func TestRunPastItsTimeoutFailsAndIsRefunded(t *testing.T) {
+	h := start(t, withLimits(noLimits), withAppTimeout(testAppSlug, 300*time.Millisecond))
+	a := h.account(100)
+	runNo := h.create(a, testRun("hold")) // never released: only the timeout ends it
+	evs := h.collect(a, runNo)
+	last := evs[len(evs)-1]
+	errObj, _ := last.Data["error"].(map[string]any)
+	if last.Event != "failed" || errObj["code"] != "timeout" {
+		t.Fatalf("last event %s %v, want failed with code timeout", last.Event, last.Data)
+	}
+	if bal, active := h.balance(a); bal != 100 || active != 0 {
+		t.Fatalf("after the timeout balance %d active %d, want 100 and 0", bal, active)
+	}
+}
+
+func TestAppTimeoutsConfig(t *testing.T) {
+	cfg, err := parseServe([]string{"--app-timeouts", "cold-email-writer=2s, test-app=150ms"})
+	if err != nil || cfg.AppTimeouts["cold-email-writer"] != 2*time.Second || cfg.AppTimeouts["test-app"] != 150*time.Millisecond {
+		t.Fatalf("parsed %v %v", cfg.AppTimeouts, err)
+	}
+	for _, bad := range []string{"cold-email-writer", "x=soon", "x=-1s"} {
+		if _, err := parseServe([]string{"--app-timeouts", bad}); err == nil {
+			t.Errorf("--app-timeouts %q accepted", bad)
+		}
+	}
+	if _, err := (Config{AppTimeouts: map[string]time.Duration{"nope": time.Second}}).apps(); err == nil {
+		t.Error("a timeout for an unknown App was accepted")
 	}
 }

@@ -60,7 +60,11 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if n.store, err = projections.Open(filepath.Join(n.cfg.DataDir, "projections.db"), n.cfg.Logger); err != nil {
 		return err
 	}
-	catalog, err := engine.NewCatalog(n.cfg.apps()...)
+	list, err := n.cfg.apps()
+	if err != nil {
+		return err
+	}
+	catalog, err := engine.NewCatalog(list...)
 	if err != nil {
 		return err
 	}
