@@ -18,6 +18,10 @@ type CreateRunRequest struct {
 	Input     map[string]any
 	// BrandContextID is nil when the request names none.
 	BrandContextID *string
+	// IdempotencyKey, when set, makes the request safe to retry: the same
+	// key with the same BodyHash returns the first answer.
+	IdempotencyKey string
+	BodyHash       string
 }
 
 // CreatedRun is what admission returns.
@@ -27,6 +31,8 @@ type CreatedRun struct {
 	// Seq is the sequence of the run's created event: the last of the
 	// admission write, so a projection that reached it has all of it.
 	Seq uint64
+	// Replayed is true when an Idempotency-Key returned an earlier answer.
+	Replayed bool
 }
 
 // concurrencyRetryAfter is the Retry-After of a concurrency_limit answer.
@@ -39,6 +45,24 @@ const concurrencyRetryAfter = 2 * time.Second
 // spend the same Credits or the same slot, and a price changed in between
 // answers pricing_not_ready instead of charging an old price.
 func (e *Engine) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRun, error) {
+	if req.IdempotencyKey == "" {
+		return e.createRun(ctx, req, nil)
+	}
+	claim, replay, err := e.claimIdempotency(ctx, req.AccountID, req.IdempotencyKey, req.BodyHash)
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	if replay != nil {
+		return *replay, nil
+	}
+	run, err := e.createRun(ctx, req, claim)
+	if err != nil {
+		e.release(context.WithoutCancel(ctx), claim)
+	}
+	return run, err
+}
+
+func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *idemClaim) (CreatedRun, error) {
 	app, err := e.cfg.Catalog.Lookup(req.AppSlug)
 	if err != nil {
 		return CreatedRun{}, err
@@ -78,10 +102,10 @@ func (e *Engine) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRu
 	}
 	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: newID(PrefixRun, 10), AccountID: req.AccountID,
 		KeyID: req.KeyID, AppSlug: app.Slug, Input: rawInput, BrandContextID: brandID, CreditCost: price.CreditCost}
-	return e.admit(ctx, created, acct, acctSeq, price)
+	return e.admit(ctx, created, acct, acctSeq, price, claim)
 }
 
-func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Account, acctSeq uint64, price Price) (CreatedRun, error) {
+func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Account, acctSeq uint64, price Price, claim *idemClaim) (CreatedRun, error) {
 	for attempt := range maxCASRetries {
 		if attempt > 0 {
 			var err error
@@ -91,6 +115,12 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 			now, err := e.CurrentPrice(ctx, created.AppSlug)
 			if err != nil {
 				return CreatedRun{}, err
+			}
+			if claim != nil {
+				var rec IdemRecord
+				if seq, err := e.log.last(ctx, claim.subject, &rec); err != nil || seq != claim.seq {
+					return CreatedRun{}, Errorf(CodeIdempotencyBusy, "another request took over this Idempotency-Key; retry to get its answer")
+				}
 			}
 			if now.Seq != price.Seq {
 				return CreatedRun{}, Errorf(CodePricingNotReady, "the price of %q changed while the run was being created; retry to run at the current price", created.AppSlug)
@@ -124,8 +154,11 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 		entries = append(entries,
 			entry{subject: jobSubject(created.RunNo), value: JobEvent{Type: "run_queued", V: eventVersion, RunNo: created.RunNo},
 				expect: expectSeq(price.Seq), expectSubject: priceSubject(created.AppSlug)},
-			entry{subject: runSubject(created.RunNo), value: created, expect: expectSeq(0)},
 		)
+		if claim != nil {
+			entries = append(entries, claim.completed(created))
+		}
+		entries = append(entries, entry{subject: runSubject(created.RunNo), value: created, expect: expectSeq(0)})
 		seq, err := e.log.append(ctx, entries...)
 		if errors.Is(err, errConflict) {
 			continue

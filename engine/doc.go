@@ -9,8 +9,9 @@
 // apprun.acct.<id> (ledger events, see package ledger), apprun.run.<run_no>
 // (the run's event log; stream sequences are the SSE ids),
 // apprun.job.<run_no> (work for the executors), apprun.key.<id>,
-// apprun.price.<slug>, apprun.brand.<id> and apprun.slot.<n> (the
-// platform-wide active-run slots). The newest message on a subject is the
+// apprun.price.<slug>, apprun.brand.<id>, apprun.slot.<n> (the
+// platform-wide active-run slots) and apprun.idem.<account>.<key hash>
+// (Idempotency-Key records; the completed one joins the admission batch). The newest message on a subject is the
 // entity's state, so a write guarded by
 // Nats-Expected-Last-Subject-Sequence is a compare-and-set on it.
 //

@@ -152,7 +152,7 @@ func TestPriceChangedDuringAdmissionIsPricingNotReady(t *testing.T) {
 	}
 	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: newID(PrefixRun, 10), AccountID: acct.AccountID,
 		AppSlug: "ok", Input: []byte(`{}`), CreditCost: read.CreditCost}
-	_, err = e.admit(ctx, created, a, seq, read)
+	_, err = e.admit(ctx, created, a, seq, read, nil)
 	if ErrorCode(err) != CodePricingNotReady {
 		t.Fatalf("admission at a stale price: %v, want pricing_not_ready", err)
 	}

@@ -23,6 +23,8 @@ const (
 	CodeRateLimited         Code = "rate_limited"
 	CodeConcurrencyLimit    Code = "concurrency_limit"
 	CodeInternal            Code = "internal_error"
+	CodeIdempotencyBusy     Code = "idempotency_in_progress"
+	CodeIdempotencyReused   Code = "idempotency_key_reused"
 	CodeAccountNotFound     Code = "account_not_found"
 	CodeKeyNotFound         Code = "key_not_found"
 	CodeNotFound            Code = "not_found"

@@ -18,6 +18,7 @@ const (
 	subjPrice   = "apprun.price." // + app slug: price set / recalibrating
 	subjBrand   = "apprun.brand." // + brand_context_id
 	subjSlot    = "apprun.slot."  // + index: platform-wide active-run slots
+	subjIdem    = "apprun.idem."  // + account_id.key-hash: Idempotency-Key records
 	subjLive    = "apprun.live."  // republished run events, core NATS only
 	subjRLC     = "apprun.rl.create."
 	subjRLR     = "apprun.rl.read."
@@ -32,7 +33,7 @@ func brandSubject(id string) string   { return subjBrand + id }
 func slotSubject(i int) string        { return subjSlot + strconv.Itoa(i) }
 func liveSubject(runNo string) string { return subjLive + "run." + runNo }
 func streamSubjects() []string {
-	return []string{subjAccount + "*", subjRun + "*", subjJob + "*", subjKey + "*", subjPrice + "*", subjBrand + "*", subjSlot + "*"}
+	return []string{subjAccount + "*", subjRun + "*", subjJob + "*", subjKey + "*", subjPrice + "*", subjBrand + "*", subjSlot + "*", subjIdem + "*.*"}
 }
 
 // Kind is what an event-log subject is about.

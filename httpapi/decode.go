@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -113,6 +115,14 @@ type createRunBody struct {
 	AppSlug        string
 	Input          map[string]any
 	BrandContextID *string
+}
+
+// hash identifies the request for Idempotency-Key: the decoded body in
+// canonical JSON (sorted keys), so formatting does not make it "different".
+func (b createRunBody) hash() string {
+	data, _ := json.Marshal(map[string]any{"app_slug": b.AppSlug, "input": b.Input, "brand_context_id": b.BrandContextID})
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // decodeCreateRun applies rule 1: a JSON object with a string app_slug, an

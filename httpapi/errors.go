@@ -24,6 +24,8 @@ var statusOf = map[engine.Code]int{
 	engine.CodeNotFound:            http.StatusNotFound,
 	engine.CodeMethodNotAllowed:    http.StatusMethodNotAllowed,
 	engine.CodePricingNotReady:     http.StatusConflict,
+	engine.CodeIdempotencyBusy:     http.StatusConflict,
+	engine.CodeIdempotencyReused:   http.StatusUnprocessableEntity,
 	engine.CodeInvalidInput:        http.StatusUnprocessableEntity,
 	engine.CodeInvalidBrandContext: http.StatusUnprocessableEntity,
 	engine.CodeRateLimited:         http.StatusTooManyRequests,
@@ -59,7 +61,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	if !ok {
 		status = http.StatusInternalServerError
 	}
-	if status == http.StatusTooManyRequests {
+	if status == http.StatusTooManyRequests || de.RetryAfter > 0 {
 		ra := int(de.RetryAfter.Seconds())
 		if ra < 1 {
 			ra = 1

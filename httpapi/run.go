@@ -34,13 +34,23 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	run, err := a.cfg.Engine.CreateRun(r.Context(), engine.CreateRunRequest{AccountID: c.AccountID, KeyID: c.KeyID,
-		AppSlug: body.AppSlug, Input: body.Input, BrandContextID: body.BrandContextID})
+	req := engine.CreateRunRequest{AccountID: c.AccountID, KeyID: c.KeyID,
+		AppSlug: body.AppSlug, Input: body.Input, BrandContextID: body.BrandContextID}
+	if vals, ok := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]; ok {
+		if len(vals) != 1 || !engine.ValidIdempotencyKey(vals[0]) {
+			a.fail(w, r, errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", engine.MaxIdempotencyKey))
+			return
+		}
+		req.IdempotencyKey, req.BodyHash = vals[0], body.hash()
+	}
+	run, err := a.cfg.Engine.CreateRun(r.Context(), req)
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
-	if err := a.awaitRead(r.Context(), run.Seq); err != nil {
+	if run.Replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	} else if err := a.awaitRead(r.Context(), run.Seq); err != nil {
 		a.cfg.Logger.Warn("created run not yet in the read model", "run_no", run.RunNo, "err", err)
 	}
 	w.Header().Set("Location", engine.ResultURL(run.RunNo))

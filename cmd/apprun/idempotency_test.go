@@ -1,0 +1,100 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestIdempotencyKeyReplaysTheFirstAnswer(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	first := h.do("POST", "/api/v1/runs", a.Key, testRun("ok"), "Idempotency-Key", "order-42")
+	if first.Status != 201 || first.Header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("first: %d %s replayed=%q", first.Status, first.Body, first.Header.Get("Idempotent-Replayed"))
+	}
+	// Same request, other formatting and member order: the same request.
+	again := h.do("POST", "/api/v1/runs", a.Key, raw{`{ "input": {"mode":"ok"},  "app_slug": "test-app" }`, "application/json"}, "Idempotency-Key", "order-42")
+	if again.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" || string(again.Body) != string(first.Body) {
+		t.Fatalf("retry: %d %s replayed=%q, want the first answer %s", again.Status, again.Body, again.Header.Get("Idempotent-Replayed"), first.Body)
+	}
+	if bal, _ := h.balance(a); bal != 90 {
+		t.Fatalf("balance %d after a create and its retry, want 90 (one charge)", bal)
+	}
+	// A different body with the same key is refused and charges nothing.
+	other := h.do("POST", "/api/v1/runs", a.Key, testRun("fail"), "Idempotency-Key", "order-42")
+	if other.Status != 422 || other.errorCode(t) != "idempotency_key_reused" {
+		t.Fatalf("same key, other body: %d %s", other.Status, other.Body)
+	}
+	// Keys are per account.
+	b := h.account(100)
+	if r := h.do("POST", "/api/v1/runs", b.Key, testRun("ok"), "Idempotency-Key", "order-42"); r.Status != 201 || r.json(t)["run_no"] == first.json(t)["run_no"] {
+		t.Fatalf("another account's same key: %d %s", r.Status, r.Body)
+	}
+	if bal, _ := h.balance(a); bal != 90 {
+		t.Fatalf("balance %d, want 90", bal)
+	}
+	for _, bad := range []string{strings.Repeat("k", 256), "tab\tkey"} {
+		if r := h.do("POST", "/api/v1/runs", a.Key, testRun("ok"), "Idempotency-Key", bad); r.Status != 400 || r.errorCode(t) != "invalid_request" {
+			t.Fatalf("Idempotency-Key %q: %d %s", bad, r.Status, r.Body)
+		}
+	}
+}
+
+func TestIdempotencyKeyOfAFailedRequestCanBeRetried(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(0)
+	if r := h.do("POST", "/api/v1/runs", a.Key, testRun("ok"), "Idempotency-Key", "k1"); r.Status != 402 {
+		t.Fatalf("first try without credits: %d %s", r.Status, r.Body)
+	}
+	h.do("POST", "/admin/v1/accounts/"+a.ID+"/credits", testAdminToken, map[string]any{"amount": 10})
+	if r := h.do("POST", "/api/v1/runs", a.Key, testRun("ok"), "Idempotency-Key", "k1"); r.Status != 201 || r.Header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("retry after the grant: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestIdempotencyKeyRace(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	for round := 0; round < 3; round++ {
+		a := h.account(100)
+		_, out := concurrently(t, 10, func(int) response {
+			return h.do("POST", "/api/v1/runs", a.Key, testRun("ok"), "Idempotency-Key", "race")
+		})
+		runNo := ""
+		for _, r := range out {
+			switch {
+			case r.Status == 201:
+				no := r.json(t)["run_no"].(string)
+				if runNo != "" && no != runNo {
+					t.Fatalf("round %d: two runs %s and %s for one key", round, runNo, no)
+				}
+				runNo = no
+			case r.Status == 409 && r.errorCode(t) == "idempotency_in_progress":
+			default:
+				t.Fatalf("round %d: answer %d %s, want that run's 201 or a 409", round, r.Status, r.Body)
+			}
+		}
+		if runNo == "" {
+			t.Fatalf("round %d: no request created the run", round)
+		}
+		if bal, _ := h.balance(a); bal != 90 {
+			t.Fatalf("round %d: balance %d after 10 identical requests, want 90", round, bal)
+		}
+		if runs := h.do("GET", "/api/v1/runs", a.Key, nil).json(t)["data"].([]any); len(runs) != 1 {
+			t.Fatalf("round %d: %d runs, want 1", round, len(runs))
+		}
+	}
+}
+
+func TestIdempotencyKeySurvivesARestart(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	first := h.do("POST", "/api/v1/runs", a.Key, testRun("ok"), "Idempotency-Key", "persist")
+	h.restart()
+	again := h.do("POST", "/api/v1/runs", a.Key, testRun("ok"), "Idempotency-Key", "persist")
+	if again.Status != 201 || string(again.Body) != string(first.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("after a restart: %d %s, want the replay of %s", again.Status, again.Body, first.Body)
+	}
+	if bal, _ := h.balance(a); bal != 90 {
+		t.Fatalf("balance %d, want 90", bal)
+	}
+}
