@@ -6,6 +6,23 @@ import (
 
 func (a *API) routeAccount() {
 	a.router.HandleFunc("/api/v1/account", a.reader(a.getAccount)).Methods(http.MethodGet)
+	a.router.HandleFunc("/api/v1/account/ledger", a.reader(a.getStatement)).Methods(http.MethodGet)
+}
+
+// getStatement handles GET /api/v1/account/ledger: grants, charges and
+// refunds, newest first, each with the balance after it; paged like runs.
+func (a *API) getStatement(w http.ResponseWriter, r *http.Request, c caller) {
+	pg, err := pageOf(r)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	lines, next, err := a.cfg.Reads.Statement(c.AccountID, pg.before, pg.limit)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writePage(w, lines, next)
 }
 
 // getAccount handles GET /api/v1/account.

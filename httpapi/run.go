@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -116,26 +115,12 @@ func (a *API) getRun(w http.ResponseWriter, r *http.Request, c caller) {
 // listRuns handles GET /api/v1/runs: newest first, ?limit=1..100 (20),
 // ?cursor= from the previous page's next_cursor.
 func (a *API) listRuns(w http.ResponseWriter, r *http.Request, c caller) {
-	q := r.URL.Query()
-	limit := 20
-	if s := q.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 100 {
-			a.fail(w, r, errorf(engine.CodeInvalidRequest, "limit must be an integer from 1 to 100"))
-			return
-		}
-		limit = n
+	pg, err := pageOf(r)
+	if err != nil {
+		a.fail(w, r, err)
+		return
 	}
-	var before uint64
-	if s := q.Get("cursor"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil || n == 0 {
-			a.fail(w, r, errorf(engine.CodeInvalidRequest, "cursor is not one this API returned"))
-			return
-		}
-		before = n
-	}
-	runs, next, err := a.cfg.Reads.RunsOf(c.AccountID, before, limit)
+	runs, next, err := a.cfg.Reads.RunsOf(c.AccountID, pg.before, pg.limit)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -144,10 +129,5 @@ func (a *API) listRuns(w http.ResponseWriter, r *http.Request, c caller) {
 	for i, run := range runs {
 		data[i] = viewOf(run)
 	}
-	var cursor *string
-	if next != 0 {
-		s := strconv.FormatUint(next, 10)
-		cursor = &s
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": data, "next_cursor": cursor})
+	writePage(w, data, next)
 }

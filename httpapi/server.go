@@ -32,6 +32,7 @@ type ReadModel interface {
 	Account(id string) (ledger.Account, error)
 	Run(runNo string) (engine.Run, error)
 	RunsOf(accountID string, before uint64, limit int) ([]engine.Run, uint64, error)
+	Statement(accountID string, before uint64, limit int) ([]ledger.Line, uint64, error)
 	Price(slug string) (engine.Price, error)
 	WaitFor(ctx context.Context, seq uint64) error
 	Ready() bool

@@ -146,3 +146,25 @@ func Snapshot(e Event, prev Account) Account {
 	a.Balance, a.Active = e.Balance, e.Active
 	return a
 }
+
+// Line is one line of an account's statement: a grant, a charge or a
+// refund, with the balance after it.
+type Line struct {
+	Type    string    `json:"type"` // grant | charge | refund
+	Amount  int64     `json:"amount"`
+	RunNo   string    `json:"run_no,omitempty"`
+	At      time.Time `json:"at"`
+	Balance int64     `json:"balance"`
+}
+
+var lineTypes = map[EventType]string{AccountOpened: "grant", CreditsGranted: "grant", RunCharged: "charge", RunRefunded: "refund"}
+
+// LineOf is the statement line of an event. Settling a completed run moves
+// no Credits and makes none; neither does opening an account with none.
+func LineOf(e Event) (Line, bool) {
+	kind := lineTypes[e.Type]
+	if kind == "" || (e.Type == AccountOpened && e.Amount == 0) {
+		return Line{}, false
+	}
+	return Line{Type: kind, Amount: e.Amount, RunNo: e.RunNo, At: e.At, Balance: e.Balance}, true
+}

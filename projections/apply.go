@@ -23,6 +23,11 @@ func apply(tx *bolt.Tx, subject string, data []byte, seq uint64) error {
 		if err := getJSON(b, []byte(id), &prev); err != nil && ev.Type != ledger.AccountOpened {
 			return err
 		}
+		if entry, ok := ledger.LineOf(ev); ok {
+			if err := putJSON(tx.Bucket(bucketLedger), accountSeqKey(id, seq), entry); err != nil {
+				return err
+			}
+		}
 		return putJSON(b, []byte(id), ledger.Snapshot(ev, prev))
 	case engine.KindRun:
 		var ev engine.RunEvent
@@ -36,7 +41,7 @@ func apply(tx *bolt.Tx, subject string, data []byte, seq uint64) error {
 		}
 		r = engine.ApplyRun(r, ev, seq)
 		if ev.Type == engine.RunCreated {
-			if err := tx.Bucket(bucketAcctRuns).Put(acctRunKey(r.AccountID, seq), []byte(r.RunNo)); err != nil {
+			if err := tx.Bucket(bucketAcctRuns).Put(accountSeqKey(r.AccountID, seq), []byte(r.RunNo)); err != nil {
 				return err
 			}
 		}
@@ -68,7 +73,7 @@ func apply(tx *bolt.Tx, subject string, data []byte, seq uint64) error {
 	return nil // jobs and slots have no read model
 }
 
-// acctRunKey orders an account's runs by creation.
-func acctRunKey(accountID string, seq uint64) []byte {
+// accountSeqKey orders an account's entries (runs, statement) by sequence.
+func accountSeqKey(accountID string, seq uint64) []byte {
 	return append([]byte(accountID+"/"), u64(seq)...)
 }

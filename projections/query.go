@@ -3,6 +3,8 @@ package projections
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
@@ -48,36 +50,66 @@ func (s *Store) Price(slug string) (engine.Price, error) {
 // of the next page, 0 when there is none.
 func (s *Store) RunsOf(accountID string, before uint64, limit int) ([]engine.Run, uint64, error) {
 	var out []engine.Run
-	var next uint64
+	next, err := s.newestFirst(bucketAcctRuns, accountID, before, limit, func(tx *bolt.Tx, v []byte) error {
+		var r engine.Run
+		if err := getJSON(tx.Bucket(bucketRuns), v, &r); err != nil {
+			return err
+		}
+		out = append(out, r)
+		return nil
+	})
+	return out, next, err
+}
+
+// Statement lists an account's grants, charges and refunds newest first,
+// paged like RunsOf.
+func (s *Store) Statement(accountID string, before uint64, limit int) ([]ledger.Line, uint64, error) {
+	var out []ledger.Line
+	next, err := s.newestFirst(bucketLedger, accountID, before, limit, func(_ *bolt.Tx, v []byte) error {
+		var e ledger.Line
+		if err := json.Unmarshal(v, &e); err != nil {
+			return err
+		}
+		out = append(out, e)
+		return nil
+	})
+	return out, next, err
+}
+
+// newestFirst walks the keys accountID/<seq> of an index bucket from the
+// newest down, starting below `before` (0: the newest), calling visit with
+// each value, and returns the sequence to pass as `before` for the next
+// page (0 when there is none).
+func (s *Store) newestFirst(bucket []byte, accountID string, before uint64, limit int, visit func(*bolt.Tx, []byte) error) (uint64, error) {
 	prefix := []byte(accountID + "/")
+	var next uint64
 	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketAcctRuns).Cursor()
+		c := tx.Bucket(bucket).Cursor()
 		var k, v []byte
 		if before == 0 {
 			k, v = c.Seek(append(bytes.Clone(prefix), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff))
 		} else {
-			k, v = c.Seek(acctRunKey(accountID, before))
+			k, v = c.Seek(accountSeqKey(accountID, before))
 		}
 		if k == nil {
 			k, v = c.Last()
 		} else {
 			k, v = c.Prev()
 		}
-		runs := tx.Bucket(bucketRuns)
+		n, lastSeq := 0, uint64(0)
 		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Prev() {
-			if len(out) == limit {
-				next = out[len(out)-1].CreatedSeq
+			if n == limit {
+				next = lastSeq // there is more: the next page starts below the last one shown
 				return nil
 			}
-			var r engine.Run
-			if err := getJSON(runs, v, &r); err != nil {
+			if err := visit(tx, v); err != nil {
 				return err
 			}
-			out = append(out, r)
+			n, lastSeq = n+1, binary.BigEndian.Uint64(k[len(k)-8:])
 		}
 		return nil
 	})
-	return out, next, err
+	return next, err
 }
 
 // Dump returns every read model (all buckets but the applied sequence) as

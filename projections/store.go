@@ -13,6 +13,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/nats-io/nats.go/jetstream"
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 var (
@@ -24,9 +25,15 @@ var (
 	bucketAcctRuns = []byte("account_runs") // account id + created seq → run_no
 	bucketBrands   = []byte("brand_contexts")
 	bucketPrices   = []byte("prices")
+	bucketLedger   = []byte("account_ledger") // account id + seq → StatementEntry
 	keyApplied     = []byte("applied_seq")
-	allBuckets     = [][]byte{bucketMeta, bucketAccounts, bucketKeys, bucketKeyIDs, bucketRuns, bucketAcctRuns, bucketBrands, bucketPrices}
+	keySchema      = []byte("schema_version")
+	allBuckets     = [][]byte{bucketMeta, bucketAccounts, bucketKeys, bucketKeyIDs, bucketRuns, bucketAcctRuns, bucketBrands, bucketPrices, bucketLedger}
 )
+
+// schemaVersion changes whenever the read models change shape; a file of
+// another version is emptied and rebuilt from the log.
+const schemaVersion = "2"
 
 // maxBatch bounds how many events one transaction applies.
 const maxBatch = 512
@@ -59,6 +66,14 @@ func Open(path string, logger *slog.Logger) (*Store, error) {
 	}
 	s := &Store{db: db, logger: logger, advance: make(chan struct{})}
 	err = db.Update(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(bucketMeta); meta != nil && string(meta.Get(keySchema)) != schemaVersion {
+			logger.Info("projections: schema changed; rebuilding from the log", "path", path)
+			for _, b := range allBuckets {
+				if err := tx.DeleteBucket(b); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
+					return err
+				}
+			}
+		}
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
@@ -67,7 +82,7 @@ func Open(path string, logger *slog.Logger) (*Store, error) {
 		if v := tx.Bucket(bucketMeta).Get(keyApplied); v != nil {
 			s.applied = binary.BigEndian.Uint64(v)
 		}
-		return nil
+		return tx.Bucket(bucketMeta).Put(keySchema, []byte(schemaVersion))
 	})
 	if err != nil {
 		db.Close()

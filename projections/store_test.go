@@ -12,6 +12,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/projections"
 	"github.com/nats-io/nats.go/jetstream"
+	bolt "go.etcd.io/bbolt"
 )
 
 type fixture struct {
@@ -156,5 +157,35 @@ func TestRunHistoryPages(t *testing.T) {
 		if got[i] != made[4-i] {
 			t.Fatalf("history %v, want newest first of %v", got, made)
 		}
+	}
+}
+
+func TestAFileOfAnotherSchemaIsRebuiltFromTheLog(t *testing.T) {
+	f := setup(t)
+	acct, err := f.eng.OpenAccount(context.Background(), "a@example.com", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.open(t)
+	waitFor(t, s, acct.Seq)
+	s.Close()
+	db, err := bolt.Open(f.path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Update(func(tx *bolt.Tx) error {
+		_ = tx.DeleteBucket([]byte("account_ledger")) // as an older version left it
+		return tx.Bucket([]byte("meta")).Put([]byte("schema_version"), []byte("1"))
+	})
+	db.Close()
+	s = f.open(t)
+	defer s.Close()
+	if s.Applied() != 0 {
+		t.Fatalf("a file of another schema resumed at %d instead of rebuilding", s.Applied())
+	}
+	waitFor(t, s, acct.Seq)
+	lines, _, err := s.Statement(acct.AccountID, 0, 10)
+	if err != nil || len(lines) != 1 || lines[0].Amount != 10 {
+		t.Fatalf("rebuilt statement %v %v, want the opening grant", lines, err)
 	}
 }

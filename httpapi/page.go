@@ -1,0 +1,48 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/apprun/apprun/engine"
+)
+
+// page is a list request: ?limit=1..100 (default 20) and ?cursor= from the
+// previous page's next_cursor.
+type page struct {
+	limit  int
+	before uint64
+}
+
+func pageOf(r *http.Request) (page, error) {
+	q := r.URL.Query()
+	p := page{limit: 20}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 100 {
+			return p, errorf(engine.CodeInvalidRequest, "limit must be an integer from 1 to 100")
+		}
+		p.limit = n
+	}
+	if s := q.Get("cursor"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || n == 0 {
+			return p, errorf(engine.CodeInvalidRequest, "cursor is not one this API returned")
+		}
+		p.before = n
+	}
+	return p, nil
+}
+
+// writePage answers {"data":[...],"next_cursor":"…"|null}.
+func writePage[T any](w http.ResponseWriter, data []T, next uint64) {
+	if data == nil {
+		data = []T{}
+	}
+	var cursor *string
+	if next != 0 {
+		s := strconv.FormatUint(next, 10)
+		cursor = &s
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": data, "next_cursor": cursor})
+}
