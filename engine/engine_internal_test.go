@@ -196,3 +196,58 @@ func TestConcurrentAdmissionsNeverOverspend(t *testing.T) {
 		t.Fatalf("%d admitted, balance %d: want 2 admitted and 2 Credits left", ok, a.Balance)
 	}
 }
+
+func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
+	e := newTestEngine(t)
+	ctx := context.Background()
+	block := make(chan struct{})
+	defer close(block)
+	app := App{Slug: "stuck", Name: "stuck", Price: 5, Runnable: true, Timeout: time.Minute, InputSchema: []byte(`{"type":"object"}`),
+		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+			select {
+			case <-block:
+			case <-ctx.Done():
+			}
+			return Result{}, ctx.Err()
+		})}
+	app.schema = e.cfg.Catalog.apps["ok"].schema
+	e.cfg.Catalog.apps["stuck"] = &app
+	if _, _, err := e.SetPrice(ctx, "stuck", 5, false); err != nil {
+		t.Fatal(err)
+	}
+	acct, _ := e.OpenAccount(ctx, "a@example.com", 20)
+	run, err := e.CreateRun(ctx, CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "stuck", Input: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first delivery is executing (and stuck); wait for its started event.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		evs, err := e.log.runLog(ctx, run.RunNo, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The delivery after the last allowed attempt ends the run.
+	if err := e.exec.execute(ctx, run.RunNo, maxAttempts+1); err != nil {
+		t.Fatal(err)
+	}
+	events, err := e.log.runLog(ctx, run.RunNo, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := events[len(events)-1].Event
+	if last.Type != RunFailed || last.Error == nil || last.Error.Code != FailInterrupted || last.Refunded != 5 {
+		t.Fatalf("last event %+v (error %+v), want failed/interrupted with a refund of 5", last, last.Error)
+	}
+	if a, _, _ := e.Account(ctx, acct.AccountID); a.Balance != 20 || a.Active != 0 {
+		t.Fatalf("account after the refund: %+v", a)
+	}
+}

@@ -71,8 +71,9 @@ type RunError struct {
 
 // Run failure codes.
 const (
-	FailTimeout   = "timeout"
-	FailExecution = "execution_failed"
+	FailTimeout     = "timeout"
+	FailExecution   = "execution_failed"
+	FailInterrupted = "interrupted"
 )
 
 // PublicData is what a client sees of e on the event stream: no account,

@@ -14,8 +14,12 @@ import (
 )
 
 // ackWait is how long a job may go without a heartbeat before JetStream
-// hands it to another executor.
-const ackWait = 30 * time.Second
+// hands it to another executor: after a crash, how soon a run continues.
+const ackWait = 10 * time.Second
+
+// maxAttempts bounds how often a run is executed: a run interrupted this
+// many times (crashes, stops) fails with code interrupted and is refunded.
+const maxAttempts = 5
 
 // executor consumes run jobs from the shared durable consumer (every node
 // consumes the same one, so a run executes on one node at a time) and drives
@@ -91,7 +95,11 @@ func (x *executor) handle(msg jetstream.Msg) {
 		defer x.running.Done()
 		defer func() { <-x.slots }()
 		stopBeat := heartbeat(msg, ackWait/3)
-		err := x.execute(x.ctx, runNo)
+		attempt := uint64(1)
+		if md, err := msg.Metadata(); err == nil {
+			attempt = md.NumDelivered
+		}
+		err := x.execute(x.ctx, runNo, attempt)
 		stopBeat()
 		if err != nil {
 			if x.ctx.Err() == nil {
@@ -143,7 +151,7 @@ func (w *runWriter) write(ctx context.Context, ev RunEvent) error {
 
 // execute drives one run from its log to a terminal event. A run found
 // already terminal is left alone; an error means "try again later".
-func (x *executor) execute(ctx context.Context, runNo string) error {
+func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) error {
 	events, err := x.e.log.runLog(ctx, runNo, 0)
 	if err != nil {
 		return err
@@ -160,6 +168,10 @@ func (x *executor) execute(ctx context.Context, runNo string) error {
 	}
 	if w.run.Terminal() {
 		return nil
+	}
+	if attempt > maxAttempts {
+		return x.finish(ctx, w, nil, &RunError{Code: FailInterrupted,
+			Message: fmt.Sprintf("the run was interrupted %d times and was not retried again", attempt-1)})
 	}
 	app, err := x.e.cfg.Catalog.Lookup(created.AppSlug)
 	if err != nil {
