@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -89,6 +90,19 @@ func Open(path string, logger *slog.Logger) (*Store, error) {
 		return nil, fmt.Errorf("projections: init %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// OpenExclusive opens the file for a tool that needs it alone (the audit):
+// it fails at once when a running node holds it.
+func OpenExclusive(path string) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("projections: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("projections: open %s: %w", path, err)
+	}
+	return &Store{db: db, logger: slog.Default(), advance: make(chan struct{})}, nil
 }
 
 // Start follows the stream from the first event not yet applied. Ready

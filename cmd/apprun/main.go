@@ -1,5 +1,5 @@
 // Command apprun is the run engine for paid AI Apps: `apprun serve` runs
-// the service, `apprun admin ...` calls its admin API.
+// the service, `apprun admin ...` calls its admin API, `apprun audit` checks the log.
 package main
 
 import (
@@ -19,7 +19,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: apprun serve [flags] | apprun admin <command>")
+		return fmt.Errorf("usage: apprun serve [flags] | apprun admin <command> | apprun audit [flags]")
 	}
 	switch args[0] {
 	case "serve":
@@ -32,7 +32,9 @@ func run(args []string) error {
 		return serve(ctx, cfg, os.Stdout)
 	case "admin":
 		return adminCommand(args[1:], os.Stdout)
+	case "audit":
+		return auditCommand(args[1:], os.Stdout)
 	default:
-		return fmt.Errorf("unknown command %q: want serve or admin", args[0])
+		return fmt.Errorf("unknown command %q: want serve, admin or audit", args[0])
 	}
 }

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/apprun/apprun/embednats"
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/projections"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// auditCommand is `apprun audit`: replay the whole log, check the ledger
+// invariants, compare with the read models, print a summary, and fail on
+// any violation. It needs the data directory to itself (stop the node).
+func auditCommand(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	dir := fs.String("data", env("APPRUN_DATA", "./data"), "data directory (APPRUN_DATA)")
+	url := fs.String("nats-url", env("APPRUN_NATS_URL", ""), "external NATS URL; empty opens the embedded store (APPRUN_NATS_URL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	store, err := projections.OpenExclusive(filepath.Join(*dir, "projections.db"))
+	if err != nil {
+		return fmt.Errorf("audit: %w (is apprun still running on this data directory?)", err)
+	}
+	defer store.Close()
+	var nc *nats.Conn
+	if *url != "" {
+		if nc, err = nats.Connect(*url); err != nil {
+			return fmt.Errorf("audit: connect: %w", err)
+		}
+	} else {
+		ns, err := embednats.New(embednats.Config{StoreDir: filepath.Join(*dir, "nats")})
+		if err != nil {
+			return err
+		}
+		if err := ns.Start(); err != nil {
+			return err
+		}
+		defer ns.Stop()
+		if nc, err = ns.Connect(); err != nil {
+			return err
+		}
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	rep, last, err := replay(ctx, nc)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	mismatches, err := compare(rep, store)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	fmt.Fprintf(out, "audit: %d events replayed (last sequence %d)\n", rep.Events, last)
+	fmt.Fprintf(out, "accounts %d, runs %d (completed %d, failed %d, unfinished %d)\n",
+		len(rep.Accounts), len(rep.Runs), rep.Completed, rep.Failed, rep.Active)
+	fmt.Fprintf(out, "credits granted %d, charged %d, refunded %d\n", rep.Granted, rep.Charged, rep.Refunded)
+	problems := append(rep.Violations, mismatches...)
+	fmt.Fprintf(out, "invariant violations %d, projection mismatches %d\n", len(rep.Violations), len(mismatches))
+	for _, p := range problems {
+		fmt.Fprintln(out, "  -", p)
+	}
+	if len(problems) > 0 {
+		return errors.New("audit failed")
+	}
+	return nil
+}
+
+// replay feeds every message of the stream, in order, to an Audit.
+func replay(ctx context.Context, nc *nats.Conn) (engine.AuditReport, uint64, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return engine.AuditReport{}, 0, err
+	}
+	st, err := js.Stream(ctx, engine.StreamName)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return engine.NewAudit().Report(), 0, nil
+	}
+	if err != nil {
+		return engine.AuditReport{}, 0, err
+	}
+	last := st.CachedInfo().State.LastSeq
+	a := engine.NewAudit()
+	if last == 0 {
+		return a.Report(), 0, nil
+	}
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return engine.AuditReport{}, 0, err
+	}
+	msgs, err := cons.Messages()
+	if err != nil {
+		return engine.AuditReport{}, 0, err
+	}
+	defer msgs.Stop()
+	for {
+		m, err := msgs.Next()
+		if err != nil {
+			return engine.AuditReport{}, 0, err
+		}
+		md, err := m.Metadata()
+		if err != nil {
+			return engine.AuditReport{}, 0, err
+		}
+		a.Apply(m.Subject(), md.Sequence.Stream, m.Data())
+		if md.Sequence.Stream >= last {
+			return a.Report(), last, nil
+		}
+	}
+}
+
+// compare checks the read models against what the log says.
+func compare(rep engine.AuditReport, store *projections.Store) ([]string, error) {
+	var out []string
+	ids := make([]string, 0, len(rep.Accounts))
+	for id := range rep.Accounts {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		want := rep.Accounts[id]
+		got, err := store.Account(id)
+		switch {
+		case errors.Is(err, engine.ErrNotFound):
+			out = append(out, fmt.Sprintf("account %s: missing from the read model", id))
+		case err != nil:
+			return nil, err
+		case got.Balance != want.Balance || got.Active != want.Active:
+			out = append(out, fmt.Sprintf("account %s: read model has balance %d active %d, the log %d and %d", id, got.Balance, got.Active, want.Balance, want.Active))
+		}
+	}
+	for no, status := range rep.Runs {
+		got, err := store.Run(no)
+		switch {
+		case errors.Is(err, engine.ErrNotFound):
+			out = append(out, fmt.Sprintf("run %s: missing from the read model", no))
+		case err != nil:
+			return nil, err
+		case got.Status != status:
+			out = append(out, fmt.Sprintf("run %s: read model says %s, the log %s", no, got.Status, status))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}

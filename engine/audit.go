@@ -1,0 +1,202 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/apprun/apprun/ledger"
+)
+
+// Audit replays the event log and checks the ledger invariants: every
+// ledger event carries the state its fold gives; every charge belongs to a
+// run and every run has exactly one charge; a completed run is settled
+// once and never refunded, a failed run refunded once by its charge; a run
+// has at most one terminal event, and an unfinished run is neither settled
+// nor refunded. Feed it every message of the stream in order, then call
+// Report.
+type Audit struct {
+	accounts map[string]*ledger.Account
+	runs     map[string]*auditRun
+	report   AuditReport
+}
+
+type auditRun struct {
+	account          string
+	cost             int64
+	created          bool
+	status           Status
+	terminals        int
+	charges, settles int
+	refunds          int
+	charged          int64
+	refunded         int64
+}
+
+// AuditReport is what an audit found.
+type AuditReport struct {
+	Events                     int
+	Accounts                   map[string]ledger.Account
+	Runs                       map[string]Status
+	Completed, Failed, Active  int
+	Granted, Charged, Refunded int64
+	Violations                 []string
+}
+
+// NewAudit starts an audit.
+func NewAudit() *Audit {
+	return &Audit{accounts: map[string]*ledger.Account{}, runs: map[string]*auditRun{}}
+}
+
+func (a *Audit) violation(format string, args ...any) {
+	a.report.Violations = append(a.report.Violations, fmt.Sprintf(format, args...))
+}
+
+func (a *Audit) run(runNo string) *auditRun {
+	r := a.runs[runNo]
+	if r == nil {
+		r = &auditRun{}
+		a.runs[runNo] = r
+	}
+	return r
+}
+
+// Apply feeds the message stored at seq.
+func (a *Audit) Apply(subject string, seq uint64, data []byte) {
+	a.report.Events++
+	kind, id := ParseSubject(subject)
+	switch kind {
+	case KindAccount:
+		var ev ledger.Event
+		if err := json.Unmarshal(data, &ev); err != nil {
+			a.violation("event %d on %s: unreadable: %v", seq, subject, err)
+			return
+		}
+		a.applyLedger(id, seq, ev)
+	case KindRun:
+		var ev RunEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			a.violation("event %d on %s: unreadable: %v", seq, subject, err)
+			return
+		}
+		a.applyRun(id, seq, ev)
+	}
+}
+
+func (a *Audit) applyLedger(id string, seq uint64, ev ledger.Event) {
+	acct := a.accounts[id]
+	if acct == nil {
+		if ev.Type != ledger.AccountOpened {
+			a.violation("event %d: %s on account %s before it was opened", seq, ev.Type, id)
+		}
+		acct = &ledger.Account{}
+		a.accounts[id] = acct
+	}
+	*acct = ledger.Apply(*acct, ev)
+	if acct.Balance != ev.Balance || acct.Active != ev.Active {
+		a.violation("event %d: account %s carries balance %d active %d, its log sums to %d and %d (drift)", seq, id, ev.Balance, ev.Active, acct.Balance, acct.Active)
+	}
+	if acct.Balance < 0 || acct.Active < 0 {
+		a.violation("event %d: account %s went negative (balance %d, active %d)", seq, id, acct.Balance, acct.Active)
+	}
+	switch ev.Type {
+	case ledger.AccountOpened, ledger.CreditsGranted:
+		a.report.Granted += ev.Amount
+	case ledger.RunCharged:
+		r := a.run(ev.RunNo)
+		r.charges++
+		r.charged -= ev.Amount
+		a.report.Charged -= ev.Amount
+	case ledger.RunSettled:
+		a.run(ev.RunNo).settles++
+	case ledger.RunRefunded:
+		r := a.run(ev.RunNo)
+		r.refunds++
+		r.refunded += ev.Amount
+		a.report.Refunded += ev.Amount
+	}
+}
+
+func (a *Audit) applyRun(runNo string, seq uint64, ev RunEvent) {
+	r := a.run(runNo)
+	switch ev.Type {
+	case RunCreated:
+		if r.created {
+			a.violation("event %d: run %s created twice", seq, runNo)
+		}
+		r.created, r.account, r.cost, r.status = true, ev.AccountID, ev.CreditCost, StatusQueued
+	case RunStarted, ToolRunning:
+		if r.terminals > 0 {
+			a.violation("event %d: run %s has %s after its terminal event", seq, runNo, ev.Type)
+		} else {
+			r.status = StatusRunning
+		}
+	case RunCompleted, RunFailed:
+		r.terminals++
+		r.status = StatusCompleted
+		if ev.Type == RunFailed {
+			r.status = StatusFailed
+		}
+	}
+}
+
+// Report cross-checks every run against its charge and returns the findings.
+func (a *Audit) Report() AuditReport {
+	rep := a.report
+	rep.Accounts = map[string]ledger.Account{}
+	for id, acct := range a.accounts {
+		rep.Accounts[id] = *acct
+	}
+	rep.Runs = map[string]Status{}
+	runNos := make([]string, 0, len(a.runs))
+	for no := range a.runs {
+		runNos = append(runNos, no)
+	}
+	sort.Strings(runNos)
+	for _, no := range runNos {
+		r := a.runs[no]
+		if !r.created {
+			a.violation("run %s: charged %d time(s) but has no run", no, r.charges)
+			continue
+		}
+		rep.Runs[no] = r.status
+		switch {
+		case r.charges != 1:
+			a.violation("run %s: charged %d times, want once", no, r.charges)
+		case r.charged != r.cost:
+			a.violation("run %s: charged %d, its price was %d", no, r.charged, r.cost)
+		case r.terminals > 1:
+			a.violation("run %s: %d terminal events", no, r.terminals)
+		}
+		switch r.status {
+		case StatusCompleted:
+			rep.Completed++
+			if r.settles != 1 || r.refunds != 0 {
+				a.violation("run %s: completed, settled %d and refunded %d times (want 1 and 0)", no, r.settles, r.refunds)
+			}
+		case StatusFailed:
+			rep.Failed++
+			if r.refunds != 1 || r.settles != 0 || r.refunded != r.cost {
+				a.violation("run %s: failed, refunded %d times (%d Credits) and settled %d times (want once, %d, 0)", no, r.refunds, r.refunded, r.settles, r.cost)
+			}
+		default:
+			rep.Active++
+			if r.refunds+r.settles != 0 {
+				a.violation("run %s: not finished but settled %d and refunded %d times", no, r.settles, r.refunds)
+			}
+		}
+	}
+	active := map[string]int{}
+	for _, r := range a.runs {
+		if r.created && r.status != StatusCompleted && r.status != StatusFailed {
+			active[r.account]++
+		}
+	}
+	for id, acct := range a.accounts {
+		if acct.Active != active[id] {
+			a.violation("account %s: %d active runs on its ledger, %d unfinished runs in the log", id, acct.Active, active[id])
+		}
+	}
+	rep.Violations = a.report.Violations
+	return rep
+}

@@ -1,0 +1,76 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
+)
+
+type logged struct {
+	subject string
+	v       any
+}
+
+func acctEv(typ ledger.EventType, amount int64, run string, balance int64, active int) logged {
+	return logged{"apprun.acct.acct_a", ledger.Event{Type: typ, V: 1, AccountID: "acct_a", Amount: amount, RunNo: run, Balance: balance, Active: active}}
+}
+
+func runEv(no string, typ engine.RunEventType) logged {
+	return logged{"apprun.run." + no, engine.RunEvent{Type: typ, V: 1, RunNo: no, AccountID: "acct_a", CreditCost: 10, At: time.Unix(0, 0)}}
+}
+
+func audit(events ...logged) engine.AuditReport {
+	a := engine.NewAudit()
+	for i, e := range events {
+		data, _ := json.Marshal(e.v)
+		a.Apply(e.subject, uint64(i+1), data)
+	}
+	return a.Report()
+}
+
+func TestAuditFindsEveryBrokenInvariant(t *testing.T) {
+	open := acctEv(ledger.AccountOpened, 100, "", 100, 0)
+	charge := acctEv(ledger.RunCharged, -10, "run_a", 90, 1)
+	created := runEv("run_a", engine.RunCreated)
+	cases := []struct {
+		name   string
+		events []logged
+		want   string // "" = clean
+	}{
+		{"completed and settled", []logged{open, charge, created, runEv("run_a", engine.RunCompleted), acctEv(ledger.RunSettled, 0, "run_a", 90, 0)}, ""},
+		{"failed and refunded", []logged{open, charge, created, runEv("run_a", engine.RunFailed), acctEv(ledger.RunRefunded, 10, "run_a", 100, 0)}, ""},
+		{"still running", []logged{open, charge, created, runEv("run_a", engine.RunStarted)}, ""},
+		{"charge without a run", []logged{open, charge}, "has no run"},
+		{"run charged twice", []logged{open, charge, acctEv(ledger.RunCharged, -10, "run_a", 80, 2), created}, "charged 2 times"},
+		{"refund of a completed run", []logged{open, charge, created, runEv("run_a", engine.RunCompleted), acctEv(ledger.RunRefunded, 10, "run_a", 100, 0)}, "completed, settled 0 and refunded 1"},
+		{"double refund", []logged{open, charge, created, runEv("run_a", engine.RunFailed), acctEv(ledger.RunRefunded, 10, "run_a", 100, 0), acctEv(ledger.RunRefunded, 10, "run_a", 110, -1)}, "refunded 2 times"},
+		{"failed without refund", []logged{open, charge, created, runEv("run_a", engine.RunFailed), acctEv(ledger.RunSettled, 0, "run_a", 90, 0)}, "failed, refunded 0 times"},
+		{"two terminal events", []logged{open, charge, created, runEv("run_a", engine.RunCompleted), runEv("run_a", engine.RunFailed), acctEv(ledger.RunSettled, 0, "run_a", 90, 0)}, "2 terminal events"},
+		{"balance drift", []logged{open, acctEv(ledger.CreditsGranted, 5, "", 110, 0)}, "drift"},
+		{"refund of an unfinished run", []logged{open, charge, created, acctEv(ledger.RunRefunded, 10, "run_a", 100, 0)}, "not finished"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep := audit(c.events...)
+			all := strings.Join(rep.Violations, "\n")
+			if c.want == "" && len(rep.Violations) > 0 {
+				t.Fatalf("clean log reported: %s", all)
+			}
+			if c.want != "" && !strings.Contains(all, c.want) {
+				t.Fatalf("violations %q do not include %q", all, c.want)
+			}
+		})
+	}
+}
+
+func TestAuditSumsTheLedger(t *testing.T) {
+	rep := audit(acctEv(ledger.AccountOpened, 100, "", 100, 0), acctEv(ledger.RunCharged, -10, "run_a", 90, 1),
+		runEv("run_a", engine.RunCreated), runEv("run_a", engine.RunFailed), acctEv(ledger.RunRefunded, 10, "run_a", 100, 0))
+	if rep.Granted != 100 || rep.Charged != 10 || rep.Refunded != 10 || rep.Failed != 1 || rep.Accounts["acct_a"].Balance != 100 {
+		t.Fatalf("report %+v", rep)
+	}
+}
