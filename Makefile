@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/apprun
 
-.PHONY: run build test vet fuzz clean
+.PHONY: run build test chaos fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/apprun
@@ -15,6 +15,11 @@ run: build
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+# The fault test at full strength: 25 SIGKILLs of a real server process
+# under concurrent run creation, then every invariant and `apprun audit`.
+chaos:
+	CHAOS_KILLS=25 $(GO) test ./cmd/apprun -run TestChaos -count=1 -v -timeout 20m
 
 # Longer fuzzing of the request decoders (make test runs the seed corpus).
 fuzz:

@@ -14,7 +14,7 @@ const (
 	IdempotencyWindow = 24 * time.Hour
 	// idemClaimTTL is how long a claim by a request still in progress blocks
 	// others; a claim older than this was left by a crash and is taken over.
-	idemClaimTTL = 30 * time.Second
+	idemClaimTTL = 10 * time.Second
 	// MaxIdempotencyKey bounds a key's length.
 	MaxIdempotencyKey = 255
 )

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// chaosKills is how many times the chaos test kills the server: a few in
+// `make test`, CHAOS_KILLS (25 in `make chaos`) for the full run.
+func chaosKills() int {
+	if n, err := strconv.Atoi(os.Getenv("CHAOS_KILLS")); err == nil && n > 0 {
+		return n
+	}
+	if testing.Short() {
+		return 2
+	}
+	return 4
+}
+
+// proc is one apprun server process.
+type proc struct {
+	cmd  *exec.Cmd
+	base string
+}
+
+type chaos struct {
+	t        *testing.T
+	bin, dir string
+	logs     *os.File
+	client   *http.Client
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func (c *chaos) start() *proc {
+	c.t.Helper()
+	addr := freeAddr(c.t)
+	cmd := exec.Command(c.bin, "serve", "--data", c.dir, "--addr", addr, "--admin-token", testAdminToken,
+		"--create-per-min", "0", "--reads-per-min", "0", "--owner-active-runs", "0", "--platform-active-runs", "64")
+	cmd.Stdout, cmd.Stderr = c.logs, c.logs
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, base: "http://" + addr}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := c.client.Get(p.base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("server not healthy within 60s (see %s)", c.logs.Name())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (p *proc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.cmd.Wait()
+}
+
+func (p *proc) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Wait()
+}
+
+// call makes one request; err is set when no HTTP answer came back.
+func (c *chaos) call(p *proc, method, path, key string, body any, hdr ...string) (int, map[string]any, error) {
+	var rd io.Reader
+	if body != nil {
+		data, _ := json.Marshal(body)
+		rd = bytes.NewReader(data)
+	}
+	req, _ := http.NewRequest(method, p.base+path, rd)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m, nil
+}
+
+// request is one logical create, retried with its Idempotency-Key until it
+// gets an answer.
+type request struct {
+	acct  int
+	key   string
+	runNo string
+}
+
+func TestChaosKillsLoseNoRunAndNoCredit(t *testing.T) {
+	c := &chaos{t: t, dir: t.TempDir(), client: &http.Client{Timeout: 10 * time.Second}}
+	c.bin = filepath.Join(t.TempDir(), "apprun")
+	if out, err := exec.Command("go", "build", "-o", c.bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	var err error
+	if c.logs, err = os.Create(filepath.Join(t.TempDir(), "server.log")); err != nil {
+		t.Fatal(err)
+	}
+	defer c.logs.Close()
+
+	const credits = 100_000
+	p := c.start()
+	keys := make([]string, 6)
+	for i := range keys {
+		status, m, err := c.call(p, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": fmt.Sprintf("chaos%d@example.com", i), "credits": credits})
+		if err != nil || status != 201 {
+			t.Fatalf("open account: %d %v %v", status, m, err)
+		}
+		keys[i] = m["api_key"].(string)
+	}
+
+	var mu sync.Mutex
+	var acked, pending []*request
+	seq := 0
+	kills := chaosKills()
+	for k := 0; k < kills; k++ {
+		if k > 0 {
+			p = c.start()
+		}
+		// Requests whose answer a kill swallowed go again first, same key.
+		retry := pending
+		pending = nil
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		work := make(chan *request, 1024)
+		for _, r := range retry {
+			work <- r
+		}
+		for w := 0; w < 6; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for ctx.Err() == nil {
+					var r *request
+					select {
+					case r = <-work:
+					default:
+						mu.Lock()
+						seq++
+						r = &request{acct: seq % len(keys), key: fmt.Sprintf("chaos-%d", seq)}
+						mu.Unlock()
+					}
+					status, m, err := c.call(p, "POST", "/api/v1/runs", keys[r.acct], coldEmailRun(), "Idempotency-Key", r.key)
+					mu.Lock()
+					switch {
+					case err == nil && status == 201:
+						r.runNo = m["run_no"].(string)
+						acked = append(acked, r)
+					case err == nil && (status == 409 || status == 503 || status == 500):
+						pending = append(pending, r) // in progress or unavailable: ask again later
+					case err == nil:
+						mu.Unlock()
+						t.Errorf("create answered %d %v", status, m)
+						return
+					default:
+						pending = append(pending, r) // no answer: it may or may not have been created
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		time.Sleep(time.Duration(50+rand.IntN(350)) * time.Millisecond)
+		p.kill()
+		cancel()
+		wg.Wait()
+	}
+
+	// Final start: every request without an answer gets one, then every run finishes.
+	p = c.start()
+	defer func() { p.stop() }()
+	deadline := time.Now().Add(90 * time.Second)
+	for len(pending) > 0 {
+		r := pending[0]
+		status, m, err := c.call(p, "POST", "/api/v1/runs", keys[r.acct], coldEmailRun(), "Idempotency-Key", r.key)
+		switch {
+		case err == nil && status == 201:
+			r.runNo = m["run_no"].(string)
+			acked = append(acked, r)
+			pending = pending[1:]
+		case time.Now().After(deadline):
+			t.Fatalf("request %s still answered %d %v %v", r.key, status, m, err)
+		default:
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	byAccount := make([]map[string]bool, len(keys))
+	for i := range byAccount {
+		byAccount[i] = map[string]bool{}
+	}
+	for _, r := range acked {
+		byAccount[r.acct][r.runNo] = true
+	}
+	violations := 0
+	fail := func(format string, args ...any) {
+		violations++
+		t.Errorf(format, args...)
+	}
+	for i, key := range keys {
+		runs := c.waitAllTerminal(p, key, deadline)
+		var completedCost int64
+		for _, run := range runs {
+			no := run["run_no"].(string)
+			if !byAccount[i][no] {
+				fail("account %d: run %s exists but no request was answered with it (a duplicate or an orphan)", i, no)
+			}
+			if run["status"] == "completed" {
+				completedCost += int64(run["credit_cost"].(float64))
+			}
+		}
+		if len(runs) != len(byAccount[i]) {
+			fail("account %d: %d runs in its history, %d acknowledged", i, len(runs), len(byAccount[i]))
+		}
+		_, acct, _ := c.call(p, "GET", "/api/v1/account", key, nil)
+		if bal := int64(acct["balance"].(float64)); bal != credits-completedCost || acct["active_runs"] != float64(0) {
+			fail("account %d: balance %d active %v, want %d and 0", i, bal, acct["active_runs"], credits-completedCost)
+		}
+	}
+	p.stop()
+	out, err := exec.Command(c.bin, "audit", "--data", c.dir).CombinedOutput()
+	if err != nil {
+		fail("apprun audit: %v\n%s", err, out)
+	}
+	t.Logf("chaos: %d runs acknowledged, %d kills survived, %d invariant violations\n%s", len(acked), kills, violations, out)
+}
+
+// waitAllTerminal pages through an account's runs until none is unfinished.
+func (c *chaos) waitAllTerminal(p *proc, key string, deadline time.Time) []map[string]any {
+	c.t.Helper()
+	for {
+		var runs []map[string]any
+		cursor, unfinished := "", 0
+		for {
+			path := "/api/v1/runs?limit=100"
+			if cursor != "" {
+				path += "&cursor=" + cursor
+			}
+			status, m, err := c.call(p, "GET", path, key, nil)
+			if err != nil || status != 200 {
+				c.t.Fatalf("history: %d %v", status, err)
+			}
+			for _, e := range m["data"].([]any) {
+				run := e.(map[string]any)
+				if s := run["status"]; s != "completed" && s != "failed" {
+					unfinished++
+				}
+				runs = append(runs, run)
+			}
+			next, _ := m["next_cursor"].(string)
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		if unfinished == 0 {
+			return runs
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%d runs still unfinished", unfinished)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
