@@ -17,7 +17,8 @@ test:
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 # The fault test at full strength: 25 SIGKILLs of a real server process
-# under concurrent run creation, then every invariant and `apprun audit`.
+# under concurrent run creation (a 4ms timeout makes some runs fail and be
+# refunded), then every invariant and `apprun audit`.
 chaos:
 	CHAOS_KILLS=25 $(GO) test ./cmd/apprun -run TestChaos -count=1 -v -timeout 20m
 

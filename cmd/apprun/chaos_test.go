@@ -58,7 +58,9 @@ func (c *chaos) start() *proc {
 	c.t.Helper()
 	addr := freeAddr(c.t)
 	cmd := exec.Command(c.bin, "serve", "--data", c.dir, "--addr", addr, "--admin-token", testAdminToken,
-		"--create-per-min", "0", "--reads-per-min", "0", "--owner-active-runs", "0", "--platform-active-runs", "64")
+		"--create-per-min", "0", "--reads-per-min", "0", "--owner-active-runs", "0", "--platform-active-runs", "64",
+		// A timeout near the writer's own duration: some runs fail and are refunded.
+		"--app-timeouts", "cold-email-writer=4ms")
 	cmd.Stdout, cmd.Stderr = c.logs, c.logs
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
