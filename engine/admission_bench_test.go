@@ -29,7 +29,7 @@ func BenchmarkAdmission(b *testing.B) {
 			idle := App{Slug: "idle", Name: "idle", Price: 1, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
 				Executor: ExecutorFunc(func(ctx context.Context, _ Job, _ func(Step)) (Result, error) { return Result{}, nil })}
 			cat, _ := NewCatalog(idle)
-			e, _ := New(nc, Config{Catalog: cat, BrandContexts: &brandMap{m: map[string]BrandContext{}}, Workers: 1,
+			e, _ := New(nc, Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}}, Workers: 1,
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			if err := e.Start(context.Background()); err != nil {
 				b.Fatal(err)
@@ -71,7 +71,7 @@ func BenchmarkEventAppend(b *testing.B) {
 			nc, _ := ns.Connect()
 			defer nc.Close()
 			cat, _ := NewCatalog(okApp())
-			e, _ := New(nc, Config{Catalog: cat, BrandContexts: &brandMap{m: map[string]BrandContext{}},
+			e, _ := New(nc, Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			if err := e.Start(context.Background()); err != nil {
 				b.Fatal(err)

@@ -31,6 +31,7 @@ type auditRun struct {
 	refunds          int
 	charged          int64
 	refunded         int64
+	expired          bool
 }
 
 // AuditReport is what an audit found.
@@ -38,6 +39,7 @@ type AuditReport struct {
 	Events                     int
 	Accounts                   map[string]ledger.Account
 	Runs                       map[string]Status
+	Expired                    map[string]bool // runs removed after retention
 	Completed, Failed, Active  int
 	Granted, Charged, Refunded int64
 	Violations                 []string
@@ -80,6 +82,19 @@ func (a *Audit) Apply(subject string, seq uint64, data []byte) {
 			return
 		}
 		a.applyRun(id, seq, ev)
+	case KindExpired:
+		var ev RunExpired
+		if err := json.Unmarshal(data, &ev); err != nil {
+			a.violation("event %d on %s: unreadable: %v", seq, subject, err)
+			return
+		}
+		// The run's own events were purged after retention; the marker
+		// stands for its creation and its end.
+		r := a.run(id)
+		r.expired = true
+		if !r.created {
+			r.created, r.account, r.cost, r.status, r.terminals = true, ev.AccountID, ev.CreditCost, ev.Status, 1
+		}
 	}
 }
 
@@ -147,7 +162,7 @@ func (a *Audit) Report() AuditReport {
 	for id, acct := range a.accounts {
 		rep.Accounts[id] = *acct
 	}
-	rep.Runs = map[string]Status{}
+	rep.Runs, rep.Expired = map[string]Status{}, map[string]bool{}
 	runNos := make([]string, 0, len(a.runs))
 	for no := range a.runs {
 		runNos = append(runNos, no)
@@ -160,6 +175,9 @@ func (a *Audit) Report() AuditReport {
 			continue
 		}
 		rep.Runs[no] = r.status
+		if r.expired {
+			rep.Expired[no] = true
+		}
 		switch {
 		case r.charges != 1:
 			a.violation("run %s: charged %d times, want once", no, r.charges)

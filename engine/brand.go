@@ -38,7 +38,7 @@ func (e *Engine) brandContextFor(ctx context.Context, app *App, accountID, id st
 	if !ValidID(PrefixBrand, id) {
 		return nil, Errorf(CodeInvalidBrandContext, "brand_context_id %q is not a brand context id", id)
 	}
-	bc, err := e.cfg.BrandContexts.BrandContext(ctx, id)
+	bc, err := e.cfg.Reads.BrandContext(ctx, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && bc.AccountID != accountID) {
 		return nil, Errorf(CodeInvalidBrandContext, "no brand context %q in this account", id)
 	}

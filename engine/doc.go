@@ -59,6 +59,14 @@
 // internal_error before anything is written, or, for an atomic batch,
 // nothing of it is.
 //
+// # Retention
+//
+// A sweeper (retention.go) finds runs that ended longer ago than their
+// App's retention. For each it writes apprun.expired.<run_no> (CAS: one
+// node wins), which carries the run's final status and price, and purges
+// the run's and job's subjects. The read models drop the run on the
+// marker; a rebuild never sees it. Ledger events are never purged.
+//
 // # Live events
 //
 // The stream republishes run events to core NATS (apprun.live.run.*). Each

@@ -20,9 +20,12 @@ type Limits struct {
 	PlatformActiveRuns int // active runs, all accounts
 }
 
-// BrandContexts reads brand contexts (the projections implement it).
-type BrandContexts interface {
+// Reads is what the engine reads from the read models (the projections
+// implement it): brand contexts for runs, finished runs for retention.
+type Reads interface {
 	BrandContext(ctx context.Context, id string) (BrandContext, error)
+	// FinishedBefore lists up to limit runs that ended before t, oldest first.
+	FinishedBefore(t time.Time, limit int) ([]FinishedRun, error)
 }
 
 // ErrNotFound is the expected absence of a record in a read model.
@@ -30,15 +33,17 @@ var ErrNotFound = errors.New("not found")
 
 // Config configures an Engine. Zero values get defaults in New.
 type Config struct {
-	Catalog       *Catalog
-	Limits        Limits
-	BrandContexts BrandContexts
+	Catalog *Catalog
+	Limits  Limits
+	Reads   Reads
 	// Replicas of the streams (1 embedded, 3 on a cluster).
 	Replicas int
 	// Timeout bounds each JetStream request (default 5s).
 	Timeout time.Duration
 	// Workers bounds how many runs this node executes at once (default 32).
 	Workers int
+	// SweepEvery is how often expired runs are removed (default 1m).
+	SweepEvery time.Duration
 	// Now is the clock (default time.Now); events carry its time.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -47,11 +52,12 @@ type Config struct {
 // Engine runs apprun's domain on a JetStream event log: admission of runs
 // with their charge, execution, accounts, keys, prices and brand contexts.
 type Engine struct {
-	cfg  Config
-	nc   *nats.Conn
-	log  *eventLog
-	hub  *hub
-	exec *executor
+	cfg   Config
+	nc    *nats.Conn
+	log   *eventLog
+	hub   *hub
+	exec  *executor
+	sweep *sweeper
 
 	stopOnce sync.Once
 }
@@ -64,8 +70,11 @@ func New(nc *nats.Conn, cfg Config) (*Engine, error) {
 	if cfg.Catalog == nil {
 		return nil, errors.New("engine: Catalog is required")
 	}
-	if cfg.BrandContexts == nil {
-		return nil, errors.New("engine: BrandContexts is required")
+	if cfg.Reads == nil {
+		return nil, errors.New("engine: Reads is required")
+	}
+	if cfg.SweepEvery <= 0 {
+		cfg.SweepEvery = time.Minute
 	}
 	if cfg.Replicas <= 0 {
 		cfg.Replicas = 1
@@ -110,6 +119,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.hub.stop()
 		return fmt.Errorf("engine: executor: %w", err)
 	}
+	e.sweep = startSweeper(e)
 	return nil
 }
 
@@ -117,6 +127,9 @@ func (e *Engine) Start(ctx context.Context) error {
 // the hub. Safe twice and before Start.
 func (e *Engine) Stop() {
 	e.stopOnce.Do(func() {
+		if e.sweep != nil {
+			e.sweep.stop()
+		}
 		if e.exec != nil {
 			e.exec.stop()
 		}

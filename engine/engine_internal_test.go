@@ -28,6 +28,8 @@ func (b *brandMap) BrandContext(_ context.Context, id string) (BrandContext, err
 	return bc, nil
 }
 
+func (b *brandMap) FinishedBefore(time.Time, int) ([]FinishedRun, error) { return nil, nil }
+
 func okApp() App {
 	return App{Slug: "ok", Name: "ok", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
 		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
@@ -55,7 +57,7 @@ func newTestEngine(t *testing.T) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(nc, Config{Catalog: cat, BrandContexts: &brandMap{m: map[string]BrandContext{}},
+	e, err := New(nc, Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
 		Limits: Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

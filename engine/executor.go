@@ -221,7 +221,7 @@ func (x *executor) jobFor(ctx context.Context, app *App, created RunEvent) (Job,
 		return Job{}, fmt.Errorf("stored input unreadable: %w", err)
 	}
 	if created.BrandContextID != "" {
-		bc, err := x.e.cfg.BrandContexts.BrandContext(ctx, created.BrandContextID)
+		bc, err := x.e.cfg.Reads.BrandContext(ctx, created.BrandContextID)
 		if err != nil {
 			return Job{}, fmt.Errorf("brand context %s unreadable: %w", created.BrandContextID, err)
 		}

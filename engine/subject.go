@@ -11,15 +11,16 @@ const (
 	streamRLRead     = "APPRUN_RL_READ"
 	executorConsumer = "apprun-executor"
 
-	subjAccount = "apprun.acct."  // + account_id: ledger events
-	subjRun     = "apprun.run."   // + run_no: the run's event log
-	subjJob     = "apprun.job."   // + run_no: work item for the executor
-	subjKey     = "apprun.key."   // + key_id: key created / revoked
-	subjPrice   = "apprun.price." // + app slug: price set / recalibrating
-	subjBrand   = "apprun.brand." // + brand_context_id
-	subjSlot    = "apprun.slot."  // + index: platform-wide active-run slots
-	subjIdem    = "apprun.idem."  // + account_id.key-hash: Idempotency-Key records
-	subjLive    = "apprun.live."  // republished run events, core NATS only
+	subjAccount = "apprun.acct."    // + account_id: ledger events
+	subjRun     = "apprun.run."     // + run_no: the run's event log
+	subjJob     = "apprun.job."     // + run_no: work item for the executor
+	subjKey     = "apprun.key."     // + key_id: key created / revoked
+	subjPrice   = "apprun.price."   // + app slug: price set / recalibrating
+	subjBrand   = "apprun.brand."   // + brand_context_id
+	subjSlot    = "apprun.slot."    // + index: platform-wide active-run slots
+	subjIdem    = "apprun.idem."    // + account_id.key-hash: Idempotency-Key records
+	subjExpired = "apprun.expired." // + run_no: the run's log was removed after retention
+	subjLive    = "apprun.live."    // republished run events, core NATS only
 	subjRLC     = "apprun.rl.create."
 	subjRLR     = "apprun.rl.read."
 )
@@ -33,7 +34,7 @@ func brandSubject(id string) string   { return subjBrand + id }
 func slotSubject(i int) string        { return subjSlot + strconv.Itoa(i) }
 func liveSubject(runNo string) string { return subjLive + "run." + runNo }
 func streamSubjects() []string {
-	return []string{subjAccount + "*", subjRun + "*", subjJob + "*", subjKey + "*", subjPrice + "*", subjBrand + "*", subjSlot + "*", subjIdem + "*.*"}
+	return []string{subjAccount + "*", subjRun + "*", subjJob + "*", subjKey + "*", subjPrice + "*", subjBrand + "*", subjSlot + "*", subjIdem + "*.*", subjExpired + "*"}
 }
 
 // Kind is what an event-log subject is about.
@@ -49,6 +50,7 @@ const (
 	KindPrice
 	KindBrand
 	KindSlot
+	KindExpired
 )
 
 // ParseSubject returns the kind of an event-log subject and the id in it.
@@ -57,10 +59,12 @@ func ParseSubject(subject string) (Kind, string) {
 		prefix string
 		kind   Kind
 	}{{subjRun, KindRun}, {subjAccount, KindAccount}, {subjJob, KindJob}, {subjKey, KindKey},
-		{subjPrice, KindPrice}, {subjBrand, KindBrand}, {subjSlot, KindSlot}} {
+		{subjPrice, KindPrice}, {subjBrand, KindBrand}, {subjSlot, KindSlot}, {subjExpired, KindExpired}} {
 		if len(subject) > len(p.prefix) && subject[:len(p.prefix)] == p.prefix {
 			return p.kind, subject[len(p.prefix):]
 		}
 	}
 	return KindOther, ""
 }
+
+func expiredSubject(runNo string) string { return subjExpired + runNo }

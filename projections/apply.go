@@ -2,6 +2,7 @@ package projections
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
@@ -45,7 +46,16 @@ func apply(tx *bolt.Tx, subject string, data []byte, seq uint64) error {
 				return err
 			}
 		}
+		if r.Terminal() && r.FinishedAt != nil {
+			f := engine.FinishedRun{RunNo: r.RunNo, AccountID: r.AccountID, AppSlug: r.AppSlug, Status: r.Status,
+				CreditCost: r.CreditCost, FinishedAt: *r.FinishedAt}
+			if err := putJSON(tx.Bucket(bucketFinished), finishedKey(f.FinishedAt, r.RunNo), f); err != nil {
+				return err
+			}
+		}
 		return putJSON(b, []byte(id), r)
+	case engine.KindExpired:
+		return expireRun(tx, id)
 	case engine.KindKey:
 		var ev engine.KeyEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
@@ -76,4 +86,29 @@ func apply(tx *bolt.Tx, subject string, data []byte, seq uint64) error {
 // accountSeqKey orders an account's entries (runs, statement) by sequence.
 func accountSeqKey(accountID string, seq uint64) []byte {
 	return append([]byte(accountID+"/"), u64(seq)...)
+}
+
+// expireRun removes every trace of a run from the read models (its ledger
+// lines stay). A rebuild never sees the run's purged events, so live and
+// rebuilt state agree.
+func expireRun(tx *bolt.Tx, runNo string) error {
+	runs := tx.Bucket(bucketRuns)
+	var r engine.Run
+	if err := getJSON(runs, []byte(runNo), &r); err != nil {
+		return nil // never seen (a rebuild after the purge) or already gone
+	}
+	if err := tx.Bucket(bucketAcctRuns).Delete(accountSeqKey(r.AccountID, r.CreatedSeq)); err != nil {
+		return err
+	}
+	if r.FinishedAt != nil {
+		if err := tx.Bucket(bucketFinished).Delete(finishedKey(*r.FinishedAt, runNo)); err != nil {
+			return err
+		}
+	}
+	return runs.Delete([]byte(runNo))
+}
+
+// finishedKey orders finished runs by when they ended.
+func finishedKey(at time.Time, runNo string) []byte {
+	return append(u64(uint64(at.UnixNano())), runNo...)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"time"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
@@ -37,6 +38,25 @@ func (s *Store) Run(runNo string) (engine.Run, error) {
 func (s *Store) BrandContext(_ context.Context, id string) (engine.BrandContext, error) {
 	var bc engine.BrandContext
 	return bc, s.get(bucketBrands, id, &bc)
+}
+
+// FinishedBefore implements engine.Reads: runs that ended before t,
+// oldest first.
+func (s *Store) FinishedBefore(t time.Time, limit int) ([]engine.FinishedRun, error) {
+	var out []engine.FinishedRun
+	end := u64(uint64(t.UnixNano()))
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketFinished).Cursor()
+		for k, v := c.First(); k != nil && bytes.Compare(k[:8], end) < 0 && len(out) < limit; k, v = c.Next() {
+			var f engine.FinishedRun
+			if err := json.Unmarshal(v, &f); err != nil {
+				return err
+			}
+			out = append(out, f)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // Price returns an App's price as last applied; not found when never set.

@@ -26,15 +26,16 @@ var (
 	bucketAcctRuns = []byte("account_runs") // account id + created seq → run_no
 	bucketBrands   = []byte("brand_contexts")
 	bucketPrices   = []byte("prices")
-	bucketLedger   = []byte("account_ledger") // account id + seq → StatementEntry
+	bucketLedger   = []byte("account_ledger") // account id + seq → ledger.Line
+	bucketFinished = []byte("finished_runs")  // finished-at + run_no → engine.FinishedRun
 	keyApplied     = []byte("applied_seq")
 	keySchema      = []byte("schema_version")
-	allBuckets     = [][]byte{bucketMeta, bucketAccounts, bucketKeys, bucketKeyIDs, bucketRuns, bucketAcctRuns, bucketBrands, bucketPrices, bucketLedger}
+	allBuckets     = [][]byte{bucketMeta, bucketAccounts, bucketKeys, bucketKeyIDs, bucketRuns, bucketAcctRuns, bucketBrands, bucketPrices, bucketLedger, bucketFinished}
 )
 
 // schemaVersion changes whenever the read models change shape; a file of
 // another version is emptied and rebuilt from the log.
-const schemaVersion = "2"
+const schemaVersion = "3"
 
 // maxBatch bounds how many events one transaction applies.
 const maxBatch = 512

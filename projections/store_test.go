@@ -46,7 +46,7 @@ func setup(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { side.Close() })
-	f.eng, err = engine.New(nc, engine.Config{Catalog: cat, BrandContexts: side, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	f.eng, err = engine.New(nc, engine.Config{Catalog: cat, Reads: side, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,8 +62,8 @@ func auditCommand(args []string, out io.Writer) error {
 		return fmt.Errorf("audit: %w", err)
 	}
 	fmt.Fprintf(out, "audit: %d events replayed (last sequence %d)\n", rep.Events, last)
-	fmt.Fprintf(out, "accounts %d, runs %d (completed %d, failed %d, unfinished %d)\n",
-		len(rep.Accounts), len(rep.Runs), rep.Completed, rep.Failed, rep.Active)
+	fmt.Fprintf(out, "accounts %d, runs %d (completed %d, failed %d, unfinished %d; %d expired after retention)\n",
+		len(rep.Accounts), len(rep.Runs), rep.Completed, rep.Failed, rep.Active, len(rep.Expired))
 	fmt.Fprintf(out, "credits granted %d, charged %d, refunded %d\n", rep.Granted, rep.Charged, rep.Refunded)
 	problems := append(rep.Violations, mismatches...)
 	fmt.Fprintf(out, "invariant violations %d, projection mismatches %d\n", len(rep.Violations), len(mismatches))
@@ -140,6 +140,9 @@ func compare(rep engine.AuditReport, store *projections.Store) ([]string, error)
 		}
 	}
 	for no, status := range rep.Runs {
+		if rep.Expired[no] {
+			continue // removed from the read models with its log
+		}
 		got, err := store.Run(no)
 		switch {
 		case errors.Is(err, engine.ErrNotFound):

@@ -29,6 +29,11 @@ type Config struct {
 	// AppTimeouts overrides Apps' timeouts by slug (APPRUN_APP_TIMEOUTS,
 	// "slug=duration,slug=duration").
 	AppTimeouts map[string]time.Duration
+	// AppRetention overrides Apps' retention windows by slug
+	// (APPRUN_APP_RETENTION), and RetentionSweep is how often expired runs
+	// are removed (APPRUN_RETENTION_SWEEP, default 1m).
+	AppRetention   map[string]time.Duration
+	RetentionSweep time.Duration
 	// Apps replaces the shipped catalog (tests add Apps that fail).
 	Apps   []engine.App
 	Logger *slog.Logger
@@ -40,15 +45,25 @@ func (c Config) apps() ([]engine.App, error) {
 		list = apps.Default()
 	}
 	list = append([]engine.App(nil), list...)
-	for slug, d := range c.AppTimeouts {
-		found := false
-		for i := range list {
-			if list[i].Slug == slug {
-				list[i].Timeout, found = d, true
+	for _, o := range []struct {
+		what string
+		by   map[string]time.Duration
+		set  func(*engine.App, time.Duration)
+	}{
+		{"timeout", c.AppTimeouts, func(a *engine.App, d time.Duration) { a.Timeout = d }},
+		{"retention", c.AppRetention, func(a *engine.App, d time.Duration) { a.Retention = d }},
+	} {
+		for slug, d := range o.by {
+			found := false
+			for i := range list {
+				if list[i].Slug == slug {
+					o.set(&list[i], d)
+					found = true
+				}
 			}
-		}
-		if !found {
-			return nil, fmt.Errorf("config: timeout for unknown App %q", slug)
+			if !found {
+				return nil, fmt.Errorf("config: %s for unknown App %q", o.what, slug)
+			}
 		}
 	}
 	return list, nil
@@ -126,6 +141,8 @@ func parseServe(args []string) (Config, error) {
 	fs.IntVar(&c.Limits.PlatformActiveRuns, "platform-active-runs", envInt("APPRUN_PLATFORM_ACTIVE_RUNS", 12), "active runs, all accounts (APPRUN_PLATFORM_ACTIVE_RUNS)")
 	fs.DurationVar(&c.Heartbeat, "heartbeat", envDuration("APPRUN_HEARTBEAT", 15*time.Second), "SSE heartbeat interval (APPRUN_HEARTBEAT)")
 	timeouts := fs.String("app-timeouts", env("APPRUN_APP_TIMEOUTS", ""), "per-App timeouts, slug=duration,... (APPRUN_APP_TIMEOUTS)")
+	retention := fs.String("app-retention", env("APPRUN_APP_RETENTION", ""), "per-App retention windows, slug=duration,... (APPRUN_APP_RETENTION)")
+	fs.DurationVar(&c.RetentionSweep, "retention-sweep", envDuration("APPRUN_RETENTION_SWEEP", time.Minute), "how often expired runs are removed (APPRUN_RETENTION_SWEEP)")
 	fs.IntVar(&c.Replicas, "replicas", envInt("APPRUN_REPLICAS", 1), "stream replicas (APPRUN_REPLICAS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -133,6 +150,9 @@ func parseServe(args []string) (Config, error) {
 	var err error
 	if c.AppTimeouts, err = parseDurations(*timeouts); err != nil {
 		return c, fmt.Errorf("serve: app-timeouts: %w", err)
+	}
+	if c.AppRetention, err = parseDurations(*retention); err != nil {
+		return c, fmt.Errorf("serve: app-retention: %w", err)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))

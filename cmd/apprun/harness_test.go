@@ -43,6 +43,12 @@ func withLimits(l engine.Limits) option { return func(c *Config) { c.Limits = l 
 func withAppTimeout(slug string, d time.Duration) option {
 	return func(c *Config) { c.AppTimeouts = map[string]time.Duration{slug: d} }
 }
+func withRetention(slug string, d time.Duration) option {
+	return func(c *Config) {
+		c.AppRetention = map[string]time.Duration{slug: d}
+		c.RetentionSweep = 20 * time.Millisecond
+	}
+}
 func withHeartbeat(d time.Duration) option {
 	return func(c *Config) { c.Heartbeat = d }
 }

@@ -68,8 +68,8 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	n.eng, err = engine.New(n.nc, engine.Config{Catalog: catalog, Limits: n.cfg.Limits, BrandContexts: n.store,
-		Logger: n.cfg.Logger, Replicas: n.cfg.Replicas})
+	n.eng, err = engine.New(n.nc, engine.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
+		Logger: n.cfg.Logger, Replicas: n.cfg.Replicas, SweepEvery: n.cfg.RetentionSweep})
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,10 @@ func TestRestartKeepsEverything(t *testing.T) {
 	evs, _, _ := h.stream(ctx, a, held)
 	for ev := range evs {
 		if ev.Event == "tool_running" {
+			// The stream is live; let the read model show the run running too.
+			if err := h.node.Reads().WaitFor(ctx, ev.ID); err != nil {
+				t.Fatal(err)
+			}
 			break
 		}
 	}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestRunsExpireAfterRetentionButTheLedgerStays(t *testing.T) {
+	h := start(t, withLimits(noLimits), withRetention(testAppSlug, 300*time.Millisecond))
+	a := h.account(100)
+	expiring := h.create(a, testRun("ok"))
+	h.waitRun(a, expiring)
+	failing := h.create(a, testRun("fail"))
+	h.waitRun(a, failing)
+	kept := h.create(a, coldEmailRun()) // 30-day retention
+	h.waitRun(a, kept)
+
+	deadline := time.Now().Add(15 * time.Second)
+	for _, no := range []string{expiring, failing} {
+		for {
+			r := h.do("GET", "/api/v1/runs/"+no, a.Key, nil)
+			if r.Status == 404 && r.errorCode(t) == "run_not_found" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("run %s still answers %d after its retention", no, r.Status)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if r := h.do("GET", "/api/v1/runs/"+no+"/events", a.Key, nil); r.Status != 404 {
+			t.Fatalf("events of an expired run: %d", r.Status)
+		}
+	}
+	if r := h.do("GET", "/api/v1/runs/"+kept, a.Key, nil); r.Status != 200 {
+		t.Fatalf("a run within its retention: %d", r.Status)
+	}
+	if runs := h.do("GET", "/api/v1/runs", a.Key, nil).json(t)["data"].([]any); len(runs) != 1 {
+		t.Fatalf("history after expiry has %d runs, want only the kept one", len(runs))
+	}
+	// The statement keeps the charges and the refund, with their run numbers.
+	lines := h.do("GET", "/api/v1/account/ledger", a.Key, nil).json(t)["data"].([]any)
+	seen := map[string]int{}
+	for _, l := range lines {
+		m := l.(map[string]any)
+		if no, _ := m["run_no"].(string); no != "" {
+			seen[no+" "+m["type"].(string)]++
+		}
+	}
+	for _, want := range []string{expiring + " charge", failing + " charge", failing + " refund", kept + " charge"} {
+		if seen[want] != 1 {
+			t.Errorf("statement lacks %q after expiry: %v", want, seen)
+		}
+	}
+	if bal, _ := h.balance(a); bal != 100-10-25 {
+		t.Fatalf("balance %d, want %d", bal, 100-10-25)
+	}
+
+	// The log and the read models still agree, and a rebuild reaches the same state.
+	h.stop()
+	var out bytes.Buffer
+	if err := auditCommand([]string{"--data", h.dir}, &out); err != nil {
+		t.Fatalf("audit after expiry: %v\n%s", err, out.String())
+	}
+	live := dump(t, h.dir)
+	if err := os.Remove(filepath.Join(h.dir, "projections.db")); err != nil {
+		t.Fatal(err)
+	}
+	h.boot()
+	h.stop()
+	if rebuilt := dump(t, h.dir); !reflect.DeepEqual(live, rebuilt) {
+		t.Fatalf("rebuild after expiry differs:\nlive    %v\nrebuilt %v", live, rebuilt)
+	}
+}

@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// FinishedRun is a run that has ended, as retention needs it.
+type FinishedRun struct {
+	RunNo      string
+	AccountID  string
+	AppSlug    string
+	Status     Status
+	CreditCost int64
+	FinishedAt time.Time
+}
+
+// RunExpired records that a run's log was removed after its App's
+// retention window. It carries what the ledger audit needs of the run; the
+// run's charge and settle or refund stay in the account's log for good.
+type RunExpired struct {
+	Type       string    `json:"type"` // "run_expired"
+	V          int       `json:"v"`
+	At         time.Time `json:"at"`
+	RunNo      string    `json:"run_no"`
+	AccountID  string    `json:"account_id"`
+	AppSlug    string    `json:"app_slug"`
+	Status     Status    `json:"status"`
+	CreditCost int64     `json:"credit_cost"`
+}
+
+// sweepBatch bounds how many runs one sweep expires.
+const sweepBatch = 500
+
+// sweeper removes the logs of runs past their App's retention window.
+type sweeper struct {
+	e    *Engine
+	done chan struct{}
+	over chan struct{}
+}
+
+func startSweeper(e *Engine) *sweeper {
+	s := &sweeper{e: e, done: make(chan struct{}), over: make(chan struct{})}
+	go s.loop()
+	return s
+}
+
+func (s *sweeper) stop() {
+	close(s.done)
+	<-s.over
+}
+
+func (s *sweeper) loop() {
+	defer close(s.over)
+	t := time.NewTicker(s.e.cfg.SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+			if n, err := s.e.ExpireRuns(context.Background()); err != nil {
+				s.e.cfg.Logger.Warn("retention sweep failed; will retry", "expired", n, "err", err)
+			}
+		}
+	}
+}
+
+// ExpireRuns removes every run past its App's retention and returns how
+// many it removed. Safe on several nodes at once: the expiry marker is a
+// compare-and-set, and purging twice is harmless.
+func (e *Engine) ExpireRuns(ctx context.Context) (int, error) {
+	shortest := time.Duration(1<<63 - 1)
+	for _, a := range e.cfg.Catalog.all() {
+		shortest = min(shortest, a.Retention)
+	}
+	now := e.now()
+	runs, err := e.cfg.Reads.FinishedBefore(now.Add(-shortest), sweepBatch)
+	if err != nil {
+		return 0, internal("list finished runs", err)
+	}
+	n := 0
+	for _, r := range runs {
+		retention := 30 * 24 * time.Hour
+		if a, ok := e.cfg.Catalog.apps[r.AppSlug]; ok {
+			retention = a.Retention
+		}
+		if now.Before(r.FinishedAt.Add(retention)) {
+			continue
+		}
+		if err := e.expire(ctx, r); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+func (e *Engine) expire(ctx context.Context, r FinishedRun) error {
+	marker := RunExpired{Type: "run_expired", V: eventVersion, At: e.now(), RunNo: r.RunNo, AccountID: r.AccountID,
+		AppSlug: r.AppSlug, Status: r.Status, CreditCost: r.CreditCost}
+	_, err := e.log.append(ctx, entry{subject: expiredSubject(r.RunNo), value: marker, expect: expectSeq(0)})
+	if err != nil && !errors.Is(err, errConflict) {
+		return internal("mark run expired", err)
+	}
+	for _, subj := range []string{runSubject(r.RunNo), jobSubject(r.RunNo)} {
+		if err := e.log.stream.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
+			return internal(fmt.Sprintf("purge %s", subj), err)
+		}
+	}
+	return nil
+}
