@@ -15,6 +15,8 @@ run: build
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
+	$(GO) test ./httpapi -run '^$$' -fuzz '^FuzzDecodeCreateRun$$' -fuzztime 5s
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateInput$$' -fuzztime 5s
 
 # The fault test at full strength: 25 SIGKILLs of a real server process
 # under concurrent run creation (a 4ms timeout makes some runs fail and be

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -47,6 +49,12 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		a.fail(w, r, err)
 		return
 	}
+	if !a.streams.acquire(c.KeyID) {
+		a.fail(w, r, &engine.Error{Code: engine.CodeConcurrencyLimit, RetryAfter: time.Second,
+			Message: fmt.Sprintf("this API key already has %d event streams open; close one first", a.cfg.StreamsPerKey)})
+		return
+	}
+	defer a.streams.release(c.KeyID)
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		a.fail(w, r, fmt.Errorf("response writer cannot flush"))
@@ -126,4 +134,37 @@ func writeEvent(w http.ResponseWriter, ev engine.StreamEvent) error {
 	}
 	_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Type, data)
 	return err
+}
+
+func isEventStream(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/events")
+}
+
+// streamCounter counts the open event streams of each key on this node.
+type streamCounter struct {
+	mu    sync.Mutex
+	max   int
+	count map[string]int
+}
+
+func newStreamCounter(max int) *streamCounter {
+	return &streamCounter{max: max, count: map[string]int{}}
+}
+
+func (s *streamCounter) acquire(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.count[key] >= s.max {
+		return false
+	}
+	s.count[key]++
+	return true
+}
+
+func (s *streamCounter) release(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.count[key]--; s.count[key] <= 0 {
+		delete(s.count, key)
+	}
 }

@@ -48,7 +48,13 @@ type Config struct {
 	// WriteWait bounds how long a write's answer waits for the read model
 	// to show it (default 5s).
 	WriteWait time.Duration
-	Logger    *slog.Logger
+	// RequestTimeout bounds reading and answering one request (default
+	// 30s); event streams are exempt from it.
+	RequestTimeout time.Duration
+	// StreamsPerKey caps the event streams one API key holds open on this
+	// node (default 20).
+	StreamsPerKey int
+	Logger        *slog.Logger
 }
 
 // API is the HTTP handler set.
@@ -56,6 +62,7 @@ type API struct {
 	cfg     Config
 	router  *mux.Router
 	closing chan struct{}
+	streams *streamCounter
 }
 
 // New builds the router.
@@ -72,17 +79,23 @@ func New(cfg Config) (*API, error) {
 	if cfg.WriteWait <= 0 {
 		cfg.WriteWait = 5 * time.Second
 	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 30 * time.Second
+	}
+	if cfg.StreamsPerKey <= 0 {
+		cfg.StreamsPerKey = 20
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	a := &API{cfg: cfg, router: mux.NewRouter(), closing: make(chan struct{})}
+	a := &API{cfg: cfg, router: mux.NewRouter(), closing: make(chan struct{}), streams: newStreamCounter(cfg.StreamsPerKey)}
 	a.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.cfg.Logger, errorf(engine.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
 	a.router.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.cfg.Logger, errorf(engine.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
 	})
-	a.router.Use(a.recoverPanics)
+	a.router.Use(a.recoverPanics, a.deadlines)
 	a.routeHealth()
 	a.routeRuns()
 	a.routeEvents()
@@ -104,6 +117,20 @@ func (a *API) Close() {
 	default:
 		close(a.closing)
 	}
+}
+
+// deadlines bounds each request's reading and writing, except the event
+// stream, which lives as long as its run (heartbeats keep it honest).
+func (a *API) deadlines(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isEventStream(r) {
+			rc := http.NewResponseController(w)
+			at := time.Now().Add(a.cfg.RequestTimeout)
+			_ = rc.SetReadDeadline(at)
+			_ = rc.SetWriteDeadline(at)
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (a *API) recoverPanics(next http.Handler) http.Handler {

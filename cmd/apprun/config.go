@@ -25,7 +25,11 @@ type Config struct {
 	Dev        bool
 	Limits     engine.Limits
 	Heartbeat  time.Duration
-	Replicas   int
+	// StreamsPerKey caps open event streams per API key and node.
+	StreamsPerKey int
+	// RequestTimeout bounds each non-streaming request (tests shorten it).
+	RequestTimeout time.Duration
+	Replicas       int
 	// AppTimeouts overrides Apps' timeouts by slug (APPRUN_APP_TIMEOUTS,
 	// "slug=duration,slug=duration").
 	AppTimeouts map[string]time.Duration
@@ -143,6 +147,7 @@ func parseServe(args []string) (Config, error) {
 	timeouts := fs.String("app-timeouts", env("APPRUN_APP_TIMEOUTS", ""), "per-App timeouts, slug=duration,... (APPRUN_APP_TIMEOUTS)")
 	retention := fs.String("app-retention", env("APPRUN_APP_RETENTION", ""), "per-App retention windows, slug=duration,... (APPRUN_APP_RETENTION)")
 	fs.DurationVar(&c.RetentionSweep, "retention-sweep", envDuration("APPRUN_RETENTION_SWEEP", time.Minute), "how often expired runs are removed (APPRUN_RETENTION_SWEEP)")
+	fs.IntVar(&c.StreamsPerKey, "streams-per-key", envInt("APPRUN_STREAMS_PER_KEY", 20), "open event streams per API key on this node (APPRUN_STREAMS_PER_KEY)")
 	fs.IntVar(&c.Replicas, "replicas", envInt("APPRUN_REPLICAS", 1), "stream replicas (APPRUN_REPLICAS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err

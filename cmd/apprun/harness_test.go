@@ -49,6 +49,11 @@ func withRetention(slug string, d time.Duration) option {
 		c.RetentionSweep = 20 * time.Millisecond
 	}
 }
+func withStreamsPerKey(n int) option { return func(c *Config) { c.StreamsPerKey = n } }
+func withRequestTimeout(d time.Duration) option {
+	return func(c *Config) { c.RequestTimeout = d }
+}
+func withLogger(l *slog.Logger) option { return func(c *Config) { c.Logger = l } }
 func withHeartbeat(d time.Duration) option {
 	return func(c *Config) { c.Heartbeat = d }
 }
@@ -60,10 +65,12 @@ func start(t testing.TB, opts ...option) *harness {
 	t.Helper()
 	h := &harness{t: t, dir: t.TempDir(), release: make(chan struct{}), relOnce: &sync.Once{}}
 	h.cfg = Config{Addr: "127.0.0.1:0", AdminToken: testAdminToken, Heartbeat: 15 * time.Second,
-		Limits: engine.Limits{CreatePerMinute: 10, ReadsPerMinute: 120, OwnerActiveRuns: 3, PlatformActiveRuns: 12},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Limits: engine.Limits{CreatePerMinute: 10, ReadsPerMinute: 120, OwnerActiveRuns: 3, PlatformActiveRuns: 12}}
 	for _, o := range opts {
 		o(&h.cfg)
+	}
+	if h.cfg.Logger == nil {
+		h.cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	h.cfg.DataDir = h.dir
 	h.boot()

@@ -84,7 +84,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.store, AdminToken: n.cfg.AdminToken,
-		Heartbeat: n.cfg.Heartbeat, Logger: n.cfg.Logger})
+		Heartbeat: n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey, RequestTimeout: n.cfg.RequestTimeout})
 	if err != nil {
 		return err
 	}
