@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -37,7 +38,9 @@ func TestRestartKeepsEverything(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	evs, _, _ := h.stream(ctx, a, held)
+	var lastSeen uint64
 	for ev := range evs {
+		lastSeen = ev.ID
 		if ev.Event == "tool_running" {
 			// The stream is live; let the read model show the run running too.
 			if err := h.node.Reads().WaitFor(ctx, ev.ID); err != nil {
@@ -72,9 +75,21 @@ func TestRestartKeepsEverything(t *testing.T) {
 			t.Errorf("event log of %s changed across the restart", r)
 		}
 	}
-	// The run in flight at the restart is picked up and finishes; its charge settles.
+	// The run in flight at the restart is picked up and finishes; its charge
+	// settles; a client resuming from the last id it saw gets exactly the rest.
 	h.releaseHeld()
-	if run := h.waitRun(a, held); run["status"] != "completed" {
+	rest := h.collect(a, held, "Last-Event-ID", strconv.FormatUint(lastSeen, 10))
+	whole := h.collect(a, held)
+	var want []sseEvent
+	for _, ev := range whole {
+		if ev.ID > lastSeen {
+			want = append(want, ev)
+		}
+	}
+	if len(rest) == 0 || rest[len(rest)-1].Event != "completed" || !reflect.DeepEqual(rest, want) {
+		t.Fatalf("resumed after the restart: %s, want the rest of the log %s", eventNames(rest), eventNames(want))
+	}
+	if run := h.do("GET", "/api/v1/runs/"+held, a.Key, nil).json(t); run["status"] != "completed" {
 		t.Fatalf("run in flight at the restart: %v", run["status"])
 	}
 	if bal, active := h.balance(a); bal != 550-30-10-10 || active != 0 {
