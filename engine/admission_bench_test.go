@@ -3,12 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"sync/atomic"
 	"testing"
-
-	"github.com/apprun/apprun/embednats"
 )
 
 // BenchmarkAdmission measures CreateRun (price and account reads, the
@@ -19,22 +15,9 @@ import (
 func BenchmarkAdmission(b *testing.B) {
 	for _, sync := range []bool{true, false} {
 		b.Run(fmt.Sprintf("sync_always=%v", sync), func(b *testing.B) {
-			ns, _ := embednats.New(embednats.Config{StoreDir: b.TempDir(), NoSync: !sync})
-			if err := ns.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer ns.Stop()
-			nc, _ := ns.Connect()
-			defer nc.Close()
 			idle := App{Slug: "idle", Name: "idle", Price: 1, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
 				Executor: ExecutorFunc(func(ctx context.Context, _ Job, _ func(Step)) (Result, error) { return Result{}, nil })}
-			cat, _ := NewCatalog(idle)
-			e, _ := New(nc, Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}}, Workers: 1,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err := e.Start(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-			defer e.Stop()
+			e := startEngine(b, sync, Limits{}, idle)
 			e.exec.stop() // measure admission alone
 			accts := make([]NewAccount, 64)
 			for i := range accts {
@@ -63,20 +46,7 @@ func BenchmarkAdmission(b *testing.B) {
 func BenchmarkEventAppend(b *testing.B) {
 	for _, sync := range []bool{true, false} {
 		b.Run(fmt.Sprintf("sync_always=%v", sync), func(b *testing.B) {
-			ns, _ := embednats.New(embednats.Config{StoreDir: b.TempDir(), NoSync: !sync})
-			if err := ns.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer ns.Stop()
-			nc, _ := ns.Connect()
-			defer nc.Close()
-			cat, _ := NewCatalog(okApp())
-			e, _ := New(nc, Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err := e.Start(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-			defer e.Stop()
+			e := startEngine(b, sync, Limits{}, okApp())
 			var n atomic.Int64
 			b.SetParallelism(16)
 			b.ResetTimer()

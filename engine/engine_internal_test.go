@@ -40,7 +40,13 @@ func okApp() App {
 
 func newTestEngine(t *testing.T) *Engine {
 	t.Helper()
-	ns, err := embednats.New(embednats.Config{StoreDir: t.TempDir()})
+	return startEngine(t, true, Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}, okApp())
+}
+
+// startEngine runs an engine on a fresh embedded JetStream (fsync on or off).
+func startEngine(t testing.TB, sync bool, lim Limits, apps ...App) *Engine {
+	t.Helper()
+	ns, err := embednats.New(embednats.Config{StoreDir: t.TempDir(), NoSync: !sync})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,12 +59,12 @@ func newTestEngine(t *testing.T) *Engine {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	cat, err := NewCatalog(okApp())
+	cat, err := NewCatalog(apps...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e, err := New(nc, Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
-		Limits: Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Limits: lim, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -274,25 +274,8 @@ func TestRunHistoryIsNewestFirstAndPaginated(t *testing.T) {
 		made = append(made, h.create(a, testRun("ok")))
 	}
 	var seen []string
-	cursor := ""
-	for page := 0; page < 5; page++ {
-		path := "/api/v1/runs?limit=2"
-		if cursor != "" {
-			path += "&cursor=" + cursor
-		}
-		r := h.do("GET", path, a.Key, nil)
-		if r.Status != 200 {
-			t.Fatalf("%d %s", r.Status, r.Body)
-		}
-		m := r.json(t)
-		for _, e := range m["data"].([]any) {
-			seen = append(seen, e.(map[string]any)["run_no"].(string))
-		}
-		next, _ := m["next_cursor"].(string)
-		if next == "" {
-			break
-		}
-		cursor = next
+	for _, run := range h.pages(a, "/api/v1/runs?limit=2") {
+		seen = append(seen, run["run_no"].(string))
 	}
 	if len(seen) != 5 {
 		t.Fatalf("pages gave %d runs, want 5: %v", len(seen), seen)

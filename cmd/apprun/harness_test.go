@@ -356,3 +356,29 @@ func (h *harness) waitRun(a account, runNo string) map[string]any {
 	}
 	return r.json(h.t)
 }
+
+// pages follows next_cursor through a list endpoint and returns every item.
+func (h *harness) pages(a account, path string) []map[string]any {
+	h.t.Helper()
+	var out []map[string]any
+	cursor := ""
+	for {
+		p := path
+		if cursor != "" {
+			p += "&cursor=" + cursor
+		}
+		r := h.do("GET", p, a.Key, nil)
+		if r.Status != 200 {
+			h.t.Fatalf("GET %s: %d %s", p, r.Status, r.Body)
+		}
+		m := r.json(h.t)
+		for _, e := range m["data"].([]any) {
+			out = append(out, e.(map[string]any))
+		}
+		next, _ := m["next_cursor"].(string)
+		if next == "" {
+			return out
+		}
+		cursor = next
+	}
+}

@@ -23,27 +23,7 @@ func TestStatementListsGrantsChargesAndRefunds(t *testing.T) {
 		{"grant", 50, 150, ""},
 		{"grant", 100, 100, ""},
 	}
-	var got []map[string]any
-	cursor := ""
-	for {
-		path := "/api/v1/account/ledger?limit=2"
-		if cursor != "" {
-			path += "&cursor=" + cursor
-		}
-		r := h.do("GET", path, a.Key, nil)
-		if r.Status != 200 {
-			t.Fatalf("%d %s", r.Status, r.Body)
-		}
-		m := r.json(t)
-		for _, e := range m["data"].([]any) {
-			got = append(got, e.(map[string]any))
-		}
-		next, _ := m["next_cursor"].(string)
-		if next == "" {
-			break
-		}
-		cursor = next
-	}
+	got := h.pages(a, "/api/v1/account/ledger?limit=2")
 	if len(got) != len(want) {
 		t.Fatalf("statement has %d lines, want %d: %v", len(got), len(want), got)
 	}
