@@ -16,10 +16,13 @@ import (
 // errConflict is a failed compare-and-set: someone wrote the subject first.
 var errConflict = errors.New("engine: concurrent write, retry")
 
+// ErrUnavailable marks a failure of the event log that stored nothing and
+// is worth retrying: NATS unreachable, or a batch cut short in transit.
+var ErrUnavailable = errors.New("event log unavailable")
+
 // errUnavailable: the connection to NATS is down; fail fast instead of
-// waiting out a timeout. It wraps nats.ErrConnectionReconnecting so
-// adapters see "unavailable, retry".
-var errUnavailable = fmt.Errorf("engine: event log unreachable: %w", nats.ErrConnectionReconnecting)
+// waiting out a timeout.
+var errUnavailable = fmt.Errorf("engine: %w: not connected to NATS", ErrUnavailable)
 
 // errNoMessage is the expected absence of any message on a subject.
 var errNoMessage = errors.New("engine: no message on subject")
@@ -140,6 +143,11 @@ func parseAck(data []byte) (uint64, error) {
 	if a.Error != nil {
 		if isConflict(a.Error.ErrCode) {
 			return 0, errConflict
+		}
+		if a.Error.ErrCode == jsErrBatchIncomplete {
+			// Part of the batch was lost in transit (a reconnect): the
+			// server stored none of it.
+			return 0, fmt.Errorf("engine: %w: %s", ErrUnavailable, a.Error.Description)
 		}
 		return 0, fmt.Errorf("batch rejected: %s (err_code %d)", a.Error.Description, a.Error.ErrCode)
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +27,35 @@ func TestServiceResumesWhenNATSIsBack(t *testing.T) {
 	a := h.account(100)
 	h.waitRun(a, h.create(a, testRun("ok")))
 
+	// NATS goes away in the middle of a burst of creates: each answer is a
+	// 201 or a 503, and whatever was written was written whole.
+	b := h.account(100_000)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		statuses = map[int]int{}
+	)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				st := h.do("POST", "/api/v1/runs", b.Key, testRun("ok")).Status
+				mu.Lock()
+				statuses[st]++
+				mu.Unlock()
+				if st != 201 {
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(100 * time.Millisecond) // creates are flowing
 	ns.Stop()
+	wg.Wait()
+	if len(statuses) != 2 || statuses[201] == 0 || statuses[503] != 4 {
+		t.Fatalf("answers while NATS went away: %v, want 201s and then one 503 per worker", statuses)
+	}
 	if r := h.do("POST", "/api/v1/runs", a.Key, testRun("ok")); r.Status != 503 || r.errorCode(t) != "internal_error" {
 		t.Fatalf("create with NATS down: %d %s", r.Status, r.Body)
 	}
@@ -50,4 +80,15 @@ func TestServiceResumesWhenNATSIsBack(t *testing.T) {
 	if bal, active := h.balance(a); bal != 80 || active != 0 {
 		t.Fatalf("balance %d active %d, want 80 and 0: the refused create must not have charged", bal, active)
 	}
+	// Every run of the burst finishes, and the log holds no charge without
+	// its run and no run without its charge.
+	for _, run := range h.pages(b, "/api/v1/runs?limit=100") {
+		h.waitRun(b, run["run_no"].(string))
+	}
+	h.stop()
+	var out bytes.Buffer
+	if err := auditCommand([]string{"--data", h.dir, "--nats-url", "nats://" + addr}, &out); err != nil {
+		t.Fatalf("audit after the outage: %v\n%s", err, out.String())
+	}
+	t.Logf("burst answers %v\n%s", statuses, out.String())
 }
