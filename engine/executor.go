@@ -17,6 +17,9 @@ import (
 // hands it to another executor: after a crash, how soon a run continues.
 const ackWait = 10 * time.Second
 
+// errStaleRead: a read came from a replica behind the write it must see.
+var errStaleRead = errors.New("engine: read from a replica that is behind; retrying")
+
 // maxAttempts bounds how often a run is executed: a run interrupted this
 // many times (crashes, stops) fails with code interrupted and is refunded.
 const maxAttempts = 5
@@ -101,6 +104,10 @@ func (x *executor) handle(msg jetstream.Msg) {
 		}
 		err := x.execute(x.ctx, runNo, attempt)
 		stopBeat()
+		if errors.Is(err, errStaleRead) {
+			_ = msg.NakWithDelay(100 * time.Millisecond)
+			return
+		}
 		if err != nil {
 			if x.ctx.Err() == nil {
 				x.e.cfg.Logger.Error("run execution interrupted; will be redelivered", "run_no", runNo, "err", err)
@@ -157,8 +164,14 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 		return err
 	}
 	if len(events) == 0 || events[0].Event.Type != RunCreated {
-		x.e.cfg.Logger.Error("job for a run with no created event; dropped", "run_no", runNo)
-		return nil
+		// The job and the run were written in one batch, so the run exists:
+		// in a cluster a direct get may come from a replica that has not
+		// applied it yet. Try again shortly; give up only on a broken log.
+		if attempt > 10*maxAttempts {
+			x.e.cfg.Logger.Error("job for a run with no created event; dropped", "run_no", runNo)
+			return nil
+		}
+		return errStaleRead
 	}
 	created := events[0].Event
 	w := &runWriter{e: x.e}

@@ -76,7 +76,10 @@ func auditCommand(args []string, out io.Writer) error {
 	return nil
 }
 
-// replay feeds every message of the stream, in order, to an Audit.
+// replay feeds every message of the stream, in order, to an Audit. It reads
+// in bounded fetches and, after any error (a leader election in a
+// cluster), starts again after the last message read; it fails rather than
+// wait forever when no progress is made for auditStall.
 func replay(ctx context.Context, nc *nats.Conn) (engine.AuditReport, uint64, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -91,30 +94,72 @@ func replay(ctx context.Context, nc *nats.Conn) (engine.AuditReport, uint64, err
 	}
 	last := st.CachedInfo().State.LastSeq
 	a := engine.NewAudit()
-	if last == 0 {
-		return a.Report(), 0, nil
+	var read uint64
+	progress := time.Now()
+	for read < last {
+		if time.Since(progress) > auditStall {
+			return engine.AuditReport{}, 0, fmt.Errorf("no progress for %s at sequence %d of %d", auditStall, read, last)
+		}
+		n, err := fetchFrom(ctx, st, read+1, last, func(seq uint64, subject string, data []byte) {
+			a.Apply(subject, seq, data)
+			read = seq
+		})
+		if n > 0 {
+			progress = time.Now()
+		}
+		if err != nil && ctx.Err() != nil {
+			return engine.AuditReport{}, 0, err
+		}
+		if err == nil && n == 0 {
+			// Nothing left to read: done, if the last sequence is a hole
+			// (a purged message) rather than a message still to come.
+			if _, gerr := st.GetMsg(ctx, last); errors.Is(gerr, jetstream.ErrMsgNotFound) {
+				break
+			}
+		}
+		if err != nil || n == 0 {
+			time.Sleep(200 * time.Millisecond)
+		}
 	}
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	return a.Report(), last, nil
+}
+
+// auditStall is how long the audit waits for the log without progress.
+const auditStall = 30 * time.Second
+
+// fetchFrom reads messages from sequence `from` through `last` with one
+// ordered consumer, in batches, and returns how many it read.
+func fetchFrom(ctx context.Context, st jetstream.Stream, from, last uint64, apply func(uint64, string, []byte)) (int, error) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cons, err := st.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
 	if err != nil {
-		return engine.AuditReport{}, 0, err
+		return 0, err
 	}
-	msgs, err := cons.Messages()
-	if err != nil {
-		return engine.AuditReport{}, 0, err
-	}
-	defer msgs.Stop()
+	n := 0
 	for {
-		m, err := msgs.Next()
+		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(2*time.Second))
 		if err != nil {
-			return engine.AuditReport{}, 0, err
+			return n, err
 		}
-		md, err := m.Metadata()
-		if err != nil {
-			return engine.AuditReport{}, 0, err
+		got := 0
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				return n, err
+			}
+			apply(md.Sequence.Stream, m.Subject(), m.Data())
+			n, got = n+1, got+1
+			if md.Sequence.Stream >= last {
+				return n, nil
+			}
 		}
-		a.Apply(m.Subject(), md.Sequence.Stream, m.Data())
-		if md.Sequence.Stream >= last {
-			return a.Report(), last, nil
+		if err := batch.Error(); err != nil {
+			return n, err
+		}
+		if got == 0 {
+			return n, nil // nothing within the wait: let the caller decide
 		}
 	}
 }
