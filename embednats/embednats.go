@@ -7,6 +7,7 @@ package embednats
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,6 +29,16 @@ type Config struct {
 	MaxStore  int64
 	// NoSync turns SyncAlways off. Only benchmarks comparing fsync policies use it.
 	NoSync bool
+	// Cluster, when its Name is set, joins this server to a JetStream
+	// cluster of embedded servers over routes.
+	Cluster Cluster
+}
+
+// Cluster configures routes between embedded servers.
+type Cluster struct {
+	Name   string   // cluster name, the same on every member
+	Listen string   // host:port this member accepts routes on
+	Routes []string // host:port of every member (its own may be included)
 }
 
 // Server is a running embedded nats-server.
@@ -42,6 +53,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.StoreDir == "" {
 		return nil, errors.New("embednats: StoreDir is required")
 	}
+	if c := cfg.Cluster; c.Name != "" && (c.Listen == "" || len(c.Routes) == 0) {
+		return nil, errors.New("embednats: a cluster member needs a route listen address and routes")
+	}
 	if cfg.ServerName == "" {
 		cfg.ServerName = "apprun"
 	}
@@ -54,26 +68,13 @@ func New(cfg Config) (*Server, error) {
 	return &Server{cfg: cfg}, nil
 }
 
-// Start starts the server and waits until it accepts connections.
+// Start starts the server and waits until it accepts connections. A
+// cluster member's JetStream becomes usable once a quorum has formed;
+// callers retry their first JetStream requests until then.
 func (s *Server) Start() error {
-	opts := &server.Options{
-		ServerName:         s.cfg.ServerName,
-		JetStream:          true,
-		StoreDir:           s.cfg.StoreDir,
-		JetStreamMaxMemory: s.cfg.MaxMemory,
-		JetStreamMaxStore:  s.cfg.MaxStore,
-		SyncAlways:         !s.cfg.NoSync,
-		NoSigs:             true,
-		NoLog:              true,
-	}
-	if s.cfg.Listen == "" {
-		opts.DontListen = true
-	} else {
-		host, port, err := splitHostPort(s.cfg.Listen)
-		if err != nil {
-			return err
-		}
-		opts.Host, opts.Port = host, port
+	opts, err := s.options()
+	if err != nil {
+		return err
 	}
 	ns, err := server.NewServer(opts)
 	if err != nil {
@@ -86,6 +87,47 @@ func (s *Server) Start() error {
 	}
 	s.ns = ns
 	return nil
+}
+
+// options builds the server options from a configuration text, the way
+// nats-server itself is configured (clusters built from Options structs
+// have lost stream leaders after restarts: nats-server#6890).
+func (s *Server) options() (*server.Options, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "server_name: %q\n", s.cfg.ServerName)
+	fmt.Fprintf(&b, "jetstream {\n  store_dir: %q\n  max_memory_store: %d\n  max_file_store: %d\n", s.cfg.StoreDir, s.cfg.MaxMemory, s.cfg.MaxStore)
+	if !s.cfg.NoSync {
+		b.WriteString("  sync_interval: always\n")
+	}
+	b.WriteString("}\n")
+	if c := s.cfg.Cluster; c.Name != "" {
+		routes := make([]string, len(c.Routes))
+		for i, r := range c.Routes {
+			routes[i] = fmt.Sprintf("%q", "nats-route://"+r)
+		}
+		fmt.Fprintf(&b, "cluster {\n  name: %q\n  listen: %q\n  routes: [%s]\n}\n", c.Name, c.Listen, strings.Join(routes, ", "))
+	}
+	opts := &server.Options{}
+	if err := opts.ProcessConfigString(b.String()); err != nil {
+		return nil, fmt.Errorf("embednats: config: %w", err)
+	}
+	opts.NoSigs, opts.NoLog = true, true
+	switch {
+	case s.cfg.Listen == "" && s.cfg.Cluster.Name != "":
+		// A cluster member with DontListen never completes its start-up
+		// (nats-server 2.15); it opens route ports anyway, so it takes a
+		// random client port on loopback instead.
+		opts.Host, opts.Port = "127.0.0.1", server.RANDOM_PORT
+	case s.cfg.Listen == "":
+		opts.DontListen = true
+	default:
+		host, port, err := splitHostPort(s.cfg.Listen)
+		if err != nil {
+			return nil, err
+		}
+		opts.Host, opts.Port = host, port
+	}
+	return opts, nil
 }
 
 // Connect opens an in-process client connection to the server.

@@ -102,7 +102,7 @@ func New(nc *nats.Conn, cfg Config) (*Engine, error) {
 // Start creates the streams, writes the catalog's initial prices, and starts
 // the live-event hub and the executor. It returns once all are running.
 func (e *Engine) Start(ctx context.Context) error {
-	st, err := ensureStreams(ctx, e.log.js, e.cfg.Limits, e.cfg.Replicas)
+	st, err := e.waitForStreams(ctx)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
@@ -121,6 +121,29 @@ func (e *Engine) Start(ctx context.Context) error {
 	}
 	e.sweep = startSweeper(e)
 	return nil
+}
+
+// waitForStreams creates the streams, retrying while JetStream is not
+// ready yet (a cluster without a quorum, a server still starting).
+func (e *Engine) waitForStreams(ctx context.Context) (jetstream.Stream, error) {
+	var lastLog time.Time
+	for {
+		rctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+		st, err := ensureStreams(rctx, e.log.js, e.cfg.Limits, e.cfg.Replicas)
+		cancel()
+		if err == nil {
+			return st, nil
+		}
+		if time.Since(lastLog) > 5*time.Second {
+			e.cfg.Logger.Info("waiting for JetStream to be ready", "err", err)
+			lastLog = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("JetStream not ready: %w (last error: %v)", ctx.Err(), err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // Stop stops the executor (runs in flight are abandoned to redelivery) and
@@ -151,4 +174,33 @@ func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
 // shown to clients only as internal_error.
 func internal(op string, err error) error {
 	return fmt.Errorf("engine: %s: %w", op, err)
+}
+
+// LogHead is the sequence of the newest message in the log: a node whose
+// read models have reached it has seen every write made anywhere before.
+func (e *Engine) LogHead(ctx context.Context) (uint64, error) {
+	if !e.nc.IsConnected() {
+		return 0, errUnavailable
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+	defer cancel()
+	info, err := e.log.stream.Info(ctx)
+	if err != nil {
+		return 0, internal("log head", err)
+	}
+	return info.State.LastSeq, nil
+}
+
+// RunSeq is the sequence of a run's newest event, or ErrNotFound: it lets
+// a node whose read models lag wait for a run created on another node.
+func (e *Engine) RunSeq(ctx context.Context, runNo string) (uint64, error) {
+	var ev RunEvent
+	seq, err := e.log.last(ctx, runSubject(runNo), &ev)
+	if errors.Is(err, errNoMessage) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, internal("read run", err)
+	}
+	return seq, nil
 }

@@ -39,7 +39,11 @@ func (a *API) authenticate(r *http.Request) (caller, error) {
 	if !strings.HasPrefix(tok, engine.PrefixAPIKey) || len(tok) > 128 {
 		return caller{}, errorf(engine.CodeUnauthorized, "invalid API key")
 	}
-	k, err := a.cfg.Reads.KeyByHash(engine.HashKey(tok))
+	hash := engine.HashKey(tok)
+	k, err := a.cfg.Reads.KeyByHash(hash)
+	if errors.Is(err, engine.ErrNotFound) && a.keyMisses.Allow() && a.catchUp(r.Context()) {
+		k, err = a.cfg.Reads.KeyByHash(hash) // made on another node a moment ago?
+	}
 	if errors.Is(err, engine.ErrNotFound) || (err == nil && k.Revoked) {
 		return caller{}, errorf(engine.CodeUnauthorized, "invalid API key")
 	}
@@ -75,4 +79,11 @@ func (a *API) admin(h http.HandlerFunc) http.HandlerFunc {
 		}
 		h(w, r)
 	}
+}
+
+// catchUp waits (bounded) until this node's read models have seen every
+// write made anywhere so far; false when that could not be done.
+func (a *API) catchUp(ctx context.Context) bool {
+	head, err := a.cfg.Engine.LogHead(ctx)
+	return err == nil && a.awaitRead(ctx, head) == nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
 	"github.com/gorilla/mux"
+	"golang.org/x/time/rate"
 )
 
 // Engine is what the handlers need of the domain.
@@ -24,6 +25,8 @@ type Engine interface {
 	RevokeKey(ctx context.Context, keyID string) (uint64, error)
 	SetPrice(ctx context.Context, slug string, cost int64, recalibrating bool) (engine.Price, uint64, error)
 	CreateBrandContext(ctx context.Context, accountID string, bc engine.BrandContext) (engine.BrandContext, uint64, error)
+	LogHead(ctx context.Context) (uint64, error)
+	RunSeq(ctx context.Context, runNo string) (uint64, error)
 }
 
 // ReadModel is what the handlers read: the projections.
@@ -63,6 +66,9 @@ type API struct {
 	router  *mux.Router
 	closing chan struct{}
 	streams *streamCounter
+	// keyMisses bounds how often an unknown key makes this node catch up
+	// with the log before answering 401 (a key made on another node).
+	keyMisses *rate.Limiter
 }
 
 // New builds the router.
@@ -88,7 +94,8 @@ func New(cfg Config) (*API, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	a := &API{cfg: cfg, router: mux.NewRouter(), closing: make(chan struct{}), streams: newStreamCounter(cfg.StreamsPerKey)}
+	a := &API{cfg: cfg, router: mux.NewRouter(), closing: make(chan struct{}), streams: newStreamCounter(cfg.StreamsPerKey),
+		keyMisses: rate.NewLimiter(50, 50)}
 	a.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.cfg.Logger, errorf(engine.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -56,27 +57,39 @@ func freeAddr(t *testing.T) string {
 
 func (c *chaos) start() *proc {
 	c.t.Helper()
-	addr := freeAddr(c.t)
-	cmd := exec.Command(c.bin, "serve", "--data", c.dir, "--addr", addr, "--admin-token", testAdminToken,
-		"--create-per-min", "0", "--reads-per-min", "0", "--owner-active-runs", "0", "--platform-active-runs", "64",
+	p := c.spawn(freeAddr(c.t), "--data", c.dir, "--create-per-min", "0", "--reads-per-min", "0",
+		"--owner-active-runs", "0", "--platform-active-runs", "64",
 		// A timeout near the writer's own duration: some runs fail and are refunded.
 		"--app-timeouts", "cold-email-writer=4ms")
+	c.waitHealthy(p, time.Now().Add(60*time.Second))
+	return p
+}
+
+// spawn starts `apprun serve` on addr with args (and the test admin token).
+func (c *chaos) spawn(addr string, args ...string) *proc {
+	c.t.Helper()
+	args = append([]string{"serve", "--addr", addr, "--admin-token", testAdminToken}, args...)
+	cmd := exec.Command(c.bin, args...)
 	cmd.Stdout, cmd.Stderr = c.logs, c.logs
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, base: "http://" + addr}
-	deadline := time.Now().Add(60 * time.Second)
+	return &proc{cmd: cmd, base: "http://" + addr}
+}
+
+// waitHealthy waits until the process answers /healthz with 200.
+func (c *chaos) waitHealthy(p *proc, deadline time.Time) {
+	c.t.Helper()
 	for {
 		resp, err := c.client.Get(p.base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return p
+				return
 			}
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("server not healthy within 60s (see %s)", c.logs.Name())
+			c.t.Fatalf("%s not healthy in time (see %s)", p.base, c.logs.Name())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -90,6 +103,22 @@ func (p *proc) kill() {
 func (p *proc) stop() {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	_ = p.cmd.Wait()
+}
+
+// newChaos builds the apprun binary and opens a log for its processes.
+func newChaos(t *testing.T) *chaos {
+	t.Helper()
+	c := &chaos{t: t, dir: t.TempDir(), client: &http.Client{Timeout: 10 * time.Second}}
+	c.bin = filepath.Join(t.TempDir(), "apprun")
+	if out, err := exec.Command("go", "build", "-o", c.bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	var err error
+	if c.logs, err = os.Create(filepath.Join(t.TempDir(), "server.log")); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.logs.Close() })
+	return c
 }
 
 // call makes one request; err is set when no HTTP answer came back.
@@ -124,16 +153,7 @@ type request struct {
 }
 
 func TestChaosKillsLoseNoRunAndNoCredit(t *testing.T) {
-	c := &chaos{t: t, dir: t.TempDir(), client: &http.Client{Timeout: 10 * time.Second}}
-	c.bin = filepath.Join(t.TempDir(), "apprun")
-	if out, err := exec.Command("go", "build", "-o", c.bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	var err error
-	if c.logs, err = os.Create(filepath.Join(t.TempDir(), "server.log")); err != nil {
-		t.Fatal(err)
-	}
-	defer c.logs.Close()
+	c := newChaos(t)
 
 	const credits = 100_000
 	p := c.start()
@@ -292,8 +312,23 @@ func (c *chaos) waitAllTerminal(p *proc, key string, deadline time.Time) []map[s
 			return runs
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("%d runs still unfinished", unfinished)
+			var stuck []string
+			for _, r := range runs {
+				if st := r["status"]; st != "completed" && st != "failed" {
+					stuck = append(stuck, fmt.Sprintf("%v %v created %v started %v", r["run_no"], st, r["created_at"], r["started_at"]))
+				}
+			}
+			logs, _ := os.ReadFile(c.logs.Name())
+			c.t.Fatalf("%d runs still unfinished on %s: %v\nserver log tail:\n%s", unfinished, p.base, stuck, lastLines(string(logs), 40))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

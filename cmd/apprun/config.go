@@ -21,10 +21,19 @@ type Config struct {
 	NATSURL string
 	// NATSListen opens a client port on the embedded server ("" = none).
 	NATSListen string
-	AdminToken string
-	Dev        bool
-	Limits     engine.Limits
-	Heartbeat  time.Duration
+	// NATSCreds, NATSToken, NATSCA, NATSCert and NATSKey authenticate to an
+	// external NATS (a creds file, a token, TLS CA and client certificate).
+	NATSCreds, NATSToken, NATSCA, NATSCert, NATSKey string
+	// ServerName, ClusterName, ClusterListen and Routes make the embedded
+	// server a member of a JetStream cluster of apprun nodes.
+	ServerName    string
+	ClusterName   string
+	ClusterListen string
+	Routes        []string
+	AdminToken    string
+	Dev           bool
+	Limits        engine.Limits
+	Heartbeat     time.Duration
 	// StreamsPerKey caps open event streams per API key and node.
 	StreamsPerKey int
 	// RequestTimeout bounds each non-streaming request (tests shorten it).
@@ -38,6 +47,8 @@ type Config struct {
 	// are removed (APPRUN_RETENTION_SWEEP, default 1m).
 	AppRetention   map[string]time.Duration
 	RetentionSweep time.Duration
+	// TestApps adds the test fixture Apps (APPRUN_TEST_APPS=1).
+	TestApps bool
 	// Apps replaces the shipped catalog (tests add Apps that fail).
 	Apps   []engine.App
 	Logger *slog.Logger
@@ -49,6 +60,9 @@ func (c Config) apps() ([]engine.App, error) {
 		list = apps.Default()
 	}
 	list = append([]engine.App(nil), list...)
+	if c.TestApps {
+		list = append(list, apps.TestSleep())
+	}
 	for _, o := range []struct {
 		what string
 		by   map[string]time.Duration
@@ -137,6 +151,15 @@ func parseServe(args []string) (Config, error) {
 	fs.StringVar(&c.DataDir, "data", env("APPRUN_DATA", "./data"), "data directory (APPRUN_DATA)")
 	fs.StringVar(&c.NATSURL, "nats-url", env("APPRUN_NATS_URL", ""), "external NATS URL; empty runs an embedded server (APPRUN_NATS_URL)")
 	fs.StringVar(&c.NATSListen, "nats-listen", env("APPRUN_NATS_LISTEN", ""), "client address for the embedded NATS server; empty opens no port (APPRUN_NATS_LISTEN)")
+	fs.StringVar(&c.NATSCreds, "nats-creds", env("APPRUN_NATS_CREDS", ""), "NATS credentials file for an external NATS (APPRUN_NATS_CREDS)")
+	fs.StringVar(&c.NATSToken, "nats-token", env("APPRUN_NATS_TOKEN", ""), "NATS token for an external NATS (APPRUN_NATS_TOKEN)")
+	fs.StringVar(&c.NATSCA, "nats-ca", env("APPRUN_NATS_CA", ""), "CA certificate for TLS to an external NATS (APPRUN_NATS_CA)")
+	fs.StringVar(&c.NATSCert, "nats-cert", env("APPRUN_NATS_CERT", ""), "client certificate for TLS to an external NATS (APPRUN_NATS_CERT)")
+	fs.StringVar(&c.NATSKey, "nats-key", env("APPRUN_NATS_KEY", ""), "client key for TLS to an external NATS (APPRUN_NATS_KEY)")
+	fs.StringVar(&c.ServerName, "server-name", env("APPRUN_SERVER_NAME", ""), "embedded NATS server name, unique per cluster member (APPRUN_SERVER_NAME; default: derived from --cluster-listen)")
+	fs.StringVar(&c.ClusterName, "cluster-name", env("APPRUN_CLUSTER_NAME", ""), "embedded JetStream cluster name (APPRUN_CLUSTER_NAME)")
+	fs.StringVar(&c.ClusterListen, "cluster-listen", env("APPRUN_CLUSTER_LISTEN", ""), "host:port for routes from the other members (APPRUN_CLUSTER_LISTEN)")
+	routes := fs.String("routes", env("APPRUN_ROUTES", ""), "host:port of every cluster member, comma-separated (APPRUN_ROUTES)")
 	fs.StringVar(&c.AdminToken, "admin-token", env("APPRUN_ADMIN_TOKEN", ""), "admin API token (APPRUN_ADMIN_TOKEN)")
 	fs.BoolVar(&c.Dev, "dev", env("APPRUN_DEV", "") == "1", "dev mode: demo account and printed credentials (APPRUN_DEV=1)")
 	fs.IntVar(&c.Limits.CreatePerMinute, "create-per-min", envInt("APPRUN_CREATE_PER_MIN", 10), "run creations per minute per key (APPRUN_CREATE_PER_MIN)")
@@ -148,6 +171,7 @@ func parseServe(args []string) (Config, error) {
 	retention := fs.String("app-retention", env("APPRUN_APP_RETENTION", ""), "per-App retention windows, slug=duration,... (APPRUN_APP_RETENTION)")
 	fs.DurationVar(&c.RetentionSweep, "retention-sweep", envDuration("APPRUN_RETENTION_SWEEP", time.Minute), "how often expired runs are removed (APPRUN_RETENTION_SWEEP)")
 	fs.IntVar(&c.StreamsPerKey, "streams-per-key", envInt("APPRUN_STREAMS_PER_KEY", 20), "open event streams per API key on this node (APPRUN_STREAMS_PER_KEY)")
+	fs.BoolVar(&c.TestApps, "test-apps", env("APPRUN_TEST_APPS", "") == "1", "add the test fixture App test-sleep (APPRUN_TEST_APPS=1)")
 	fs.IntVar(&c.Replicas, "replicas", envInt("APPRUN_REPLICAS", 1), "stream replicas (APPRUN_REPLICAS)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -161,6 +185,22 @@ func parseServe(args []string) (Config, error) {
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	for _, r := range strings.Split(*routes, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			c.Routes = append(c.Routes, r)
+		}
+	}
+	if c.ClusterName != "" {
+		if c.NATSURL != "" {
+			return c, errors.New("serve: --cluster-name forms an embedded cluster; it cannot be used with --nats-url")
+		}
+		if c.ClusterListen == "" || len(c.Routes) == 0 {
+			return c, errors.New("serve: an embedded cluster needs --cluster-listen and --routes")
+		}
+		if c.ServerName == "" {
+			c.ServerName = "apprun-" + strings.NewReplacer(":", "-", ".", "-").Replace(c.ClusterListen)
+		}
 	}
 	for _, l := range []struct {
 		name string

@@ -102,14 +102,16 @@ func (n *Node) Start(ctx context.Context) (err error) {
 
 func (n *Node) connect() error {
 	if n.cfg.NATSURL != "" {
-		nc, err := nats.Connect(n.cfg.NATSURL, nats.Name("apprun"), nats.MaxReconnects(-1))
+		nc, err := nats.Connect(n.cfg.NATSURL, n.natsOptions()...)
 		if err != nil {
 			return fmt.Errorf("connect %s: %w", redactURL(n.cfg.NATSURL), err)
 		}
 		n.nc = nc
 		return nil
 	}
-	ns, err := embednats.New(embednats.Config{StoreDir: filepath.Join(n.cfg.DataDir, "nats"), Listen: n.cfg.NATSListen})
+	ns, err := embednats.New(embednats.Config{StoreDir: filepath.Join(n.cfg.DataDir, "nats"), Listen: n.cfg.NATSListen,
+		ServerName: n.cfg.ServerName,
+		Cluster:    embednats.Cluster{Name: n.cfg.ClusterName, Listen: n.cfg.ClusterListen, Routes: n.cfg.Routes}})
 	if err != nil {
 		return err
 	}
@@ -119,6 +121,25 @@ func (n *Node) connect() error {
 	n.ns = ns
 	n.nc, err = ns.Connect()
 	return err
+}
+
+// natsOptions are the client options for an external NATS (several URLs
+// may be given, comma-separated, in APPRUN_NATS_URL).
+func (n *Node) natsOptions() []nats.Option {
+	opts := []nats.Option{nats.Name("apprun"), nats.MaxReconnects(-1)}
+	if n.cfg.NATSCreds != "" {
+		opts = append(opts, nats.UserCredentials(n.cfg.NATSCreds))
+	}
+	if n.cfg.NATSToken != "" {
+		opts = append(opts, nats.Token(n.cfg.NATSToken))
+	}
+	if n.cfg.NATSCA != "" {
+		opts = append(opts, nats.RootCAs(n.cfg.NATSCA))
+	}
+	if n.cfg.NATSCert != "" || n.cfg.NATSKey != "" {
+		opts = append(opts, nats.ClientCert(n.cfg.NATSCert, n.cfg.NATSKey))
+	}
+	return opts
 }
 
 // Addr is the HTTP address the node listens on.

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// cluster is three apprun processes whose embedded nats-servers form one
+// JetStream cluster (R3 streams) over loopback routes.
+type cluster struct {
+	*chaos
+	nodes []*proc
+	args  [][]string
+	nats  string // client URL of node 0's embedded server (for the audit)
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := &cluster{chaos: newChaos(t)}
+	routes := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	natsAddr := freeAddr(t)
+	c.nats = "nats://" + natsAddr
+	for i := range routes {
+		args := []string{"--data", filepath.Join(c.dir, fmt.Sprintf("node%d", i)), "--cluster-name", "apprun-test",
+			"--cluster-listen", routes[i], "--routes", strings.Join(routes, ","), "--replicas", "3", "--test-apps",
+			"--create-per-min", "0", "--reads-per-min", "0", "--owner-active-runs", "3", "--platform-active-runs", "12"}
+		if i == 0 {
+			args = append(args, "--nats-listen", natsAddr)
+		}
+		c.args = append(c.args, args)
+		c.nodes = append(c.nodes, c.spawn(freeAddr(t), args...))
+	}
+	t.Cleanup(func() {
+		for _, n := range c.nodes {
+			if n != nil {
+				n.stop()
+			}
+		}
+	})
+	deadline := time.Now().Add(90 * time.Second)
+	for _, n := range c.nodes {
+		c.waitHealthy(n, deadline)
+	}
+	return c
+}
+
+// restart brings node i back on its data directory and address.
+func (c *cluster) restart(i int) {
+	addr := strings.TrimPrefix(c.nodes[i].base, "http://")
+	c.nodes[i] = c.spawn(addr, c.args[i]...)
+	c.waitHealthy(c.nodes[i], time.Now().Add(90*time.Second))
+}
+
+// events reads a run's stream from a node until it ends or ctx does; on
+// each event it calls seen (nil: none).
+func (c *cluster) events(ctx context.Context, p *proc, key, runNo string, after uint64, seen func(sseEvent)) ([]sseEvent, error) {
+	req, _ := http.NewRequestWithContext(ctx, "GET", p.base+"/api/v1/runs/"+runNo+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	if after > 0 {
+		req.Header.Set("Last-Event-ID", strconv.FormatUint(after, 10))
+	}
+	resp, err := (&http.Client{}).Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("stream answered %d", resp.StatusCode)
+	}
+	var out []sseEvent
+	var ev sseEvent
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "" && ev.Event != "":
+			out = append(out, ev)
+			if seen != nil {
+				seen(ev)
+			}
+			ev = sseEvent{}
+		case strings.HasPrefix(line, "id: "):
+			ev.ID, _ = strconv.ParseUint(line[4:], 10, 64)
+		case strings.HasPrefix(line, "event: "):
+			ev.Event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			_ = json.Unmarshal([]byte(line[6:]), &ev.Data)
+		}
+	}
+	return out, sc.Err()
+}
+
+func sleepRun(ms int) map[string]any {
+	return map[string]any{"app_slug": "test-sleep", "input": map[string]any{"ms": ms}}
+}
+
+func TestClusterOfThreeNodesBehavesAsOneService(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-process cluster")
+	}
+	t0 := time.Now()
+	c := startCluster(t)
+	t.Logf("phase: formed %s", time.Since(t0))
+	n0, n1, n2 := c.nodes[0], c.nodes[1], c.nodes[2]
+
+	// An account made on node 0 works on node 2 at once.
+	_, m, err := c.call(n0, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "a@example.com", "credits": 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := m["api_key"].(string)
+	if st, acct, _ := c.call(n2, "GET", "/api/v1/account", key, nil); st != 200 || acct["balance"] != float64(1000) {
+		t.Fatalf("account made on node 0, read on node 2: %d %v", st, acct)
+	}
+
+	// A run created on node 0 streams on node 2 and resumes on node 1.
+	st, created, _ := c.call(n0, "POST", "/api/v1/runs", key, sleepRun(300))
+	if st != 201 {
+		t.Fatalf("create on node 0: %d %v", st, created)
+	}
+	runNo := created["run_no"].(string)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	all, err := c.events(ctx, n2, key, runNo, 0, nil)
+	if err != nil || len(all) < 2 || all[len(all)-1].Event != "completed" {
+		t.Fatalf("stream on node 2: %s %v", eventNames(all), err)
+	}
+	rest, err := c.events(ctx, n1, key, runNo, all[0].ID, nil)
+	if err != nil || !sameEvents(rest, all[1:]) {
+		t.Fatalf("resume on node 1 after %d: %s, want %s (%v)", all[0].ID, eventNames(rest), eventNames(all[1:]), err)
+	}
+
+	// Concurrent creates over all nodes never exceed the limits or a balance:
+	// 36 creates, 6 per account, against ceilings of 3 per account and 12 in
+	// all; the last account can afford only 2.
+	credits := []float64{100, 100, 100, 100, 100, 2}
+	keys := make([]string, len(credits))
+	for i := range keys {
+		_, m, _ := c.call(n0, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "b@example.com", "credits": credits[i]})
+		keys[i] = m["api_key"].(string)
+	}
+	var mu sync.Mutex
+	perAccount := make([]int, len(keys))
+	refused := map[string]int{}
+	var wg sync.WaitGroup
+	for i := 0; i < 36; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			acct := i % len(keys)
+			st, m, err := c.call(c.nodes[i%3], "POST", "/api/v1/runs", keys[acct], sleepRun(3000))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				t.Errorf("create: %v", err)
+			case st == 201:
+				perAccount[acct]++
+			case st == 402 || st == 429:
+				refused[m["error"].(map[string]any)["code"].(string)]++
+			default:
+				t.Errorf("create answered %d %v", st, m)
+			}
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for i, n := range perAccount {
+		total += n
+		if n > 3 || (credits[i] == 2 && n > 2) {
+			t.Errorf("account %d: %d runs admitted (ceiling 3, %v Credits)", i, n, credits[i])
+		}
+		if st, acct, _ := c.call(c.nodes[i%3], "GET", "/api/v1/account", keys[i], nil); st != 200 || acct["balance"] != credits[i]-float64(n) {
+			t.Errorf("account %d: %d admitted, balance %v, want %v", i, n, acct["balance"], credits[i]-float64(n))
+		}
+	}
+	if total > 12 || refused["concurrency_limit"] == 0 {
+		t.Errorf("%d runs active at once (platform ceiling 12); refusals %v", total, refused)
+	}
+	t.Logf("36 concurrent creates over 3 nodes: %d admitted per account %v, refused %v", total, perAccount, refused)
+	for i, k := range keys { // let them finish: the platform is full
+		c.waitAllTerminal(c.nodes[i%3], k, time.Now().Add(60*time.Second))
+	}
+
+	// Kill node 1 while runs execute; a client that followed a run there
+	// resumes on node 2 and gets exactly the rest.
+	followed := make([]string, 3)
+	for i := range followed {
+		st, m, _ := c.call(c.nodes[i], "POST", "/api/v1/runs", key, sleepRun(3000))
+		if st != 201 {
+			t.Fatalf("create before the kill: %d %v", st, m)
+		}
+		followed[i] = m["run_no"].(string)
+	}
+	var lastID uint64
+	fctx, stopFollow := context.WithCancel(ctx)
+	got := make(chan struct{})
+	go func() {
+		_, _ = c.events(fctx, n1, key, followed[0], 0, func(ev sseEvent) {
+			if lastID == 0 {
+				lastID = ev.ID
+				close(got)
+			}
+		})
+	}()
+	select {
+	case <-got:
+	case <-ctx.Done():
+		t.Fatal("no event from node 1 before the kill")
+	}
+	n1.kill()
+	stopFollow()
+	rest, err = c.events(ctx, n2, key, followed[0], lastID, nil)
+	if err != nil || len(rest) == 0 || rest[len(rest)-1].Event != "completed" || rest[0].ID <= lastID {
+		t.Fatalf("resumed on node 2 after the kill: %s (first id %d, last seen %d) %v", eventNames(rest), firstID(rest), lastID, err)
+	}
+	whole, _ := c.events(ctx, n2, key, followed[0], 0, nil)
+	if !sameEvents(rest, tail(whole, lastID)) {
+		t.Fatalf("resume after the kill %s is not the rest of the log %s", eventNames(rest), eventNames(tail(whole, lastID)))
+	}
+
+	// The killed node comes back and catches up; every run ends; the audit is clean.
+	t.Logf("phase: before restart %s", time.Since(t0))
+	c.restart(1)
+	t.Logf("phase: restarted %s", time.Since(t0))
+	deadline := time.Now().Add(90 * time.Second)
+	runs := c.waitAllTerminal(c.nodes[1], key, deadline)
+	var completed int
+	for _, r := range runs {
+		if r["status"] == "completed" {
+			completed += int(r["credit_cost"].(float64))
+		}
+	}
+	if st, acct, _ := c.call(c.nodes[1], "GET", "/api/v1/account", key, nil); st != 200 || acct["balance"] != float64(1000-completed) || acct["active_runs"] != float64(0) {
+		t.Fatalf("after the kill: balance %v active %v, want %d and 0", acct["balance"], acct["active_runs"], 1000-completed)
+	}
+	for _, k := range keys {
+		c.waitAllTerminal(c.nodes[2], k, deadline)
+	}
+	t.Logf("phase: all terminal %s", time.Since(t0))
+	c.nodes[2].stop()
+	t.Logf("phase: node2 stopped %s", time.Since(t0))
+	out, err := exec.Command(c.bin, "audit", "--data", c.args[2][1], "--nats-url", c.nats).CombinedOutput()
+	c.nodes[2] = nil
+	if err != nil {
+		t.Fatalf("audit: %v\n%s", err, out)
+	}
+	t.Logf("phase: audited %s", time.Since(t0))
+	t.Logf("cluster: %s", out)
+}
+
+func sameEvents(a, b []sseEvent) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].ID != b[i].ID || a[i].Event != b[i].Event {
+			return false
+		}
+	}
+	return true
+}
+
+func tail(evs []sseEvent, after uint64) []sseEvent {
+	var out []sseEvent
+	for _, e := range evs {
+		if e.ID > after {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func firstID(evs []sseEvent) uint64 {
+	if len(evs) == 0 {
+		return 0
+	}
+	return evs[0].ID
+}
