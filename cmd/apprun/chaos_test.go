@@ -89,7 +89,8 @@ func (c *chaos) waitHealthy(p *proc, deadline time.Time) {
 			}
 		}
 		if time.Now().After(deadline) {
-			c.t.Fatalf("%s not healthy in time (see %s)", p.base, c.logs.Name())
+			logs, _ := os.ReadFile(c.logs.Name())
+			c.t.Fatalf("%s not healthy in time; server log tail:\n%s", p.base, lastLines(string(logs), 30))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

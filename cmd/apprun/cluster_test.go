@@ -33,7 +33,7 @@ func startCluster(t *testing.T) *cluster {
 	for i := range routes {
 		args := []string{"--data", filepath.Join(c.dir, fmt.Sprintf("node%d", i)), "--cluster-name", "apprun-test",
 			"--cluster-listen", routes[i], "--routes", strings.Join(routes, ","), "--replicas", "3", "--test-apps",
-			"--create-per-min", "0", "--reads-per-min", "0", "--owner-active-runs", "3", "--platform-active-runs", "12"}
+			"--create-per-min", "10", "--reads-per-min", "0", "--owner-active-runs", "3", "--platform-active-runs", "12"}
 		if i == 0 {
 			args = append(args, "--nats-listen", natsAddr)
 		}
@@ -191,6 +191,30 @@ func TestClusterOfThreeNodesBehavesAsOneService(t *testing.T) {
 	for i, k := range keys { // let them finish: the platform is full
 		c.waitAllTerminal(c.nodes[i%3], k, time.Now().Add(60*time.Second))
 	}
+
+	// The per-key creation limit (10 a minute) holds across nodes: of 15
+	// concurrent creates by one key over the three nodes, exactly 5 are
+	// rate limited (a refusal at admission still spent its place).
+	_, m, _ = c.call(n0, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "r@example.com", "credits": 100})
+	rkey := m["api_key"].(string)
+	limited := 0
+	for i := 0; i < 15; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, m, err := c.call(c.nodes[i%3], "POST", "/api/v1/runs", rkey, sleepRun(1))
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil && st == 429 && m["error"].(map[string]any)["code"] == "rate_limited" {
+				limited++
+			}
+		}()
+	}
+	wg.Wait()
+	if limited != 5 {
+		t.Errorf("15 creates by one key over 3 nodes with a limit of 10 a minute: %d rate limited, want 5", limited)
+	}
+	c.waitAllTerminal(n0, rkey, time.Now().Add(60*time.Second))
 
 	// Kill node 1 while runs execute; a client that followed a run there
 	// resumes on node 2 and gets exactly the rest.
