@@ -126,24 +126,13 @@ func (e *Engine) Start(ctx context.Context) error {
 // waitForStreams creates the streams, retrying while JetStream is not
 // ready yet (a cluster without a quorum, a server still starting).
 func (e *Engine) waitForStreams(ctx context.Context) (jetstream.Stream, error) {
-	var lastLog time.Time
-	for {
-		rctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
-		st, err := ensureStreams(rctx, e.log.js, e.cfg.Limits, e.cfg.Replicas)
-		cancel()
-		if err == nil {
-			return st, nil
-		}
-		if time.Since(lastLog) > 5*time.Second {
-			e.cfg.Logger.Info("waiting for JetStream to be ready", "err", err)
-			lastLog = time.Now()
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("JetStream not ready: %w (last error: %v)", ctx.Err(), err)
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+	var st jetstream.Stream
+	err := Retry(ctx, e.cfg.Logger, "create streams", func(ctx context.Context) error {
+		var err error
+		st, err = ensureStreams(ctx, e.log.js, e.cfg.Limits, e.cfg.Replicas)
+		return err
+	})
+	return st, err
 }
 
 // Stop stops the executor (runs in flight are abandoned to redelivery) and

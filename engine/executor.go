@@ -44,13 +44,18 @@ func newExecutor(e *Engine) *executor {
 }
 
 func (x *executor) start(ctx context.Context) error {
-	cons, err := x.e.log.js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
-		Durable:       executorConsumer,
-		FilterSubject: subjJob + "*",
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       ackWait,
-		MaxAckPending: 1024,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
+	var cons jetstream.Consumer
+	err := Retry(ctx, x.e.cfg.Logger, "create the executor consumer", func(ctx context.Context) error {
+		var err error
+		cons, err = x.e.log.js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
+			Durable:       executorConsumer,
+			FilterSubject: subjJob + "*",
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       ackWait,
+			MaxAckPending: 1024,
+			DeliverPolicy: jetstream.DeliverAllPolicy,
+		})
+		return err
 	})
 	if err != nil {
 		return err

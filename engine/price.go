@@ -61,8 +61,14 @@ func (e *Engine) seedPrices(ctx context.Context) error {
 			continue
 		}
 		ev := PriceEvent{Type: "price_set", V: eventVersion, At: e.now(), Slug: a.Slug, CreditCost: a.Price}
-		_, err := e.log.append(ctx, entry{subject: priceSubject(a.Slug), value: ev, expect: expectSeq(0)})
-		if err != nil && !errors.Is(err, errConflict) {
+		err := Retry(ctx, e.cfg.Logger, "seed prices", func(ctx context.Context) error {
+			_, err := e.log.append(ctx, entry{subject: priceSubject(a.Slug), value: ev, expect: expectSeq(0)})
+			if errors.Is(err, errConflict) {
+				return nil // priced already, by this node earlier or another one
+			}
+			return err
+		})
+		if err != nil {
 			return err
 		}
 	}

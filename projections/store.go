@@ -109,19 +109,23 @@ func OpenExclusive(path string) (*Store, error) {
 // Start follows the stream from the first event not yet applied. Ready
 // reports true once the store has caught up with the stream as it was now.
 func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string) error {
-	st, err := js.Stream(ctx, stream)
-	if err != nil {
-		return fmt.Errorf("projections: stream %s: %w", stream, err)
-	}
-	s.mu.Lock()
-	s.target = st.CachedInfo().State.LastSeq
-	from := s.applied + 1
-	s.mu.Unlock()
-	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
+	var cons jetstream.Consumer
+	err := engine.Retry(ctx, s.logger, "start the projection consumer", func(ctx context.Context) error {
+		st, err := js.Stream(ctx, stream)
+		if err != nil {
+			return fmt.Errorf("stream %s: %w", stream, err)
+		}
+		s.mu.Lock()
+		s.target = st.CachedInfo().State.LastSeq
+		from := s.applied + 1
+		s.mu.Unlock()
+		cons, err = js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
+			DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
+		})
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("projections: consumer: %w", err)
+		return fmt.Errorf("projections: %w", err)
 	}
 	s.in = make(chan jetstream.Msg, 4*maxBatch)
 	s.done = make(chan struct{})

@@ -85,12 +85,21 @@ func replay(ctx context.Context, nc *nats.Conn) (engine.AuditReport, uint64, err
 	if err != nil {
 		return engine.AuditReport{}, 0, err
 	}
-	st, err := js.Stream(ctx, engine.StreamName)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return engine.NewAudit().Report(), 0, nil
-	}
+	var st jetstream.Stream
+	sctx, cancel := context.WithTimeout(ctx, auditStall)
+	defer cancel()
+	err = engine.Retry(sctx, nil, "read the stream", func(ctx context.Context) error {
+		st, err = js.Stream(ctx, engine.StreamName)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil
+		}
+		return err
+	})
 	if err != nil {
 		return engine.AuditReport{}, 0, err
+	}
+	if st == nil {
+		return engine.NewAudit().Report(), 0, nil
 	}
 	last := st.CachedInfo().State.LastSeq
 	a := engine.NewAudit()
@@ -113,7 +122,10 @@ func replay(ctx context.Context, nc *nats.Conn) (engine.AuditReport, uint64, err
 		if err == nil && n == 0 {
 			// Nothing left to read: done, if the last sequence is a hole
 			// (a purged message) rather than a message still to come.
-			if _, gerr := st.GetMsg(ctx, last); errors.Is(gerr, jetstream.ErrMsgNotFound) {
+			gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_, gerr := st.GetMsg(gctx, last)
+			cancel()
+			if errors.Is(gerr, jetstream.ErrMsgNotFound) {
 				break
 			}
 		}

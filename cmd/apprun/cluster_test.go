@@ -274,7 +274,9 @@ func TestClusterOfThreeNodesBehavesAsOneService(t *testing.T) {
 	t.Logf("phase: all terminal %s", time.Since(t0))
 	c.nodes[2].stop()
 	t.Logf("phase: node2 stopped %s", time.Since(t0))
-	out, err := exec.Command(c.bin, "audit", "--data", c.args[2][1], "--nats-url", c.nats).CombinedOutput()
+	actx, cancelAudit := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancelAudit()
+	out, err := exec.CommandContext(actx, c.bin, "audit", "--data", c.args[2][1], "--nats-url", c.nats).CombinedOutput()
 	c.nodes[2] = nil
 	if err != nil {
 		t.Fatalf("audit: %v\n%s", err, out)
