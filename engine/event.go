@@ -40,9 +40,6 @@ type RunEvent struct {
 	CreditCost     int64           `json:"credit_cost,omitempty"`
 	Slot           int             `json:"slot,omitempty"`
 
-	// started
-	Steps int `json:"steps,omitempty"`
-
 	// tool_running
 	Step *Step `json:"step,omitempty"`
 

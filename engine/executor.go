@@ -200,7 +200,7 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 		return x.finish(ctx, w, nil, &RunError{Code: FailExecution, Message: err.Error()})
 	}
 	if w.run.Status == StatusQueued {
-		if err := w.write(ctx, RunEvent{Type: RunStarted, Steps: 0}); err != nil {
+		if err := w.write(ctx, RunEvent{Type: RunStarted}); err != nil {
 			return err
 		}
 	}

@@ -280,5 +280,3 @@ func putJSON(b *bolt.Bucket, key []byte, v any) error {
 	}
 	return b.Put(key, data)
 }
-
-var errUnknown = errors.New("unknown event")
