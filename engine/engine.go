@@ -52,12 +52,15 @@ type Config struct {
 // Engine runs apprun's domain on a JetStream event log: admission of runs
 // with their charge, execution, accounts, keys, prices and brand contexts.
 type Engine struct {
-	cfg   Config
-	nc    *nats.Conn
-	log   *eventLog
-	hub   *hub
-	exec  *executor
-	sweep *sweeper
+	cfg Config
+	nc  *nats.Conn
+	log *eventLog
+	// windows are the rate-limit streams, kept from start-up so a refusal
+	// costs one read of the oldest counted request, not a stream lookup.
+	windows map[string]jetstream.Stream
+	hub     *hub
+	exec    *executor
+	sweep   *sweeper
 
 	stopOnce sync.Once
 }
@@ -102,11 +105,11 @@ func New(nc *nats.Conn, cfg Config) (*Engine, error) {
 // Start creates the streams, writes the catalog's initial prices, and starts
 // the live-event hub and the executor. It returns once all are running.
 func (e *Engine) Start(ctx context.Context) error {
-	st, err := e.waitForStreams(ctx)
+	st, windows, err := e.waitForStreams(ctx)
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
-	e.log.stream = st
+	e.log.stream, e.windows = st, windows
 	if err := e.seedPrices(ctx); err != nil {
 		return fmt.Errorf("engine: seed prices: %w", err)
 	}
@@ -125,14 +128,15 @@ func (e *Engine) Start(ctx context.Context) error {
 
 // waitForStreams creates the streams, retrying while JetStream is not
 // ready yet (a cluster without a quorum, a server still starting).
-func (e *Engine) waitForStreams(ctx context.Context) (jetstream.Stream, error) {
+func (e *Engine) waitForStreams(ctx context.Context) (jetstream.Stream, map[string]jetstream.Stream, error) {
 	var st jetstream.Stream
+	var windows map[string]jetstream.Stream
 	err := Retry(ctx, e.cfg.Logger, "create streams", func(ctx context.Context) error {
 		var err error
-		st, err = ensureStreams(ctx, e.log.js, e.cfg.Limits, e.cfg.Replicas)
+		st, windows, err = ensureStreams(ctx, e.log.js, e.cfg.Limits, e.cfg.Replicas)
 		return err
 	})
-	return st, err
+	return st, windows, err
 }
 
 // Stop stops the executor (runs in flight are abandoned to redelivery) and

@@ -48,7 +48,7 @@ func (e *Engine) allow(ctx context.Context, kind limitKind, keyID string) error 
 		return internal("rate limit", err)
 	}
 	wait := time.Second
-	if st, err := e.log.js.Stream(ctx, stream); err == nil {
+	if st := e.windows[stream]; st != nil {
 		if oldest, err := st.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(subj+keyID)); err == nil {
 			wait = time.Until(oldest.Time.Add(time.Minute))
 		}

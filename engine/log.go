@@ -221,8 +221,9 @@ type loggedEvent struct {
 	Event RunEvent
 }
 
-// ensureStreams creates or updates apprun's streams.
-func ensureStreams(ctx context.Context, js jetstream.JetStream, lim Limits, replicas int) (jetstream.Stream, error) {
+// ensureStreams creates or updates apprun's streams and returns the event
+// log and the rate-limit windows that are on (by stream name).
+func ensureStreams(ctx context.Context, js jetstream.JetStream, lim Limits, replicas int) (jetstream.Stream, map[string]jetstream.Stream, error) {
 	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:               StreamName,
 		Description:        "apprun event log: accounts, keys, prices, runs",
@@ -235,8 +236,9 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, lim Limits, repl
 		RePublish:          &jetstream.RePublish{Source: subjRun + ">", Destination: subjLive + "run.>"},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("stream %s: %w", StreamName, err)
+		return nil, nil, fmt.Errorf("stream %s: %w", StreamName, err)
 	}
+	windows := map[string]jetstream.Stream{}
 	for _, rl := range []struct {
 		name, subj string
 		limit      int
@@ -244,7 +246,7 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, lim Limits, repl
 		if rl.limit <= 0 {
 			continue
 		}
-		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		w, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 			Name:                 rl.name,
 			Description:          "apprun sliding-window rate limit: one message per counted request",
 			Subjects:             []string{rl.subj + "*"},
@@ -257,8 +259,9 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, lim Limits, repl
 			AllowDirect:          true,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("stream %s: %w", rl.name, err)
+			return nil, nil, fmt.Errorf("stream %s: %w", rl.name, err)
 		}
+		windows[rl.name] = w
 	}
-	return st, nil
+	return st, windows, nil
 }

@@ -38,9 +38,15 @@ func concurrently(t *testing.T, n int, do func(i int) response) (map[string]int,
 func TestCreateRateLimitPerKey(t *testing.T) {
 	h := start(t, withLimits(engine.Limits{CreatePerMinute: 10}))
 	a := h.account(10_000)
-	counts, _ := concurrently(t, 15, func(int) response { return h.do("POST", "/api/v1/runs", a.Key, testRun("ok")) })
+	counts, out := concurrently(t, 15, func(int) response { return h.do("POST", "/api/v1/runs", a.Key, testRun("ok")) })
 	if counts["201"] != 10 || counts["429 rate_limited"] != 5 {
 		t.Fatalf("15 concurrent creates with a limit of 10: %v", counts)
+	}
+	// The window just filled: the wait is until its oldest request is a minute old.
+	for _, r := range out {
+		if ra, _ := strconv.Atoi(r.Header.Get("Retry-After")); r.Status == 429 && ra < 50 {
+			t.Fatalf("Retry-After %d right after the window filled, want the rest of the minute", ra)
+		}
 	}
 	// The limit is per key: another key of the same account has its own.
 	k2 := h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil).json(t)["api_key"].(string)
