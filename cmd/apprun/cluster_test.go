@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os/exec"
@@ -78,26 +76,13 @@ func (c *cluster) events(ctx context.Context, p *proc, key, runNo string, after 
 		return nil, fmt.Errorf("stream answered %d", resp.StatusCode)
 	}
 	var out []sseEvent
-	var ev sseEvent
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "" && ev.Event != "":
-			out = append(out, ev)
-			if seen != nil {
-				seen(ev)
-			}
-			ev = sseEvent{}
-		case strings.HasPrefix(line, "id: "):
-			ev.ID, _ = strconv.ParseUint(line[4:], 10, 64)
-		case strings.HasPrefix(line, "event: "):
-			ev.Event = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			_ = json.Unmarshal([]byte(line[6:]), &ev.Data)
+	err = readSSE(resp.Body, func(ev sseEvent) {
+		out = append(out, ev)
+		if seen != nil {
+			seen(ev)
 		}
-	}
-	return out, sc.Err()
+	}, nil)
+	return out, err
 }
 
 func sleepRun(ms int) map[string]any {

@@ -297,29 +297,12 @@ func (h *harness) stream(ctx context.Context, a account, runNo string, hdr ...st
 	go func() {
 		defer close(events)
 		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		var ev sseEvent
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				if ev.Event != "" {
-					events <- ev
-				}
-				ev = sseEvent{}
-			case strings.HasPrefix(line, ":"):
-				select {
-				case comments <- line:
-				default:
-				}
-			case strings.HasPrefix(line, "id: "):
-				ev.ID, _ = strconv.ParseUint(line[4:], 10, 64)
-			case strings.HasPrefix(line, "event: "):
-				ev.Event = line[7:]
-			case strings.HasPrefix(line, "data: "):
-				_ = json.Unmarshal([]byte(line[6:]), &ev.Data)
+		_ = readSSE(resp.Body, func(ev sseEvent) { events <- ev }, func(c string) {
+			select {
+			case comments <- c:
+			default:
 			}
-		}
+		})
 	}()
 	return events, comments, resp
 }
@@ -381,4 +364,32 @@ func (h *harness) pages(a account, path string) []map[string]any {
 		}
 		cursor = next
 	}
+}
+
+// readSSE parses an event stream, calling event for each event and
+// comment (when not nil) for each comment line, until the stream ends.
+func readSSE(r io.Reader, event func(sseEvent), comment func(string)) error {
+	sc := bufio.NewScanner(r)
+	var ev sseEvent
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if ev.Event != "" {
+				event(ev)
+			}
+			ev = sseEvent{}
+		case strings.HasPrefix(line, ":"):
+			if comment != nil {
+				comment(line)
+			}
+		case strings.HasPrefix(line, "id: "):
+			ev.ID, _ = strconv.ParseUint(line[4:], 10, 64)
+		case strings.HasPrefix(line, "event: "):
+			ev.Event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			_ = json.Unmarshal([]byte(line[6:]), &ev.Data)
+		}
+	}
+	return sc.Err()
 }
