@@ -14,7 +14,9 @@ const TestSleepSlug = "test-sleep"
 // TestSleep is a fixture for tests that drive real server processes
 // (APPRUN_TEST_APPS=1 adds it; it is never in the default catalog): a run
 // sleeps for input.ms milliseconds, then completes, or fails when
-// input.fail is true. It costs 1 Credit.
+// input.fail is true. With input.steps it reports that many tool_running
+// ticks spread evenly over the sleep (load tests use it for runs that make
+// events at a known pace). It costs 1 Credit.
 func TestSleep() engine.App {
 	return engine.App{
 		Slug:        TestSleepSlug,
@@ -24,14 +26,19 @@ func TestSleep() engine.App {
 		Timeout:     15 * time.Minute,
 		Runnable:    true,
 		InputSchema: []byte(`{"type":"object","additionalProperties":false,
-"properties":{"ms":{"type":"integer","minimum":0,"maximum":600000},"fail":{"type":"boolean"}}}`),
+"properties":{"ms":{"type":"integer","minimum":0,"maximum":600000},"steps":{"type":"integer","minimum":0,"maximum":1000},
+"fail":{"type":"boolean"}}}`),
 		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			ms, _ := job.Input["ms"].(float64)
+			if steps, _ := job.Input["steps"].(float64); steps > 0 {
+				if err := tick(ctx, int(steps), time.Duration(ms)*time.Millisecond, progress); err != nil {
+					return engine.Result{}, err
+				}
+				return engine.Result{Summary: "ticked", Output: map[string]any{"slept_ms": ms, "steps": steps}}, nil
+			}
 			progress(engine.Step{Index: 1, Total: 2, Tool: "sleep", Message: "sleeping"})
-			select {
-			case <-time.After(time.Duration(ms) * time.Millisecond):
-			case <-ctx.Done():
-				return engine.Result{}, ctx.Err()
+			if err := sleep(ctx, time.Duration(ms)*time.Millisecond); err != nil {
+				return engine.Result{}, err
 			}
 			if fail, _ := job.Input["fail"].(bool); fail {
 				return engine.Result{}, errors.New("the input asked this run to fail")
@@ -39,5 +46,30 @@ func TestSleep() engine.App {
 			progress(engine.Step{Index: 2, Total: 2, Tool: "wake", Message: "awake"})
 			return engine.Result{Summary: "slept", Output: map[string]any{"slept_ms": ms}}, nil
 		}),
+	}
+}
+
+// tick reports n steps spread evenly over d.
+func tick(ctx context.Context, n int, d time.Duration, progress func(engine.Step)) error {
+	for i := 1; i <= n; i++ {
+		if err := sleep(ctx, d/time.Duration(n)); err != nil {
+			return err
+		}
+		progress(engine.Step{Index: i, Total: n, Tool: "tick", Message: "tick"})
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

@@ -140,35 +140,46 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 		case err != nil:
 			return CreatedRun{}, internal("charge", err)
 		}
-		entries := []entry{{subject: accountSubject(created.AccountID), value: charge, expect: expectSeq(acctSeq)}}
 		created.Slot = 0
+		var slotSeq uint64
 		if e.cfg.Limits.PlatformActiveRuns > 0 {
-			slot, slotSeq, err := e.freeSlot(ctx)
-			if err != nil {
+			if created.Slot, slotSeq, err = e.freeSlot(ctx); err != nil {
 				return CreatedRun{}, err
 			}
-			created.Slot = slot
-			entries = append(entries, entry{subject: slotSubject(slot), expect: expectSeq(slotSeq),
-				value: SlotEvent{Type: "slot_claimed", V: eventVersion, RunNo: created.RunNo}})
 		}
-		entries = append(entries,
-			entry{subject: jobSubject(created.RunNo), value: JobEvent{Type: "run_queued", V: eventVersion, RunNo: created.RunNo},
-				expect: expectSeq(price.Seq), expectSubject: priceSubject(created.AppSlug)},
-		)
-		if claim != nil {
-			entries = append(entries, claim.completed(created))
-		}
-		entries = append(entries, entry{subject: runSubject(created.RunNo), value: created, expect: expectSeq(0)})
-		seq, err := e.log.append(ctx, entries...)
+		seq, err := e.log.append(ctx, admission(created, charge, acctSeq, slotSeq, price, claim)...)
 		if errors.Is(err, errConflict) {
 			continue
 		}
 		if err != nil {
 			return CreatedRun{}, internal("admit run", err)
 		}
+		e.counters.charges.Add(1)
+		e.counters.charged.Add(uint64(price.CreditCost))
 		return CreatedRun{RunNo: created.RunNo, CreditCost: price.CreditCost, Seq: seq}, nil
 	}
 	return CreatedRun{}, Errorf(CodeInternal, "too much contention on this account; retry")
+}
+
+// admission is the one atomic write that admits a run: the charge (CAS on
+// the account), the platform slot when there is one (CAS on the slot), the
+// job (checked against the price the run was charged), the completed
+// Idempotency-Key record when there is one, and the run's created event (the
+// first on its subject).
+func admission(created RunEvent, charge ledger.Event, acctSeq, slotSeq uint64, price Price, claim *idemClaim) []entry {
+	entries := []entry{{subject: accountSubject(created.AccountID), value: charge, expect: expectSeq(acctSeq)}}
+	if created.Slot > 0 {
+		entries = append(entries, entry{subject: slotSubject(created.Slot), expect: expectSeq(slotSeq),
+			value: SlotEvent{Type: "slot_claimed", V: eventVersion, RunNo: created.RunNo}})
+	}
+	entries = append(entries,
+		entry{subject: jobSubject(created.RunNo), value: JobEvent{Type: "run_queued", V: eventVersion, RunNo: created.RunNo},
+			expect: expectSeq(price.Seq), expectSubject: priceSubject(created.AppSlug)},
+	)
+	if claim != nil {
+		entries = append(entries, claim.completed(created))
+	}
+	return append(entries, entry{subject: runSubject(created.RunNo), value: created, expect: expectSeq(0)})
 }
 
 func priceReady(p Price) error {

@@ -68,3 +68,11 @@ func ParseSubject(subject string) (Kind, string) {
 }
 
 func expiredSubject(runNo string) string { return subjExpired + runNo }
+
+// SubjectOf is the event-log subject of the entity of kind k with id: the
+// inverse of ParseSubject (a load tool writes synthetic logs with it).
+func SubjectOf(k Kind, id string) string {
+	prefix := map[Kind]string{KindAccount: subjAccount, KindRun: subjRun, KindJob: subjJob, KindKey: subjKey,
+		KindPrice: subjPrice, KindBrand: subjBrand, KindSlot: subjSlot, KindExpired: subjExpired}[k]
+	return prefix + id
+}

@@ -1,5 +1,6 @@
 // Command apprun is the run engine for paid AI Apps: `apprun serve` runs
-// the service, `apprun admin ...` calls its admin API, `apprun audit` checks the log.
+// the service, `apprun admin ...` calls its admin API, `apprun audit` checks the log,
+// `apprun bench` measures it.
 package main
 
 import (
@@ -19,7 +20,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: apprun serve [flags] | apprun admin <command> | apprun audit [flags]")
+		return fmt.Errorf("usage: apprun serve [flags] | apprun admin <command> | apprun audit [flags] | apprun bench [flags]")
 	}
 	switch args[0] {
 	case "serve":
@@ -34,7 +35,9 @@ func run(args []string) error {
 		return adminCommand(args[1:], os.Stdout)
 	case "audit":
 		return auditCommand(args[1:], os.Stdout)
+	case "bench":
+		return benchCommand(args[1:], os.Stdout)
 	default:
-		return fmt.Errorf("unknown command %q: want serve, admin or audit", args[0])
+		return fmt.Errorf("unknown command %q: want serve, admin, audit or bench", args[0])
 	}
 }

@@ -1,0 +1,147 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config says which server to drive and how hard.
+type Config struct {
+	// Binary is the apprun binary the bench starts servers from.
+	Binary string
+	// URL and AdminToken name a running server to drive instead; the
+	// scenarios that need a server of their own (stream memory, the
+	// substrate baselines) still start one.
+	URL, AdminToken string
+	// Duration of each throughput phase (default 10s).
+	Duration time.Duration
+	// CreateConcurrency (32), Accounts (64): the create scenario.
+	CreateConcurrency, Accounts int
+	// ReadConcurrency (64): the read scenario.
+	ReadConcurrency int
+	// Streams (10,000) held open over StreamRuns (20) ticking runs.
+	Streams, StreamRuns int
+	// ReplayEvents (1,000,000) to rebuild; ResumeEvents (1,000) to resume.
+	ReplayEvents, ResumeEvents int
+	// Runs (200) timed end to end.
+	Runs int
+	// Command is the command line, quoted in the report.
+	Command string
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+func (c *Config) defaults() {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if c.Duration <= 0 {
+		c.Duration = 10 * time.Second
+	}
+	def(&c.CreateConcurrency, 32)
+	def(&c.Accounts, 64)
+	def(&c.ReadConcurrency, 64)
+	def(&c.Streams, 10_000)
+	def(&c.StreamRuns, 20)
+	def(&c.ReplayEvents, 1_000_000)
+	def(&c.ResumeEvents, 1_000)
+	def(&c.Runs, 200)
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+}
+
+// Scenarios are the scenario names in the order they run.
+var Scenarios = []string{"create", "read", "stream", "replay", "run"}
+
+// Run runs the named scenarios (all when none) and reports every figure.
+func Run(ctx context.Context, cfg Config, names ...string) *Report {
+	cfg.defaults()
+	if len(names) == 0 {
+		names = Scenarios
+	}
+	r := NewReport(cfg.Command)
+	for _, name := range names {
+		fn := map[string]func(context.Context, Config, *Scenario) error{
+			"create": createScenario, "read": readScenario, "stream": streamScenario,
+			"replay": replayScenario, "run": runScenario,
+		}[name]
+		s := &Scenario{Name: name, Command: cfg.Command}
+		if fn == nil {
+			s.Err = fmt.Sprintf("unknown scenario %q (want one of %v)", name, Scenarios)
+		} else {
+			fmt.Fprintf(cfg.Log, "bench: %s...\n", name)
+			if err := fn(ctx, cfg, s); err != nil {
+				s.Err = err.Error()
+			}
+		}
+		r.Scenarios = append(r.Scenarios, s)
+	}
+	return r
+}
+
+// server is the server a scenario drives: the configured one, or a new
+// child process (own true: the caller stops it).
+func server(ctx context.Context, cfg Config, env ...string) (*Server, error) {
+	if cfg.URL != "" {
+		return useServer(ctx, cfg.URL, cfg.AdminToken)
+	}
+	return startServer(ctx, cfg.Binary, env...)
+}
+
+// loadResult is what a closed-loop load phase measured.
+type loadResult struct {
+	ops, errs int64
+	elapsed   time.Duration
+	lat       *latencies
+	firstErr  error
+}
+
+func (l loadResult) perSecond() float64 { return float64(l.ops) / l.elapsed.Seconds() }
+
+// load runs op in a closed loop on `workers` goroutines for d. An op in
+// flight when d ends finishes and is not counted.
+func load(ctx context.Context, workers int, d time.Duration, op func(ctx context.Context, worker int) error) loadResult {
+	res := loadResult{lat: &latencies{}}
+	var ops, errs atomic.Int64
+	var once sync.Once
+	var wg sync.WaitGroup
+	start := time.Now()
+	end := start.Add(d)
+	for w := range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				t := time.Now()
+				if t.After(end) {
+					return
+				}
+				err := op(ctx, w)
+				if time.Now().After(end) {
+					return
+				}
+				if err != nil {
+					errs.Add(1)
+					once.Do(func() { res.firstErr = err })
+					continue
+				}
+				res.lat.add(time.Since(t))
+				ops.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	res.elapsed, res.ops, res.errs = d, ops.Load(), errs.Load()
+	return res
+}
+
+func (s *Scenario) loadErrors(what string, r loadResult) {
+	if r.errs > 0 {
+		s.note("%s: %d errors, first: %v", what, r.errs, r.firstErr)
+	}
+}

@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/apprun/apprun/apps"
+	"github.com/apprun/apprun/embednats"
+	"github.com/apprun/apprun/engine"
+)
+
+// createScenario measures POST /api/v1/runs at a fixed concurrency over
+// many accounts, then, with the same concurrency and durability, the bare
+// JetStream writes one create makes (engine.Probe), and reports the ratio.
+// The runs are test-sleep runs that sleep through the phase, so the
+// executor adds no writes of its own while creates are measured.
+func createScenario(ctx context.Context, cfg Config, s *Scenario) error {
+	srv, err := server(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	keys, err := srv.accounts(ctx, cfg.Accounts, 1_000_000_000)
+	if err != nil {
+		return err
+	}
+	body := sleepRun(600_000, 0)
+	var n atomic.Int64
+	create := func(ctx context.Context, _ int) error {
+		_, err := srv.create(ctx, keys[n.Add(1)%int64(len(keys))], body)
+		return err
+	}
+	load(ctx, cfg.CreateConcurrency, time.Second, create) // warm up
+	res := load(ctx, cfg.CreateConcurrency, cfg.Duration, create)
+	s.loadErrors("create", res)
+	srv.Stop()
+
+	bare, err := bareWrites(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("bare writes: %w", err)
+	}
+	s.loadErrors("bare writes", bare)
+	if res.ops == 0 || bare.ops == 0 {
+		return fmt.Errorf("nothing measured: %d creates, %d bare writes", res.ops, bare.ops)
+	}
+	s.add("creates", res.perSecond(), "/s")
+	s.latency("create", res.lat.summary())
+	s.atMost("create p99 (target)", ms(res.lat.summary().P99), "ms", 20)
+	s.add("bare JetStream writes of one create", bare.perSecond(), "/s")
+	s.latency("bare writes", bare.lat.summary())
+	s.atLeast("create ÷ bare writes", res.perSecond()/bare.perSecond(), "ratio", 0.7)
+	s.note("concurrency %d, %d accounts, %s per phase, SyncAlways on both; bare writes = the create-window publish + the atomic batch (charge CAS, slot CAS, job with price check, created CAS) made by engine.Probe in this process on its own embedded JetStream",
+		cfg.CreateConcurrency, cfg.Accounts, cfg.Duration)
+	return nil
+}
+
+// bareWrites runs engine probes on a fresh embedded JetStream configured
+// as a shipped node (SyncAlways, the same streams and limits as the bench
+// server) at the create concurrency.
+func bareWrites(ctx context.Context, cfg Config) (loadResult, error) {
+	dir, err := os.MkdirTemp("", "apprun-bench-bare-")
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer os.RemoveAll(dir)
+	ns, err := embednats.New(embednats.Config{StoreDir: filepath.Join(dir, "nats")})
+	if err != nil {
+		return loadResult{}, err
+	}
+	if err := ns.Start(); err != nil {
+		return loadResult{}, err
+	}
+	defer ns.Stop()
+	nc, err := ns.Connect()
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer nc.Close()
+	catalog, err := engine.NewCatalog(apps.TestSleep())
+	if err != nil {
+		return loadResult{}, err
+	}
+	e, err := engine.New(nc, engine.Config{Catalog: catalog, Reads: noReads{}, Limits: engine.Limits{
+		CreatePerMinute: 100_000_000, ReadsPerMinute: 100_000_000, OwnerActiveRuns: 1_000_000, PlatformActiveRuns: 1_000_000}})
+	if err != nil {
+		return loadResult{}, err
+	}
+	if err := e.Prepare(ctx); err != nil {
+		return loadResult{}, err
+	}
+	probes := make([]*engine.Probe, cfg.CreateConcurrency)
+	for i := range probes {
+		if probes[i], err = e.NewProbe(ctx, apps.TestSleepSlug, 1_000_000_000, 1+i*1_000_000); err != nil {
+			return loadResult{}, err
+		}
+	}
+	admit := func(ctx context.Context, w int) error { return probes[w].Admit(ctx) }
+	load(ctx, cfg.CreateConcurrency, time.Second, admit)
+	return load(ctx, cfg.CreateConcurrency, cfg.Duration, admit), nil
+}
+
+// noReads stands in for the read models a probe never consults.
+type noReads struct{}
+
+func (noReads) BrandContext(context.Context, string) (engine.BrandContext, error) {
+	return engine.BrandContext{}, engine.ErrNotFound
+}
+
+func (noReads) FinishedBefore(time.Time, int) ([]engine.FinishedRun, error) { return nil, nil }

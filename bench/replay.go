@@ -1,0 +1,255 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/apprun/apprun/apps"
+	"github.com/apprun/apprun/embednats"
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/projections"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// replayScenario measures a projection rebuild from a long log and the
+// resume of a long run log over SSE.
+func replayScenario(ctx context.Context, cfg Config, s *Scenario) error {
+	n, elapsed, err := rebuild(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("rebuild: %w", err)
+	}
+	s.add("events rebuilt", float64(n), "events")
+	s.add("rebuild time", elapsed.Seconds(), "s")
+	s.atLeast("rebuild rate", float64(n)/elapsed.Seconds(), "events/s", 100_000)
+	s.note("rebuild: a synthetic log of %d events shaped like real traffic (accounts, then runs of 14 events each: charge, slot, job, created, started, 6 steps, completed, settle, slot release) replayed into a new projections file by the node's own applier, on the embedded JetStream with SyncAlways", n)
+
+	sum, events, err := resume(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	s.add("run log resumed", float64(events), "events")
+	s.atMost("resume p50", ms(sum.P50), "ms", 20)
+	s.add("resume p99", ms(sum.P99), "ms")
+	s.add("resume max", ms(sum.Max), "ms")
+	s.note("resume: GET /events with Last-Event-ID before the first event of a finished %d-event run, timed from the request to the terminal event received; %d times", events, sum.N)
+	return nil
+}
+
+// rebuild writes a synthetic log, then times a fresh projection store
+// catching up with it.
+func rebuild(ctx context.Context, cfg Config) (int, time.Duration, error) {
+	dir, err := os.MkdirTemp("", "apprun-bench-replay-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(dir)
+	store := filepath.Join(dir, "nats")
+	// Writing the fixture is not what is measured: no fsync for it.
+	last, err := withNATS(store, true, func(nc *nats.Conn) (uint64, error) { return synthesize(ctx, nc, cfg.ReplayEvents) })
+	if err != nil {
+		return 0, 0, err
+	}
+	fmt.Fprintf(cfg.Log, "bench: replay: %d events written; rebuilding\n", last)
+	var elapsed time.Duration
+	_, err = withNATS(store, false, func(nc *nats.Conn) (uint64, error) {
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return 0, err
+		}
+		p, err := projections.Open(filepath.Join(dir, "projections.db"), slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			return 0, err
+		}
+		defer p.Close()
+		start := time.Now()
+		if err := p.Start(ctx, js, engine.StreamName); err != nil {
+			return 0, err
+		}
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		defer cancel()
+		err = p.WaitFor(wctx, last)
+		elapsed = time.Since(start)
+		return 0, err
+	})
+	return int(last), elapsed, err
+}
+
+// withNATS runs fn on an embedded server over store.
+func withNATS(store string, noSync bool, fn func(*nats.Conn) (uint64, error)) (uint64, error) {
+	ns, err := embednats.New(embednats.Config{StoreDir: store, NoSync: noSync, MaxMemory: 1 << 30, MaxStore: 64 << 30})
+	if err != nil {
+		return 0, err
+	}
+	if err := ns.Start(); err != nil {
+		return 0, err
+	}
+	defer ns.Stop()
+	nc, err := ns.Connect()
+	if err != nil {
+		return 0, err
+	}
+	defer nc.Close()
+	return fn(nc)
+}
+
+// synthesize writes about n events shaped like real traffic and returns
+// the last sequence.
+func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
+	catalog, err := engine.NewCatalog(apps.Default()...)
+	if err != nil {
+		return 0, err
+	}
+	e, err := engine.New(nc, engine.Config{Catalog: catalog, Reads: noReads{}})
+	if err != nil {
+		return 0, err
+	}
+	if err := e.Prepare(ctx); err != nil {
+		return 0, err
+	}
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
+	if err != nil {
+		return 0, err
+	}
+	var last uint64
+	pub := func(subj string, v any) error {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = js.PublishAsync(subj, data)
+		return err
+	}
+	const accounts = 1000
+	accts := make([]ledger.Account, accounts)
+	now := time.Now().UTC()
+	for i := range accts {
+		id := fmt.Sprintf("acct_bench%06d", i)
+		ev, err := ledger.Open(id, "bench@example.com", ledger.MaxGrant, now)
+		if err != nil {
+			return 0, err
+		}
+		accts[i] = ledger.Apply(ledger.Account{}, ev)
+		if err := pub(engine.SubjectOf(engine.KindAccount, id), ev); err != nil {
+			return 0, err
+		}
+	}
+	output := json.RawMessage(sampleOutput)
+	written := accounts
+	for r := 0; written < n; r++ {
+		a := &accts[r%accounts]
+		runNo := fmt.Sprintf("run_b%09d", r)
+		slot := engine.SubjectOf(engine.KindSlot, strconv.Itoa(1+r%12))
+		run := engine.SubjectOf(engine.KindRun, runNo)
+		at := now.Add(time.Duration(r) * time.Millisecond)
+		charge, err := ledger.Charge(*a, runNo, 5, 0, at)
+		if err != nil {
+			return 0, err
+		}
+		*a = ledger.Apply(*a, charge)
+		settle, err := ledger.Settle(*a, runNo, at)
+		if err != nil {
+			return 0, err
+		}
+		*a = ledger.Apply(*a, settle)
+		msgs := []struct {
+			subj string
+			v    any
+		}{
+			{engine.SubjectOf(engine.KindAccount, a.ID), charge},
+			{slot, engine.SlotEvent{Type: "slot_claimed", V: 1, RunNo: runNo}},
+			{engine.SubjectOf(engine.KindJob, runNo), engine.JobEvent{Type: "run_queued", V: 1, RunNo: runNo}},
+			{run, engine.RunEvent{Type: engine.RunCreated, V: 1, At: at, RunNo: runNo, AccountID: a.ID, KeyID: "key_bench",
+				AppSlug: "cold-email-writer", Input: json.RawMessage(`{"product_description":"Acme Ledger","target_role":"Founders"}`), CreditCost: 5}},
+			{run, engine.RunEvent{Type: engine.RunStarted, V: 1, At: at, RunNo: runNo}},
+		}
+		for i := 1; i <= 6; i++ {
+			msgs = append(msgs, struct {
+				subj string
+				v    any
+			}{run, engine.RunEvent{Type: engine.ToolRunning, V: 1, At: at, RunNo: runNo,
+				Step: &engine.Step{Index: i, Total: 6, Tool: "write", Message: "writing"}}})
+		}
+		msgs = append(msgs, []struct {
+			subj string
+			v    any
+		}{
+			{run, engine.RunEvent{Type: engine.RunCompleted, V: 1, At: at, RunNo: runNo, Summary: "3 emails", Output: output}},
+			{engine.SubjectOf(engine.KindAccount, a.ID), settle},
+			{slot, engine.SlotEvent{Type: "slot_released", V: 1, RunNo: runNo}},
+		}...)
+		for _, m := range msgs {
+			if err := pub(m.subj, m.v); err != nil {
+				return 0, err
+			}
+		}
+		written += len(msgs)
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(5 * time.Minute):
+		return 0, fmt.Errorf("synthetic log not acknowledged within 5 minutes")
+	}
+	info, err := e.Stream().Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	last = info.State.LastSeq
+	return last, nil
+}
+
+// sampleOutput is a cold-email-writer report of the usual size.
+const sampleOutput = `{"emails":[` +
+	`{"step":1,"send_day":0,"subject":"Bookkeeping that closes itself","body":"Hi {{first_name}},\n\nAgency founders tell us month-end eats two days. Acme Ledger reconciles as you go, so the close takes an hour.\n\nWorth a 15-minute look next week?\n\nBest,\n{{sender_name}}"},` +
+	`{"step":2,"send_day":3,"subject":"Re: Bookkeeping that closes itself","body":"Hi {{first_name}},\n\nOne number: agencies on Acme Ledger close their books 4x faster. Happy to show you how in 15 minutes.\n\nBest,\n{{sender_name}}"},` +
+	`{"step":3,"send_day":7,"subject":"Should I close the loop?","body":"Hi {{first_name}},\n\nI'll stop here. If month-end ever becomes the bottleneck, reply and I'll send a 2-minute walkthrough.\n\nBest,\n{{sender_name}}"}` +
+	`],"language":"en","cta_goal":"book_call"}`
+
+// resume creates a run with a long log, waits for its end, then times
+// resuming its event stream from before the first event.
+func resume(ctx context.Context, cfg Config) (summary, int, error) {
+	srv, err := server(ctx, cfg)
+	if err != nil {
+		return summary{}, 0, err
+	}
+	defer srv.Stop()
+	key, err := srv.account(ctx, 1_000_000)
+	if err != nil {
+		return summary{}, 0, err
+	}
+	// created, started, the ticks and completed make ResumeEvents events.
+	runNo, err := srv.create(ctx, key, sleepRun(0, cfg.ResumeEvents-3))
+	if err != nil {
+		return summary{}, 0, err
+	}
+	if _, err := awaitFinished(ctx, srv, key, "/api/v1/runs/"+runNo); err != nil {
+		return summary{}, 0, err
+	}
+	client := newClient()
+	lat := &latencies{}
+	streamed := 0
+	for i := range 50 {
+		count := 0
+		t := time.Now()
+		err := srv.stream(ctx, client, key, runNo, 1, nil, func(ev event) bool {
+			count++
+			return !terminal(ev.Type)
+		})
+		if err != nil {
+			return summary{}, 0, err
+		}
+		if i >= 5 { // the first few warm up
+			lat.add(time.Since(t))
+		}
+		streamed = count + 1 // the created event is in the log, not on the stream
+	}
+	return lat.summary(), streamed, nil
+}

@@ -1,0 +1,256 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Server is the apprun server a scenario drives: a child process the bench
+// started (so its memory can be read) or one already running.
+type Server struct {
+	URL        string
+	AdminToken string
+	client     *http.Client
+	cmd        *exec.Cmd
+	dir        string
+	exited     chan struct{}
+}
+
+// high are the limits a bench server runs with: on, as shipped, but too
+// high to refuse anything the bench sends.
+var high = []string{
+	"APPRUN_CREATE_PER_MIN=100000000",
+	"APPRUN_READS_PER_MIN=100000000",
+	"APPRUN_OWNER_ACTIVE_RUNS=1000000",
+	"APPRUN_PLATFORM_ACTIVE_RUNS=1000000",
+	"APPRUN_STREAMS_PER_KEY=1000000",
+	"APPRUN_TEST_APPS=1",
+}
+
+// startServer runs `bin serve` in a new temporary data directory with the
+// bench limits and waits until it is healthy.
+func startServer(ctx context.Context, bin string, env ...string) (*Server, error) {
+	dir, err := os.MkdirTemp("", "apprun-bench-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{AdminToken: randomHex(16), dir: dir, client: newClient(), exited: make(chan struct{})}
+	s.cmd = exec.Command(bin, "serve")
+	s.cmd.Env = append(append(append(os.Environ(), high...), env...),
+		"APPRUN_ADDR=127.0.0.1:0", "APPRUN_DATA="+filepath.Join(dir, "data"), "APPRUN_ADMIN_TOKEN="+s.AdminToken)
+	logf, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		return nil, err
+	}
+	stderr, err := s.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	s.cmd.Stdout = logf
+	if err := s.cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start %s serve: %w", bin, err)
+	}
+	addr := make(chan string, 1)
+	go func() {
+		defer close(s.exited)
+		defer logf.Close()
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			fmt.Fprintln(logf, line)
+			if i := strings.Index(line, " addr="); i >= 0 && strings.Contains(line, "apprun serving") {
+				select {
+				case addr <- strings.Fields(line[i+6:])[0]:
+				default:
+				}
+			}
+		}
+		_ = s.cmd.Wait()
+	}()
+	select {
+	case a := <-addr:
+		s.URL = "http://" + a
+	case <-s.exited:
+		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("server exited at start:\n%s", log)
+	case <-time.After(60 * time.Second):
+		s.Stop()
+		return nil, errors.New("server did not start within 60s")
+	case <-ctx.Done():
+		s.Stop()
+		return nil, ctx.Err()
+	}
+	return s, s.waitHealthy(ctx)
+}
+
+// useServer drives a server that is already running.
+func useServer(ctx context.Context, url, adminToken string) (*Server, error) {
+	s := &Server{URL: strings.TrimRight(url, "/"), AdminToken: adminToken, client: newClient()}
+	return s, s.waitHealthy(ctx)
+}
+
+func (s *Server) waitHealthy(ctx context.Context) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st, _, err := s.do(ctx, "GET", "/healthz", "", nil)
+		if err == nil && st == 200 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("server %s not healthy within 60s (status %d, %v)", s.URL, st, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Stop stops a server the bench started and removes its data.
+func (s *Server) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.exited:
+	case <-time.After(20 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+	os.RemoveAll(s.dir)
+	s.cmd = nil
+}
+
+// RSS is the server's resident memory in bytes (0 when not a child).
+func (s *Server) RSS() (int64, error) {
+	if s.cmd == nil {
+		return 0, errors.New("not a server this bench started")
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmRSS in /proc status")
+}
+
+func newClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConns: 4096, MaxIdleConnsPerHost: 4096,
+		IdleConnTimeout: time.Minute, DisableCompression: true}}
+}
+
+// do sends one request with a JSON body (nil for none) and reads the answer.
+func (s *Server) do(ctx context.Context, method, path, bearer string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, s.URL+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, err
+}
+
+// account opens an account with credits and returns its API key.
+func (s *Server) account(ctx context.Context, credits int64) (string, error) {
+	st, body, err := s.do(ctx, "POST", "/admin/v1/accounts", s.AdminToken, map[string]any{"email": "bench@example.com", "credits": credits})
+	if err != nil {
+		return "", err
+	}
+	if st != 201 {
+		return "", fmt.Errorf("open account: %d %s", st, body)
+	}
+	var a struct {
+		APIKey string `json:"api_key"`
+	}
+	return a.APIKey, json.Unmarshal(body, &a)
+}
+
+// accounts opens n accounts.
+func (s *Server) accounts(ctx context.Context, n int, credits int64) ([]string, error) {
+	keys := make([]string, n)
+	for i := range keys {
+		var err error
+		if keys[i], err = s.account(ctx, credits); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// create creates a run and returns its number.
+func (s *Server) create(ctx context.Context, key string, body any) (string, error) {
+	st, data, err := s.do(ctx, "POST", "/api/v1/runs", key, body)
+	if err != nil {
+		return "", err
+	}
+	if st != 201 {
+		return "", fmt.Errorf("create run: %d %s", st, data)
+	}
+	var r struct {
+		RunNo string `json:"run_no"`
+	}
+	return r.RunNo, json.Unmarshal(data, &r)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// sleepRun is a test-sleep run that stays active (sleeping) for ms and
+// reports steps ticks meanwhile.
+func sleepRun(ms, steps int) map[string]any {
+	in := map[string]any{"ms": ms}
+	if steps > 0 {
+		in["steps"] = steps
+	}
+	return map[string]any{"app_slug": "test-sleep", "input": in}
+}
+
+func coldEmailRun() map[string]any {
+	return map[string]any{"app_slug": "cold-email-writer", "input": map[string]any{
+		"product_description": "Acme Ledger automates bookkeeping for small agencies.", "target_role": "Agency founders"}}
+}

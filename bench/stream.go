@@ -1,0 +1,132 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// streamScenario holds many event streams open on one node, spread over a
+// few runs that tick once a second, and measures the node's resident
+// memory per stream and how long an event takes from its append to a
+// client.
+func streamScenario(ctx context.Context, cfg Config, s *Scenario) error {
+	if cfg.URL != "" {
+		s.note("stream: measured on a server of its own (it reads the server's memory)")
+	}
+	c := cfg
+	c.URL = ""
+	srv, err := server(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	key, err := srv.account(ctx, 1_000_000)
+	if err != nil {
+		return err
+	}
+	// Ticking runs that outlive the scenario: one event a second each.
+	const runMS = 300_000
+	runs := make([]string, cfg.StreamRuns)
+	for i := range runs {
+		if runs[i], err = srv.create(ctx, key, sleepRun(runMS, runMS/1000)); err != nil {
+			return err
+		}
+	}
+	time.Sleep(2 * time.Second) // let the runs start and the node settle
+	before, err := srv.RSS()
+	if err != nil {
+		return err
+	}
+
+	var (
+		measuring atomic.Bool
+		since     atomic.Int64 // unix nanos: events appended after this count
+		lat       = &latencies{}
+		failed    atomic.Int64
+		firstErr  atomic.Value
+		opened    sync.WaitGroup
+		done      sync.WaitGroup
+	)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: -1, DisableCompression: true}}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	gate := make(chan struct{}, 256) // streams being opened at once
+	start := time.Now()
+	for i := range cfg.Streams {
+		opened.Add(1)
+		done.Add(1)
+		gate <- struct{}{}
+		go func() {
+			defer done.Done()
+			once := sync.OnceFunc(func() { <-gate; opened.Done() })
+			defer once()
+			err := srv.stream(sctx, client, key, runs[i%len(runs)], 0, once, func(ev event) bool {
+				if measuring.Load() {
+					if at, ok := eventTime(ev.Data); ok && at.UnixNano() > since.Load() {
+						lat.add(time.Since(at))
+					}
+				}
+				return true
+			})
+			if err != nil && sctx.Err() == nil {
+				failed.Add(1)
+				firstErr.CompareAndSwap(nil, err)
+			}
+		}()
+	}
+	opened.Wait()
+	openTime := time.Since(start)
+	time.Sleep(3 * time.Second) // every stream past its replay, garbage collected
+	after, err := srv.RSS()
+	if err != nil {
+		return err
+	}
+	since.Store(time.Now().UnixNano())
+	measuring.Store(true)
+	time.Sleep(cfg.Duration)
+	measuring.Store(false)
+	held := int64(cfg.Streams) - failed.Load()
+	stop()
+	done.Wait()
+
+	if f := failed.Load(); f > 0 {
+		s.note("%d streams failed or ended early; first: %v", f, firstErr.Load())
+	}
+	perStream := float64(after-before) / float64(cfg.Streams) / 1024
+	sum := lat.summary()
+	s.add("streams held open", float64(held), "streams")
+	s.add("time to open them", openTime.Seconds(), "s")
+	s.add("node RSS before", float64(before)/(1<<20), "MiB")
+	s.add("node RSS with the streams", float64(after)/(1<<20), "MiB")
+	s.atMost("RSS per stream", perStream, "KiB", 32)
+	s.add("events delivered while measured", float64(sum.N), "events")
+	s.add("delivery p50", ms(sum.P50), "ms")
+	s.atMost("delivery p99", ms(sum.P99), "ms", 50)
+	s.add("delivery max", ms(sum.Max), "ms")
+	s.note("%d streams over %d test-sleep runs ticking once a second; delivery = client receipt minus the event's own time (set just before its append), measured for %s",
+		cfg.Streams, cfg.StreamRuns, cfg.Duration)
+	if sum.N == 0 {
+		return fmt.Errorf("no event was delivered while measuring")
+	}
+	return nil
+}
+
+// eventTime reads the "at" member of an event's data without decoding it all.
+func eventTime(data string) (time.Time, bool) {
+	i := strings.Index(data, `"at":"`)
+	if i < 0 {
+		return time.Time{}, false
+	}
+	rest := data[i+6:]
+	j := strings.IndexByte(rest, '"')
+	if j < 0 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, rest[:j])
+	return t, err == nil
+}
