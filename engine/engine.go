@@ -44,6 +44,10 @@ type Config struct {
 	Workers int
 	// SweepEvery is how often expired runs are removed (default 1m).
 	SweepEvery time.Duration
+	// Standalone says no other node can share this log (embedded NATS
+	// without a client port or cluster): the read limit is then counted
+	// in memory, exactly, without a JetStream request per read.
+	Standalone bool
 	// Now is the clock (default time.Now); events carry its time.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -61,6 +65,10 @@ type Engine struct {
 	hub     *hub
 	exec    *executor
 	sweep   *sweeper
+	// counters feed Stats.
+	counters counters
+	// reads are the in-memory read windows of a standalone node (nil otherwise).
+	reads *localWindows
 
 	stopOnce sync.Once
 }
@@ -99,19 +107,17 @@ func New(nc *nats.Conn, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: jetstream: %w", err)
 	}
 	e := &Engine{cfg: cfg, nc: nc, log: &eventLog{nc: nc, js: js, timeout: cfg.Timeout}}
+	if cfg.Standalone && cfg.Limits.ReadsPerMinute > 0 {
+		e.reads = newLocalWindows(cfg.Limits.ReadsPerMinute)
+	}
 	return e, nil
 }
 
 // Start creates the streams, writes the catalog's initial prices, and starts
 // the live-event hub and the executor. It returns once all are running.
 func (e *Engine) Start(ctx context.Context) error {
-	st, windows, err := e.waitForStreams(ctx)
-	if err != nil {
-		return fmt.Errorf("engine: %w", err)
-	}
-	e.log.stream, e.windows = st, windows
-	if err := e.seedPrices(ctx); err != nil {
-		return fmt.Errorf("engine: seed prices: %w", err)
+	if err := e.Prepare(ctx); err != nil {
+		return err
 	}
 	e.hub = newHub(e.cfg.Logger)
 	if err := e.hub.start(e.nc); err != nil {

@@ -308,6 +308,9 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *
 			}
 			continue // the account moved: read it again
 		}
+		if err == nil {
+			x.e.counters.ended(fail == nil, w.run.CreditCost)
+		}
 		return err
 	}
 	return errors.New("engine: finish: too much contention")

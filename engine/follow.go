@@ -144,6 +144,9 @@ func (e *Engine) Follow(runNo string, after uint64) *Follower {
 // far behind or the node is stopping.
 func (f *Follower) Live() <-chan liveMsg { return f.sub.ch }
 
+// Last is the sequence of the last event the follower has seen.
+func (f *Follower) Last() uint64 { return f.last }
+
 // Close unregisters the follower.
 func (f *Follower) Close() { f.e.hub.remove(f.runNo, f.sub) }
 

@@ -25,7 +25,9 @@ func (e *Engine) AllowRead(ctx context.Context, keyID string) error {
 // allow records one request in the key's sliding window. The window is a
 // memory stream that keeps at most `limit` messages per key for one minute
 // and refuses more (discard-new per subject), so the count is exact across
-// every node that shares the stream, with no read-modify-write race.
+// every node that shares the stream, with no read-modify-write race. A
+// standalone node counts reads in memory (localWindows): it is the only
+// node, so that count is exact too, and a read costs no JetStream request.
 func (e *Engine) allow(ctx context.Context, kind limitKind, keyID string) error {
 	stream, subj, limit := streamRLCreate, subjRLC, e.cfg.Limits.CreatePerMinute
 	if kind == limitRead {
@@ -35,7 +37,13 @@ func (e *Engine) allow(ctx context.Context, kind limitKind, keyID string) error 
 		return nil
 	}
 	if !e.nc.IsConnected() {
-		return errUnavailable
+		return errUnavailable // as every request does while the log is away
+	}
+	if kind == limitRead && e.reads != nil {
+		if ok, wait := e.reads.allow(keyID, time.Now()); !ok {
+			return rateLimited(wait)
+		}
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
@@ -53,6 +61,10 @@ func (e *Engine) allow(ctx context.Context, kind limitKind, keyID string) error 
 			wait = time.Until(oldest.Time.Add(time.Minute))
 		}
 	}
+	return rateLimited(wait)
+}
+
+func rateLimited(wait time.Duration) error {
 	return &Error{Code: CodeRateLimited, RetryAfter: wholeSeconds(wait),
 		Message: "rate limit exceeded; retry after the number of seconds in Retry-After"}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -54,6 +55,8 @@ type eventLog struct {
 	js      jetstream.JetStream
 	stream  jetstream.Stream
 	timeout time.Duration
+	// appended counts messages stored by this node.
+	appended atomic.Uint64
 }
 
 func (l *eventLog) msg(e entry) (*nats.Msg, error) {
@@ -90,7 +93,11 @@ func (l *eventLog) append(ctx context.Context, entries ...entry) (uint64, error)
 		msgs[i] = m
 	}
 	if len(msgs) == 1 {
-		return l.publishOne(ctx, msgs[0])
+		seq, err := l.publishOne(ctx, msgs[0])
+		if err == nil {
+			l.appended.Add(1)
+		}
+		return seq, err
 	}
 	id := nuid.Next()
 	for i, m := range msgs {
@@ -107,7 +114,11 @@ func (l *eventLog) append(ctx context.Context, entries ...entry) (uint64, error)
 		if err != nil {
 			return 0, fmt.Errorf("batch commit: %w", err)
 		}
-		return parseAck(resp.Data)
+		seq, err := parseAck(resp.Data)
+		if err == nil {
+			l.appended.Add(uint64(len(msgs)))
+		}
+		return seq, err
 	}
 	return 0, nil
 }
@@ -194,24 +205,94 @@ func (l *eventLog) next(ctx context.Context, subject string, seq uint64) (*jetst
 	return m, nil
 }
 
-// runLog reads the events of a run after seq `after`, in order.
+// runLogBatch is how many events one direct-get request returns.
+const runLogBatch = 256
+
+// runLog reads the events of a run after seq `after`, in order: batched
+// direct gets, so a resume of a long log costs a few requests, not one per
+// event, and no consumer.
 func (l *eventLog) runLog(ctx context.Context, runNo string, after uint64) ([]loggedEvent, error) {
+	if !l.nc.IsConnected() {
+		return nil, errUnavailable
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
 	var out []loggedEvent
 	subj := runSubject(runNo)
-	for seq := after + 1; ; {
-		m, err := l.next(ctx, subj, seq)
-		if errors.Is(err, errNoMessage) {
-			return out, nil
-		}
+	for from := after + 1; ; {
+		msgs, pending, err := l.directBatch(ctx, subj, from, runLogBatch)
 		if err != nil {
 			return nil, err
 		}
-		var e RunEvent
-		if err := json.Unmarshal(m.Data, &e); err != nil {
-			return nil, fmt.Errorf("decode %s@%d: %w", subj, m.Sequence, err)
+		for _, m := range msgs {
+			seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: message without a sequence", subj)
+			}
+			var e RunEvent
+			if err := json.Unmarshal(m.Data, &e); err != nil {
+				return nil, fmt.Errorf("decode %s@%d: %w", subj, seq, err)
+			}
+			out = append(out, loggedEvent{Seq: seq, Event: e})
+			from = seq + 1
 		}
-		out = append(out, loggedEvent{Seq: m.Sequence, Event: e})
-		seq = m.Sequence + 1
+		if pending == 0 || len(msgs) == 0 {
+			return out, nil
+		}
+	}
+}
+
+// directBatch asks the stream for up to n messages on subject from
+// sequence seq on (a batched direct get, answered by any replica) and
+// returns them with how many more there are.
+func (l *eventLog) directBatch(ctx context.Context, subject string, seq uint64, n int) ([]*nats.Msg, uint64, error) {
+	req, err := json.Marshal(struct {
+		Seq     uint64 `json:"seq"`
+		NextFor string `json:"next_by_subj"`
+		Batch   int    `json:"batch"`
+	}{seq, subject, n})
+	if err != nil {
+		return nil, 0, err
+	}
+	var (
+		msgs    []*nats.Msg
+		pending uint64
+		fail    error
+		done    = make(chan struct{})
+	)
+	// A callback subscription queues without the 64k-slot channel a
+	// synchronous one allocates; the callback runs on one goroutine.
+	inbox := l.nc.NewRespInbox()
+	sub, err := l.nc.Subscribe(inbox, func(m *nats.Msg) {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		switch status := m.Header.Get("Status"); status {
+		case "":
+			msgs = append(msgs, m)
+			return
+		case "204": // end of batch
+			pending, _ = strconv.ParseUint(m.Header.Get("Nats-Num-Pending"), 10, 64)
+		case "404": // nothing at or after seq
+		default:
+			fail = fmt.Errorf("direct get %s from %d: status %s %s", subject, seq, status, m.Header.Get("Description"))
+		}
+		close(done)
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("direct get %s: %w", subject, err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := l.nc.PublishRequest("$JS.API.DIRECT.GET."+l.stream.CachedInfo().Config.Name, inbox, req); err != nil {
+		return nil, 0, fmt.Errorf("direct get %s: %w", subject, err)
+	}
+	select {
+	case <-done:
+		return msgs, pending, fail
+	case <-ctx.Done():
+		return nil, 0, fmt.Errorf("direct get %s from %d: %w", subject, seq, ctx.Err())
 	}
 }
 

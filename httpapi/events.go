@@ -55,6 +55,8 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		return
 	}
 	defer a.streams.release(c.KeyID)
+	a.metrics.streams.Inc()
+	defer a.metrics.streams.Dec()
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		a.fail(w, r, fmt.Errorf("response writer cannot flush"))
@@ -106,8 +108,13 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 				return
 			}
 			flusher.Flush()
-			// A safety net under the live feed: anything missed shows up here.
-			evs, err = f.Catchup(ctx)
+			// A safety net under the live feed: when the read model (fed
+			// by its own gap-free consumer) knows of a later event than
+			// the stream sent, the log is read again.
+			evs = nil
+			if latest, rerr := a.cfg.Reads.Run(run.RunNo); rerr != nil || latest.LastSeq > f.Last() {
+				evs, err = f.Catchup(ctx)
+			}
 		case m, ok := <-f.Live():
 			if !ok {
 				return // too slow or shutting down: the client resumes

@@ -116,7 +116,12 @@ func (a *API) getRun(w http.ResponseWriter, r *http.Request, c caller) {
 		a.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, viewOf(run))
+	body, err := a.views.body(run)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeRaw(w, http.StatusOK, body)
 }
 
 // listRuns handles GET /api/v1/runs: newest first, ?limit=1..100 (20),

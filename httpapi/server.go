@@ -27,6 +27,7 @@ type Engine interface {
 	CreateBrandContext(ctx context.Context, accountID string, bc engine.BrandContext) (engine.BrandContext, uint64, error)
 	LogHead(ctx context.Context) (uint64, error)
 	RunSeq(ctx context.Context, runNo string) (uint64, error)
+	Stats() engine.Stats
 }
 
 // ReadModel is what the handlers read: the projections.
@@ -39,6 +40,7 @@ type ReadModel interface {
 	Price(slug string) (engine.Price, error)
 	WaitFor(ctx context.Context, seq uint64) error
 	Ready() bool
+	RunsByStatus() (map[engine.Status]int64, error)
 }
 
 // Config configures the HTTP surface.
@@ -66,6 +68,8 @@ type API struct {
 	router  *mux.Router
 	closing chan struct{}
 	streams *streamCounter
+	metrics *metrics
+	views   *viewCache
 	// keyMisses bounds how often an unknown key makes this node catch up
 	// with the log before answering 401 (a key made on another node).
 	keyMisses *rate.Limiter
@@ -102,7 +106,8 @@ func New(cfg Config) (*API, error) {
 	a.router.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.cfg.Logger, errorf(engine.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
 	})
-	a.router.Use(a.recoverPanics, a.deadlines)
+	a.metrics, a.views = newMetrics(a), newViewCache()
+	a.router.Use(a.metrics.observe, a.recoverPanics, a.deadlines)
 	a.routeHealth()
 	a.routeRuns()
 	a.routeEvents()
@@ -110,6 +115,7 @@ func New(cfg Config) (*API, error) {
 	a.routeAccount()
 	a.routeBrandContexts()
 	a.routeAdmin()
+	a.routeOperability()
 	return a, nil
 }
 
@@ -127,10 +133,11 @@ func (a *API) Close() {
 }
 
 // deadlines bounds each request's reading and writing, except the event
-// stream, which lives as long as its run (heartbeats keep it honest).
+// stream, which lives as long as its run (heartbeats keep it honest), and
+// profiles, which take as long as the admin asks.
 func (a *API) deadlines(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isEventStream(r) {
+		if !isEventStream(r) && !isProfile(r) {
 			rc := http.NewResponseController(w)
 			at := time.Now().Add(a.cfg.RequestTimeout)
 			_ = rc.SetReadDeadline(at)

@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"time"
 
@@ -40,7 +41,11 @@ func apply(tx *bolt.Tx, subject string, data []byte, seq uint64) error {
 		if err := getJSON(b, []byte(id), &r); err != nil && ev.Type != engine.RunCreated {
 			return err
 		}
+		before := r.Status
 		r = engine.ApplyRun(r, ev, seq)
+		if err := countStatus(tx, before, r.Status); err != nil {
+			return err
+		}
 		if ev.Type == engine.RunCreated {
 			if err := tx.Bucket(bucketAcctRuns).Put(accountSeqKey(r.AccountID, seq), []byte(r.RunNo)); err != nil {
 				return err
@@ -97,6 +102,9 @@ func expireRun(tx *bolt.Tx, runNo string) error {
 	if err := getJSON(runs, []byte(runNo), &r); err != nil {
 		return nil // never seen (a rebuild after the purge) or already gone
 	}
+	if err := countStatus(tx, r.Status, ""); err != nil {
+		return err
+	}
 	if err := tx.Bucket(bucketAcctRuns).Delete(accountSeqKey(r.AccountID, r.CreatedSeq)); err != nil {
 		return err
 	}
@@ -111,4 +119,37 @@ func expireRun(tx *bolt.Tx, runNo string) error {
 // finishedKey orders finished runs by when they ended.
 func finishedKey(at time.Time, runNo string) []byte {
 	return append(u64(uint64(at.UnixNano())), runNo...)
+}
+
+// countStatus moves one run from status `from` to status `to` in the
+// per-status counts ("" is no status: a new or a removed run).
+func countStatus(tx *bolt.Tx, from, to engine.Status) error {
+	if from == to {
+		return nil
+	}
+	b := tx.Bucket(bucketStatusCounts)
+	for _, c := range []struct {
+		st    engine.Status
+		delta int64
+	}{{from, -1}, {to, 1}} {
+		if c.st == "" {
+			continue
+		}
+		var n int64
+		if v := b.Get([]byte(c.st)); len(v) == 8 {
+			n = int64(binary.BigEndian.Uint64(v))
+		}
+		// A count that drops to zero is removed, as a rebuild that never
+		// saw the (expired) runs would have it.
+		var err error
+		if n += c.delta; n == 0 {
+			err = b.Delete([]byte(c.st))
+		} else {
+			err = b.Put([]byte(c.st), u64(uint64(n)))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -16,10 +16,28 @@ func (s *Store) get(bucket []byte, key string, v any) error {
 	return s.db.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bucket), []byte(key), v) })
 }
 
+// cached reads a record through the cache m: decoded from bbolt on a miss.
+func cached[V any](s *Store, m func(*caches) map[string]any, bucket []byte, id string) (V, error) {
+	if v, ok := s.cache.get(m, id); ok {
+		return v.(V), nil
+	}
+	var v V
+	var readAt uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketMeta).Get(keyApplied); len(b) == 8 {
+			readAt = binary.BigEndian.Uint64(b)
+		}
+		return getJSON(tx.Bucket(bucket), []byte(id), &v)
+	})
+	if err == nil {
+		s.cache.fill(m, id, v, readAt)
+	}
+	return v, err
+}
+
 // KeyByHash finds an API key by the hash of its secret.
 func (s *Store) KeyByHash(hash string) (engine.Key, error) {
-	var k engine.Key
-	return k, s.get(bucketKeys, hash, &k)
+	return cached[engine.Key](s, keyCache, bucketKeys, hash)
 }
 
 // Account returns an account's state as last applied.
@@ -28,10 +46,9 @@ func (s *Store) Account(id string) (ledger.Account, error) {
 	return a, s.get(bucketAccounts, id, &a)
 }
 
-// Run returns a run.
+// Run returns a run. Its Output is shared with the cache: read only.
 func (s *Store) Run(runNo string) (engine.Run, error) {
-	var r engine.Run
-	return r, s.get(bucketRuns, runNo, &r)
+	return cached[engine.Run](s, runCache, bucketRuns, runNo)
 }
 
 // BrandContext implements engine.BrandContexts.
@@ -148,6 +165,20 @@ func (s *Store) Dump() (map[string]map[string]string, error) {
 			out[string(name)] = m
 		}
 		return nil
+	})
+	return out, err
+}
+
+// RunsByStatus counts the runs in each status.
+func (s *Store) RunsByStatus() (map[engine.Status]int64, error) {
+	out := map[engine.Status]int64{}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketStatusCounts).ForEach(func(k, v []byte) error {
+			if len(v) == 8 {
+				out[engine.Status(k)] = int64(binary.BigEndian.Uint64(v))
+			}
+			return nil
+		})
 	})
 	return out, err
 }

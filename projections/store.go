@@ -18,24 +18,25 @@ import (
 )
 
 var (
-	bucketMeta     = []byte("meta")
-	bucketAccounts = []byte("accounts")
-	bucketKeys     = []byte("keys")    // key hash → Key
-	bucketKeyIDs   = []byte("key_ids") // key id → key hash
-	bucketRuns     = []byte("runs")
-	bucketAcctRuns = []byte("account_runs") // account id + created seq → run_no
-	bucketBrands   = []byte("brand_contexts")
-	bucketPrices   = []byte("prices")
-	bucketLedger   = []byte("account_ledger") // account id + seq → ledger.Line
-	bucketFinished = []byte("finished_runs")  // finished-at + run_no → engine.FinishedRun
-	keyApplied     = []byte("applied_seq")
-	keySchema      = []byte("schema_version")
-	allBuckets     = [][]byte{bucketMeta, bucketAccounts, bucketKeys, bucketKeyIDs, bucketRuns, bucketAcctRuns, bucketBrands, bucketPrices, bucketLedger, bucketFinished}
+	bucketMeta         = []byte("meta")
+	bucketAccounts     = []byte("accounts")
+	bucketKeys         = []byte("keys")    // key hash → Key
+	bucketKeyIDs       = []byte("key_ids") // key id → key hash
+	bucketRuns         = []byte("runs")
+	bucketAcctRuns     = []byte("account_runs") // account id + created seq → run_no
+	bucketBrands       = []byte("brand_contexts")
+	bucketPrices       = []byte("prices")
+	bucketLedger       = []byte("account_ledger")    // account id + seq → ledger.Line
+	bucketFinished     = []byte("finished_runs")     // finished-at + run_no → engine.FinishedRun
+	bucketStatusCounts = []byte("run_status_counts") // status → how many runs have it
+	keyApplied         = []byte("applied_seq")
+	keySchema          = []byte("schema_version")
+	allBuckets         = [][]byte{bucketMeta, bucketAccounts, bucketKeys, bucketKeyIDs, bucketRuns, bucketAcctRuns, bucketBrands, bucketPrices, bucketLedger, bucketFinished, bucketStatusCounts}
 )
 
 // schemaVersion changes whenever the read models change shape; a file of
 // another version is emptied and rebuilt from the log.
-const schemaVersion = "3"
+const schemaVersion = "4"
 
 // maxBatch bounds how many events one transaction applies.
 const maxBatch = 512
@@ -44,6 +45,7 @@ const maxBatch = 512
 type Store struct {
 	db     *bolt.DB
 	logger *slog.Logger
+	cache  *caches
 
 	mu      sync.Mutex
 	applied uint64
@@ -90,6 +92,7 @@ func Open(path string, logger *slog.Logger) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("projections: init %s: %w", path, err)
 	}
+	s.cache = newCaches(s.applied)
 	return s, nil
 }
 
@@ -103,7 +106,8 @@ func OpenExclusive(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("projections: open %s: %w", path, err)
 	}
-	return &Store{db: db, logger: slog.Default(), advance: make(chan struct{})}, nil
+	// The audit does not apply: an empty cache that never fills is right.
+	return &Store{db: db, logger: slog.Default(), advance: make(chan struct{}), cache: newCaches(0)}, nil
 }
 
 // Start follows the stream from the first event not yet applied. Ready
@@ -191,7 +195,10 @@ func (s *Store) applyLoop() {
 
 func (s *Store) applyBatch(batch []jetstream.Msg) error {
 	var last uint64
+	var runs []string
+	var keys bool
 	err := s.db.Update(func(tx *bolt.Tx) error {
+		runs, keys = runs[:0], false
 		applied := s.Applied()
 		for _, m := range batch {
 			meta, err := m.Metadata()
@@ -205,6 +212,12 @@ func (s *Store) applyBatch(batch []jetstream.Msg) error {
 			if err := apply(tx, m.Subject(), m.Data(), seq); err != nil {
 				return fmt.Errorf("event %d on %s: %w", seq, m.Subject(), err)
 			}
+			switch kind, id := engine.ParseSubject(m.Subject()); kind {
+			case engine.KindRun, engine.KindExpired:
+				runs = append(runs, id)
+			case engine.KindKey:
+				keys = true
+			}
 			applied, last = seq, seq
 		}
 		if last == 0 {
@@ -215,6 +228,7 @@ func (s *Store) applyBatch(batch []jetstream.Msg) error {
 	if err != nil || last == 0 {
 		return err
 	}
+	s.cache.changed(last, runs, keys)
 	s.mu.Lock()
 	s.applied = last
 	close(s.advance)

@@ -69,7 +69,8 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	n.eng, err = engine.New(n.nc, engine.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
-		Logger: n.cfg.Logger, Replicas: n.cfg.Replicas, SweepEvery: n.cfg.RetentionSweep})
+		Logger: n.cfg.Logger, Replicas: n.cfg.Replicas, SweepEvery: n.cfg.RetentionSweep,
+		Standalone: n.cfg.NATSURL == "" && n.cfg.NATSListen == "" && n.cfg.ClusterName == ""})
 	if err != nil {
 		return err
 	}

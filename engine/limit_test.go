@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// The read limit is the same rule whether a standalone node counts it in
+// memory or nodes share the window stream: exactly `limit` reads a minute
+// per key, then rate_limited with the wait until the oldest one leaves.
+func TestReadLimitIsExactInMemoryAndInTheSharedWindow(t *testing.T) {
+	for _, standalone := range []bool{true, false} {
+		t.Run(map[bool]string{true: "standalone", false: "shared"}[standalone], func(t *testing.T) {
+			e := startEngine(t, false, Limits{ReadsPerMinute: 3}, okApp())
+			if standalone {
+				e.reads = newLocalWindows(3)
+			} else {
+				e.reads = nil
+			}
+			ctx := context.Background()
+			for i := range 3 {
+				if err := e.AllowRead(ctx, "key_a"); err != nil {
+					t.Fatalf("read %d: %v", i+1, err)
+				}
+			}
+			err := e.AllowRead(ctx, "key_a")
+			var ee *Error
+			if !errors.As(err, &ee) || ee.Code != CodeRateLimited || ee.RetryAfter < 59*time.Second || ee.RetryAfter > time.Minute {
+				t.Fatalf("4th read: %v, want rate_limited with Retry-After about 60s", err)
+			}
+			if err := e.AllowRead(ctx, "key_b"); err != nil {
+				t.Fatalf("another key's first read: %v", err)
+			}
+		})
+	}
+}
+
+func TestLocalWindowSlides(t *testing.T) {
+	w := newLocalWindows(2)
+	t0 := time.Unix(1_000_000, 0)
+	steps := []struct {
+		at       time.Duration
+		ok       bool
+		wantWait time.Duration
+	}{
+		{0, true, 0},
+		{10 * time.Second, true, 0},
+		{30 * time.Second, false, 30 * time.Second}, // the first leaves at 60s
+		{60 * time.Second, true, 0},                 // it left: room for one
+		{61 * time.Second, false, 9 * time.Second},  // the 10s one leaves at 70s
+		{70 * time.Second, true, 0},
+	}
+	for _, s := range steps {
+		ok, wait := w.allow("k", t0.Add(s.at))
+		if ok != s.ok || wait != s.wantWait {
+			t.Fatalf("at %v: allowed %v wait %v, want %v %v", s.at, ok, wait, s.ok, s.wantWait)
+		}
+	}
+	w.sweep(t0.Add(200 * time.Second))
+	if len(w.keys) != 0 {
+		t.Fatalf("an idle key was kept: %d keys", len(w.keys))
+	}
+}

@@ -1,0 +1,36 @@
+package engine
+
+import "sync/atomic"
+
+// Stats count what this node has written since it started: the numbers
+// behind the operator's metrics (the log stays the truth; these reset on
+// restart, as counters do).
+type Stats struct {
+	EventsAppended  uint64 // messages stored in the event log
+	Charges         uint64 // runs charged at admission
+	Settles         uint64 // charges consumed by a completed run
+	Refunds         uint64 // charges returned for a failed run
+	CreditsCharged  uint64
+	CreditsRefunded uint64
+}
+
+type counters struct {
+	charges, settles, refunds, charged, refunded atomic.Uint64
+}
+
+// Stats returns this node's counters.
+func (e *Engine) Stats() Stats {
+	c := &e.counters
+	return Stats{EventsAppended: e.log.appended.Load(), Charges: c.charges.Load(), Settles: c.settles.Load(),
+		Refunds: c.refunds.Load(), CreditsCharged: c.charged.Load(), CreditsRefunded: c.refunded.Load()}
+}
+
+// ended counts a run's settle (completed) or refund (failed) of cost.
+func (c *counters) ended(completed bool, cost int64) {
+	if completed {
+		c.settles.Add(1)
+		return
+	}
+	c.refunds.Add(1)
+	c.refunded.Add(uint64(cost))
+}
