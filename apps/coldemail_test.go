@@ -119,3 +119,26 @@ func TestOSSGrowthIsListedButNotRunnable(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkValidateInput measures checking a create request's input
+// against the cold-email-writer's JSON Schema (every create does it).
+//
+//	go test ./apps -run '^$' -bench ValidateInput
+func BenchmarkValidateInput(b *testing.B) {
+	cat, err := engine.NewCatalog(ColdEmailWriter(nil)) // compiles the schema
+	if err != nil {
+		b.Fatal(err)
+	}
+	app, err := cat.Lookup(ColdEmailSlug)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := map[string]any{"product_description": "Acme Ledger automates bookkeeping for small agencies.",
+		"target_role": "Agency founders", "cta_goal": "Meeting", "sequence_emails": "3 emails", "interaction_language": "English"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := app.ValidateInput(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

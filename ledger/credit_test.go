@@ -115,3 +115,18 @@ func TestSnapshotAgreesWithFold(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkChargeCheck measures the ledger's decision at admission: the
+// balance and active-run checks and the charge event they produce.
+//
+//	go test ./ledger -run '^$' -bench ChargeCheck
+func BenchmarkChargeCheck(b *testing.B) {
+	a := Account{ID: "acct_x", Balance: 1_000_000, Active: 1}
+	at := time.Now()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Charge(a, "run_x", 5, 3, at); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -21,7 +21,7 @@ type fixture struct {
 	path string
 }
 
-func setup(t *testing.T) *fixture {
+func setup(t testing.TB) *fixture {
 	t.Helper()
 	ns, _ := embednats.New(embednats.Config{StoreDir: t.TempDir()})
 	if err := ns.Start(); err != nil {
@@ -58,7 +58,7 @@ func setup(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) open(t *testing.T) *projections.Store {
+func (f *fixture) open(t testing.TB) *projections.Store {
 	t.Helper()
 	s, err := projections.Open(f.path, nil)
 	if err != nil {
@@ -70,7 +70,7 @@ func (f *fixture) open(t *testing.T) *projections.Store {
 	return s
 }
 
-func waitFor(t *testing.T, s *projections.Store, seq uint64) {
+func waitFor(t testing.TB, s *projections.Store, seq uint64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// BenchmarkEventEncoding measures the two encodings every run event goes
+// through: to the log (the stored message) and to a client (the public
+// data of the SSE frame).
+//
+//	go test ./engine -run '^$' -bench EventEncoding
+func BenchmarkEventEncoding(b *testing.B) {
+	ev := RunEvent{Type: ToolRunning, V: eventVersion, At: time.Now().UTC(), RunNo: "run_abcdefghij",
+		Step: &Step{Index: 3, Total: 6, Tool: "write_email", Message: "writing touch 2 of 3"}}
+	l := &eventLog{}
+	b.Run("log", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := l.msg(entry{subject: runSubject(ev.RunNo), value: ev, expect: expectSeq(41)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	data, _ := json.Marshal(ev)
+	b.Run("stream", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var e RunEvent
+			if err := json.Unmarshal(data, &e); err != nil {
+				b.Fatal(err)
+			}
+			se, _ := streamed(42, e)
+			if _, err := json.Marshal(se.Data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
