@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -120,8 +119,7 @@ func TestFollowerRecoversMissedLiveEventsFromTheLog(t *testing.T) {
 	f := e.Follow(run.RunNo, run.Seq)
 	defer f.Close()
 	last := all[len(all)-1]
-	data, _ := json.Marshal(RunEvent{Type: last.Type, RunNo: run.RunNo})
-	got, err := f.Receive(ctx, liveMsg{seq: last.Seq, prev: all[len(all)-2].Seq, data: data})
+	got, err := f.Receive(ctx, liveMsg{seq: last.Seq, prev: all[len(all)-2].Seq, ev: &liveEvent{StreamEvent: last, streamed: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +132,7 @@ func TestFollowerRecoversMissedLiveEventsFromTheLog(t *testing.T) {
 		}
 	}
 	// The same live event again is a duplicate and sends nothing.
-	if again, _ := f.Receive(ctx, liveMsg{seq: last.Seq, prev: all[len(all)-2].Seq, data: data}); len(again) != 0 {
+	if again, _ := f.Receive(ctx, liveMsg{seq: last.Seq, prev: all[len(all)-2].Seq, ev: &liveEvent{StreamEvent: last, streamed: true}}); len(again) != 0 {
 		t.Fatalf("duplicate live event sent again: %+v", again)
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // liveBuffer is how many events a follower may fall behind before it is
 // disconnected (it resumes with Last-Event-ID).
-const liveBuffer = 64
+const liveBuffer = 32
 
 // hub fans the republished run events of this node's one core subscription
 // out to the followers of each run. It never blocks on a follower.
@@ -31,10 +31,18 @@ type liveSub struct {
 }
 
 // liveMsg is one republished event: its sequence, the previous sequence on
-// the same run subject (for gap detection) and the stored payload.
+// the same run subject (for gap detection) and the event as streamed,
+// decoded and encoded once for every follower (nil when the event is not
+// streamed, like created).
 type liveMsg struct {
 	seq, prev uint64
-	data      []byte
+	ev        *liveEvent // shared by every follower: 24 bytes a buffered message
+}
+
+type liveEvent struct {
+	StreamEvent
+	streamed bool
+	err      error
 }
 
 func newHub(logger *slog.Logger) *hub {
@@ -74,10 +82,20 @@ func (h *hub) dispatch(m *nats.Msg) {
 		h.logger.Warn("republished event without sequence headers", "subject", m.Subject)
 		return
 	}
-	lm := liveMsg{seq: seq, prev: prev, data: m.Data}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for s := range h.subs[runNo] {
+	followers := h.subs[runNo]
+	if len(followers) == 0 {
+		return
+	}
+	lm := liveMsg{seq: seq, prev: prev, ev: &liveEvent{}}
+	var e RunEvent
+	if err := json.Unmarshal(m.Data, &e); err != nil {
+		lm.ev.err = fmt.Errorf("engine: decode live event %d: %w", seq, err)
+	} else {
+		lm.ev.StreamEvent, lm.ev.streamed = streamed(seq, e)
+	}
+	for s := range followers {
 		select {
 		case s.ch <- lm:
 		default: // too slow: disconnect, it will resume
@@ -117,11 +135,12 @@ func (s *liveSub) close() {
 	}
 }
 
-// StreamEvent is one event as the event stream sends it.
+// StreamEvent is one event as the event stream sends it: Data is the
+// encoded JSON of its public data, shared by every follower of the run.
 type StreamEvent struct {
 	Seq      uint64
 	Type     RunEventType
-	Data     map[string]any
+	Data     json.RawMessage
 	Terminal bool
 }
 
@@ -175,13 +194,12 @@ func (f *Follower) Receive(ctx context.Context, m liveMsg) ([]StreamEvent, error
 	if m.prev != f.last {
 		return f.Catchup(ctx)
 	}
-	var e RunEvent
-	if err := json.Unmarshal(m.data, &e); err != nil {
-		return nil, fmt.Errorf("engine: decode live event %d: %w", m.seq, err)
+	if m.ev.err != nil {
+		return nil, m.ev.err
 	}
 	f.last = m.seq
-	if ev, ok := streamed(m.seq, e); ok {
-		return []StreamEvent{ev}, nil
+	if m.ev.streamed {
+		return []StreamEvent{m.ev.StreamEvent}, nil
 	}
 	return nil, nil
 }
@@ -190,5 +208,9 @@ func streamed(seq uint64, e RunEvent) (StreamEvent, bool) {
 	if e.Type == RunCreated {
 		return StreamEvent{}, false
 	}
-	return StreamEvent{Seq: seq, Type: e.Type, Data: e.PublicData(), Terminal: e.Type.Terminal()}, true
+	data, err := json.Marshal(e.PublicData())
+	if err != nil { // PublicData holds only strings, numbers, times and raw JSON from the log
+		data = []byte(`{}`)
+	}
+	return StreamEvent{Seq: seq, Type: e.Type, Data: data, Terminal: e.Type.Terminal()}, true
 }

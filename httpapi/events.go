@@ -2,8 +2,9 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -54,65 +55,104 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 			Message: fmt.Sprintf("this API key already has %d event streams open; close one first", a.cfg.StreamsPerKey)})
 		return
 	}
-	defer a.streams.release(c.KeyID)
-	a.metrics.streams.Inc()
-	defer a.metrics.streams.Dec()
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		a.fail(w, r, fmt.Errorf("response writer cannot flush"))
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	flusher.Flush()
-	if run.Terminal() && run.LastSeq <= after {
-		return // nothing after that id: the run has ended
-	}
-	ctx := r.Context()
-	f := a.cfg.Engine.Follow(run.RunNo, after)
-	defer f.Close()
-	send := func(evs []engine.StreamEvent) (bool, error) {
-		for _, ev := range evs {
-			if ev.Terminal {
-				// A client that saw the end can read the result at once.
-				_ = a.awaitRead(ctx, ev.Seq)
-			}
-			if err := writeEvent(w, ev); err != nil {
-				return true, err
-			}
-			if ev.Terminal {
-				flusher.Flush()
-				return true, nil
-			}
+	out, err := openSSE(w, r)
+	if out == nil || err != nil {
+		a.streams.release(c.KeyID)
+		if out != nil {
+			out.close()
 		}
-		flusher.Flush()
-		return false, nil
-	}
-	evs, err := f.Catchup(ctx)
-	if done, _ := send(evs); done || err != nil {
-		a.endStream(r, err)
+		a.endStream(routeOf(r), err)
 		return
 	}
-	beat := time.NewTicker(a.cfg.Heartbeat)
+	a.metrics.streams.Inc()
+	s := &stream{a: a, out: out, key: c.KeyID, runNo: run.RunNo, route: routeOf(r)}
+	if run.Terminal() && run.LastSeq <= after {
+		s.end(nil) // nothing after that id: the run has ended
+		return
+	}
+	f := a.cfg.Engine.Follow(run.RunNo, after)
+	// The replay runs here; the live part runs on a goroutine of its own
+	// once net/http has let go of the connection, so an open stream holds
+	// no request, buffers or handler stack: only the follower and the
+	// connection.
+	evs, err := f.Catchup(r.Context())
+	if done, serr := s.send(r.Context(), evs); done || serr != nil || err != nil {
+		f.Close()
+		s.end(errors.Join(err, serr))
+		return
+	}
+	if out.conn == nil { // HTTP/2: the stream must stay in the handler
+		s.follow(r.Context(), f)
+		return
+	}
+	// Not the request's context: it ends with the handler, and it would
+	// keep the whole request reachable.
+	go s.follow(context.Background(), f)
+}
+
+// stream is one open event stream.
+type stream struct {
+	a     *API
+	out   *sseConn
+	key   string
+	runNo string
+	route string
+}
+
+// end closes the stream and gives back its place.
+func (s *stream) end(err error) {
+	s.out.close()
+	s.a.streams.release(s.key)
+	s.a.metrics.streams.Dec()
+	s.a.endStream(s.route, err)
+}
+
+// send writes events; done after the terminal one.
+func (s *stream) send(ctx context.Context, evs []engine.StreamEvent) (bool, error) {
+	for _, ev := range evs {
+		if ev.Terminal {
+			// A client that saw the end can read the result at once.
+			_ = s.a.awaitRead(ctx, ev.Seq)
+		}
+		if err := s.out.event(ev); err != nil {
+			return true, err
+		}
+		if ev.Terminal {
+			return true, s.out.flush()
+		}
+	}
+	return false, s.out.flush()
+}
+
+// follow sends the run's live events until the terminal one, the client
+// hangs up, or the node stops. Heartbeats are SSE comments.
+func (s *stream) follow(ctx context.Context, f *engine.Follower) {
+	var err error
+	defer func() {
+		f.Close()
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic in event stream: %v", v)
+		}
+		s.end(err)
+	}()
+	beat := time.NewTicker(s.a.cfg.Heartbeat)
 	defer beat.Stop()
+	gone := ctxGone(ctx, s.out)
 	for {
+		var evs []engine.StreamEvent
 		select {
-		case <-ctx.Done():
+		case <-gone:
 			return
-		case <-a.closing:
+		case <-s.a.closing:
 			return
 		case <-beat.C:
-			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
+			if s.out.comment("heartbeat") != nil || s.out.flush() != nil {
 				return
 			}
-			flusher.Flush()
 			// A safety net under the live feed: when the read model (fed
 			// by its own gap-free consumer) knows of a later event than
 			// the stream sent, the log is read again.
-			evs = nil
-			if latest, rerr := a.cfg.Reads.Run(run.RunNo); rerr != nil || latest.LastSeq > f.Last() {
+			if latest, rerr := s.a.cfg.Reads.Run(s.runNo); rerr != nil || latest.LastSeq > f.Last() {
 				evs, err = f.Catchup(ctx)
 			}
 		case m, ok := <-f.Live():
@@ -121,26 +161,21 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 			}
 			evs, err = f.Receive(ctx, m)
 		}
-		if done, _ := send(evs); done || err != nil {
-			a.endStream(r, err)
+		done, serr := s.send(ctx, evs)
+		if err == nil {
+			err = serr
+		}
+		if done || err != nil {
 			return
 		}
 	}
 }
 
-func (a *API) endStream(r *http.Request, err error) {
-	if err != nil && r.Context().Err() == nil && err != context.Canceled {
-		a.cfg.Logger.Error("event stream ended on error", "route", routeOf(r), "err", err)
+func (a *API) endStream(route string, err error) {
+	var ne net.Error
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, net.ErrClosed) && !errors.As(err, &ne) {
+		a.cfg.Logger.Error("event stream ended on error", "route", route, "err", err)
 	}
-}
-
-func writeEvent(w http.ResponseWriter, ev engine.StreamEvent) error {
-	data, err := json.Marshal(ev.Data)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Type, data)
-	return err
 }
 
 func isEventStream(r *http.Request) bool {

@@ -1,0 +1,121 @@
+package httpapi
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+)
+
+// sseWriteWait bounds one write to an event-stream client: a client that
+// takes longer is gone or too slow, and resumes with Last-Event-ID.
+const sseWriteWait = 30 * time.Second
+
+// sseConn writes one event stream. On HTTP/1.1 it takes the connection
+// over from net/http once the request is validated: the stream then holds
+// no net/http buffers (about 10 KiB a connection) and ends by closing the
+// connection, which delimits the body. Elsewhere (HTTP/2) it writes
+// through the ResponseWriter and flushes.
+type sseConn struct {
+	conn net.Conn // nil: the ResponseWriter path
+	w    http.ResponseWriter
+	buf  []byte
+	// gone is closed when the client hangs up (the taken-over path; the
+	// request context says it on the other).
+	gone <-chan struct{}
+}
+
+var sseHeader = []byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n" +
+	"X-Accel-Buffering: no\r\nConnection: close\r\n\r\n")
+
+func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
+	if r.ProtoMajor == 1 && r.ProtoMinor == 1 {
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			if brw.Reader.Buffered() > 0 { // a pipelined request: not ours to drop
+				conn.Close()
+				return nil, http.ErrAbortHandler
+			}
+			s := &sseConn{conn: conn, gone: watchHangUp(conn)}
+			return s, s.write(sseHeader)
+		}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	s := &sseConn{w: w, gone: r.Context().Done()}
+	return s, s.flush()
+}
+
+// watchHangUp reads the connection (a client sends nothing on an event
+// stream) and reports when that ends: hang-up, reset, or the stream closed.
+func watchHangUp(conn net.Conn) <-chan struct{} {
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		var b [1]byte
+		for {
+			if _, err := conn.Read(b[:]); err != nil {
+				return
+			}
+		}
+	}()
+	return gone
+}
+
+func (s *sseConn) write(p []byte) error {
+	if s.conn == nil {
+		_, err := s.w.Write(p)
+		return err
+	}
+	if err := s.conn.SetWriteDeadline(time.Now().Add(sseWriteWait)); err != nil {
+		return err
+	}
+	_, err := s.conn.Write(p)
+	return err
+}
+
+func (s *sseConn) flush() error {
+	if s.conn != nil {
+		return nil // every write went straight to the connection
+	}
+	return http.NewResponseController(s.w).Flush()
+}
+
+// event writes one event (buffered on the ResponseWriter path).
+func (s *sseConn) event(ev engine.StreamEvent) error {
+	b := append(s.buf[:0], "id: "...)
+	b = strconv.AppendUint(b, ev.Seq, 10)
+	b = append(b, "\nevent: "...)
+	b = append(b, ev.Type...)
+	b = append(b, "\ndata: "...)
+	b = append(b, ev.Data...)
+	b = append(b, "\n\n"...)
+	s.buf = b[:0]
+	if cap(s.buf) > 4096 {
+		s.buf = nil // a large report: do not keep its buffer
+	}
+	return s.write(b)
+}
+
+func (s *sseConn) comment(text string) error {
+	return s.write([]byte(": " + text + "\n\n"))
+}
+
+func (s *sseConn) close() {
+	if s.conn != nil {
+		s.conn.Close()
+	}
+}
+
+// ctxGone ends when either the request context or the hang-up watch does.
+func ctxGone(ctx context.Context, s *sseConn) <-chan struct{} {
+	if s.conn == nil {
+		return ctx.Done()
+	}
+	return s.gone
+}
