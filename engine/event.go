@@ -74,34 +74,54 @@ const (
 )
 
 // PublicData is what a client sees of e on the event stream: no account,
-// key or input, which stay in the log.
-func (e RunEvent) PublicData() map[string]any {
-	d := map[string]any{"run_no": e.RunNo, "at": e.At}
+// key or input, which stay in the log. Members are present exactly when
+// the event type has them (a struct, not a map: it is encoded for every
+// event a stream replays).
+func (e RunEvent) PublicData() PublicEventData {
+	d := PublicEventData{RunNo: e.RunNo, At: e.At}
 	switch e.Type {
 	case RunStarted:
-		d["status"] = StatusRunning
+		d.Status = StatusRunning
 	case ToolRunning:
-		if e.Step != nil {
-			d["step"] = e.Step.Index
-			d["steps"] = e.Step.Total
-			d["tool"] = e.Step.Tool
-			d["message"] = e.Step.Message
-			if e.Step.Total > 0 {
-				d["progress"] = float64(e.Step.Index) / float64(e.Step.Total)
+		if st := e.Step; st != nil {
+			d.Step, d.Steps, d.Tool, d.Message = &st.Index, &st.Total, &st.Tool, &st.Message
+			if st.Total > 0 {
+				p := float64(st.Index) / float64(st.Total)
+				d.Progress = &p
 			}
 		}
 	case RunCompleted:
-		d["status"] = StatusCompleted
-		d["summary"] = e.Summary
-		d["output"] = e.Output
-		d["result_url"] = ResultURL(e.RunNo)
+		d.Status = StatusCompleted
+		d.Summary, d.Output = &e.Summary, &e.Output
+		d.ResultURL = ResultURL(e.RunNo)
 	case RunFailed:
-		d["status"] = StatusFailed
-		d["error"] = e.Error
-		d["refund"] = map[string]any{"credits": e.Refunded}
-		d["result_url"] = ResultURL(e.RunNo)
+		d.Status = StatusFailed
+		d.Error, d.Refund = e.Error, &Refund{Credits: e.Refunded}
+		d.ResultURL = ResultURL(e.RunNo)
 	}
 	return d
+}
+
+// PublicEventData is the data of one streamed event.
+type PublicEventData struct {
+	RunNo     string           `json:"run_no"`
+	At        time.Time        `json:"at"`
+	Status    Status           `json:"status,omitempty"`
+	Step      *int             `json:"step,omitempty"`
+	Steps     *int             `json:"steps,omitempty"`
+	Tool      *string          `json:"tool,omitempty"`
+	Message   *string          `json:"message,omitempty"`
+	Progress  *float64         `json:"progress,omitempty"`
+	Summary   *string          `json:"summary,omitempty"`
+	Output    *json.RawMessage `json:"output,omitempty"`
+	Error     *RunError        `json:"error,omitempty"`
+	Refund    *Refund          `json:"refund,omitempty"`
+	ResultURL string           `json:"result_url,omitempty"`
+}
+
+// Refund is the refund a failed event reports.
+type Refund struct {
+	Credits int64 `json:"credits"`
 }
 
 // KeyEventType names what happened to an API key.

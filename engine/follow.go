@@ -209,7 +209,7 @@ func streamed(seq uint64, e RunEvent) (StreamEvent, bool) {
 		return StreamEvent{}, false
 	}
 	data, err := json.Marshal(e.PublicData())
-	if err != nil { // PublicData holds only strings, numbers, times and raw JSON from the log
+	if err != nil { // only an output that is not JSON, which the log never holds
 		data = []byte(`{}`)
 	}
 	return StreamEvent{Seq: seq, Type: e.Type, Data: data, Terminal: e.Type.Terminal()}, true

@@ -206,7 +206,7 @@ func (l *eventLog) next(ctx context.Context, subject string, seq uint64) (*jetst
 }
 
 // runLogBatch is how many events one direct-get request returns.
-const runLogBatch = 256
+const runLogBatch = 1024
 
 // runLog reads the events of a run after seq `after`, in order: batched
 // direct gets, so a resume of a long log costs a few requests, not one per
@@ -220,7 +220,7 @@ func (l *eventLog) runLog(ctx context.Context, runNo string, after uint64) ([]lo
 	var out []loggedEvent
 	subj := runSubject(runNo)
 	for from := after + 1; ; {
-		msgs, pending, err := l.directBatch(ctx, subj, from, runLogBatch)
+		msgs, pending, err := l.directBatchRetry(ctx, subj, from)
 		if err != nil {
 			return nil, err
 		}
@@ -240,6 +240,23 @@ func (l *eventLog) runLog(ctx context.Context, runNo string, after uint64) ([]lo
 			return out, nil
 		}
 	}
+}
+
+// directBatchRetry asks up to three times, a second each: in a cluster a
+// request can go to a replica that has just died and never answers.
+func (l *eventLog) directBatchRetry(ctx context.Context, subject string, seq uint64) ([]*nats.Msg, uint64, error) {
+	var err error
+	for range 3 {
+		actx, cancel := context.WithTimeout(ctx, time.Second)
+		var msgs []*nats.Msg
+		var pending uint64
+		msgs, pending, err = l.directBatch(actx, subject, seq, runLogBatch)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return msgs, pending, err
+		}
+	}
+	return nil, 0, err
 }
 
 // directBatch asks the stream for up to n messages on subject from

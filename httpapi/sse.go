@@ -79,31 +79,48 @@ func (s *sseConn) write(p []byte) error {
 	return err
 }
 
+// flush sends what event and comment queued: one write for a whole replay.
 func (s *sseConn) flush() error {
-	if s.conn != nil {
-		return nil // every write went straight to the connection
+	if s.conn == nil {
+		return http.NewResponseController(s.w).Flush()
 	}
-	return http.NewResponseController(s.w).Flush()
+	if len(s.buf) == 0 {
+		return nil
+	}
+	err := s.write(s.buf)
+	s.buf = s.buf[:0]
+	if cap(s.buf) > 4096 {
+		s.buf = nil // a replay or a large report: do not keep its buffer
+	}
+	return err
 }
 
-// event writes one event (buffered on the ResponseWriter path).
+// event queues one event (flush sends it).
 func (s *sseConn) event(ev engine.StreamEvent) error {
-	b := append(s.buf[:0], "id: "...)
+	b := append(s.buf, "id: "...)
 	b = strconv.AppendUint(b, ev.Seq, 10)
 	b = append(b, "\nevent: "...)
 	b = append(b, ev.Type...)
 	b = append(b, "\ndata: "...)
 	b = append(b, ev.Data...)
 	b = append(b, "\n\n"...)
-	s.buf = b[:0]
-	if cap(s.buf) > 4096 {
-		s.buf = nil // a large report: do not keep its buffer
-	}
-	return s.write(b)
+	return s.queue(b)
 }
 
 func (s *sseConn) comment(text string) error {
-	return s.write([]byte(": " + text + "\n\n"))
+	return s.queue(append(s.buf, ": "+text+"\n\n"...))
+}
+
+// queue keeps b as the pending output, or on the ResponseWriter path
+// hands it to the ResponseWriter's own buffer at once.
+func (s *sseConn) queue(b []byte) error {
+	if s.conn != nil {
+		s.buf = b
+		return nil
+	}
+	err := s.write(b)
+	s.buf = b[:0]
+	return err
 }
 
 func (s *sseConn) close() {

@@ -10,9 +10,79 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// apply folds one event into the read models inside tx. It is a pure
-// function of the stored state and the event.
-func apply(tx *bolt.Tx, subject string, data []byte, seq uint64) error {
+// batch is one transaction's working set: the accounts and runs it has
+// touched stay decoded until the end of the batch and are encoded once,
+// however many of their events the batch holds (a rebuild meets a run's
+// events one after another), and the per-status counts move in memory.
+type batch struct {
+	tx     *bolt.Tx
+	accts  map[string]*ledger.Account
+	runs   map[string]*engine.Run // nil value: removed
+	counts map[engine.Status]int64
+}
+
+func newBatch(tx *bolt.Tx) *batch {
+	return &batch{tx: tx, accts: map[string]*ledger.Account{}, runs: map[string]*engine.Run{}, counts: map[engine.Status]int64{}}
+}
+
+func (b *batch) account(id string) (*ledger.Account, error) {
+	if a, ok := b.accts[id]; ok {
+		return a, nil
+	}
+	a := &ledger.Account{}
+	if err := getJSON(b.tx.Bucket(bucketAccounts), []byte(id), a); err != nil && err != engine.ErrNotFound {
+		return nil, err
+	}
+	b.accts[id] = a
+	return a, nil
+}
+
+// run is the run's state, nil when there is none.
+func (b *batch) run(id string) (*engine.Run, error) {
+	if r, ok := b.runs[id]; ok {
+		return r, nil
+	}
+	r := &engine.Run{}
+	err := getJSON(b.tx.Bucket(bucketRuns), []byte(id), r)
+	if err == engine.ErrNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	b.runs[id] = r
+	return r, nil
+}
+
+// flush writes what the batch changed.
+func (b *batch) flush() error {
+	for id, a := range b.accts {
+		if a.ID == "" {
+			continue // never opened (not in the log any more)
+		}
+		if err := putJSON(b.tx.Bucket(bucketAccounts), []byte(id), a); err != nil {
+			return err
+		}
+	}
+	runs := b.tx.Bucket(bucketRuns)
+	for id, r := range b.runs {
+		var err error
+		if r == nil {
+			err = runs.Delete([]byte(id))
+		} else {
+			err = putJSON(runs, []byte(id), r)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return b.flushCounts()
+}
+
+// apply folds one event into the read models. It is a pure function of
+// the stored state and the event.
+func (b *batch) apply(subject string, data []byte, seq uint64) error {
+	tx := b.tx
 	kind, id := engine.ParseSubject(subject)
 	switch kind {
 	case engine.KindAccount:
@@ -20,32 +90,39 @@ func apply(tx *bolt.Tx, subject string, data []byte, seq uint64) error {
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return err
 		}
-		b := tx.Bucket(bucketAccounts)
-		var prev ledger.Account
-		if err := getJSON(b, []byte(id), &prev); err != nil && ev.Type != ledger.AccountOpened {
+		a, err := b.account(id)
+		if err != nil {
 			return err
+		}
+		if a.ID == "" && ev.Type != ledger.AccountOpened {
+			return engine.ErrNotFound
 		}
 		if entry, ok := ledger.LineOf(ev); ok {
 			if err := putJSON(tx.Bucket(bucketLedger), accountSeqKey(id, seq), entry); err != nil {
 				return err
 			}
 		}
-		return putJSON(b, []byte(id), ledger.Snapshot(ev, prev))
+		*a = ledger.Snapshot(ev, *a)
+		return nil
 	case engine.KindRun:
 		var ev engine.RunEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return err
 		}
-		b := tx.Bucket(bucketRuns)
-		var r engine.Run
-		if err := getJSON(b, []byte(id), &r); err != nil && ev.Type != engine.RunCreated {
+		r, err := b.run(id)
+		if err != nil {
 			return err
+		}
+		if r == nil {
+			if ev.Type != engine.RunCreated {
+				return engine.ErrNotFound
+			}
+			r = &engine.Run{}
+			b.runs[id] = r
 		}
 		before := r.Status
-		r = engine.ApplyRun(r, ev, seq)
-		if err := countStatus(tx, before, r.Status); err != nil {
-			return err
-		}
+		*r = engine.ApplyRun(*r, ev, seq)
+		b.countStatus(before, r.Status)
 		if ev.Type == engine.RunCreated {
 			if err := tx.Bucket(bucketAcctRuns).Put(accountSeqKey(r.AccountID, seq), []byte(r.RunNo)); err != nil {
 				return err
@@ -58,9 +135,9 @@ func apply(tx *bolt.Tx, subject string, data []byte, seq uint64) error {
 				return err
 			}
 		}
-		return putJSON(b, []byte(id), r)
+		return nil
 	case engine.KindExpired:
-		return expireRun(tx, id)
+		return b.expireRun(id)
 	case engine.KindKey:
 		var ev engine.KeyEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
@@ -96,24 +173,22 @@ func accountSeqKey(accountID string, seq uint64) []byte {
 // expireRun removes every trace of a run from the read models (its ledger
 // lines stay). A rebuild never sees the run's purged events, so live and
 // rebuilt state agree.
-func expireRun(tx *bolt.Tx, runNo string) error {
-	runs := tx.Bucket(bucketRuns)
-	var r engine.Run
-	if err := getJSON(runs, []byte(runNo), &r); err != nil {
-		return nil // never seen (a rebuild after the purge) or already gone
+func (b *batch) expireRun(runNo string) error {
+	r, err := b.run(runNo)
+	if err != nil || r == nil {
+		return err // never seen (a rebuild after the purge) or already gone
 	}
-	if err := countStatus(tx, r.Status, ""); err != nil {
-		return err
-	}
-	if err := tx.Bucket(bucketAcctRuns).Delete(accountSeqKey(r.AccountID, r.CreatedSeq)); err != nil {
+	b.countStatus(r.Status, "")
+	if err := b.tx.Bucket(bucketAcctRuns).Delete(accountSeqKey(r.AccountID, r.CreatedSeq)); err != nil {
 		return err
 	}
 	if r.FinishedAt != nil {
-		if err := tx.Bucket(bucketFinished).Delete(finishedKey(*r.FinishedAt, runNo)); err != nil {
+		if err := b.tx.Bucket(bucketFinished).Delete(finishedKey(*r.FinishedAt, runNo)); err != nil {
 			return err
 		}
 	}
-	return runs.Delete([]byte(runNo))
+	b.runs[runNo] = nil
+	return nil
 }
 
 // finishedKey orders finished runs by when they ended.
@@ -123,29 +198,30 @@ func finishedKey(at time.Time, runNo string) []byte {
 
 // countStatus moves one run from status `from` to status `to` in the
 // per-status counts ("" is no status: a new or a removed run).
-func countStatus(tx *bolt.Tx, from, to engine.Status) error {
-	if from == to {
-		return nil
+func (b *batch) countStatus(from, to engine.Status) {
+	if from != to {
+		b.counts[from]--
+		b.counts[to]++
 	}
-	b := tx.Bucket(bucketStatusCounts)
-	for _, c := range []struct {
-		st    engine.Status
-		delta int64
-	}{{from, -1}, {to, 1}} {
-		if c.st == "" {
+}
+
+func (b *batch) flushCounts() error {
+	bucket := b.tx.Bucket(bucketStatusCounts)
+	for st, delta := range b.counts {
+		if st == "" || delta == 0 {
 			continue
 		}
 		var n int64
-		if v := b.Get([]byte(c.st)); len(v) == 8 {
+		if v := bucket.Get([]byte(st)); len(v) == 8 {
 			n = int64(binary.BigEndian.Uint64(v))
 		}
 		// A count that drops to zero is removed, as a rebuild that never
 		// saw the (expired) runs would have it.
 		var err error
-		if n += c.delta; n == 0 {
-			err = b.Delete([]byte(c.st))
+		if n += delta; n == 0 {
+			err = bucket.Delete([]byte(st))
 		} else {
-			err = b.Put([]byte(c.st), u64(uint64(n)))
+			err = bucket.Put([]byte(st), u64(uint64(n)))
 		}
 		if err != nil {
 			return err

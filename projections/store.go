@@ -39,7 +39,7 @@ var (
 const schemaVersion = "4"
 
 // maxBatch bounds how many events one transaction applies.
-const maxBatch = 512
+const maxBatch = 4096
 
 // Store is the bbolt file of read models and the applier that feeds it.
 type Store struct {
@@ -199,6 +199,7 @@ func (s *Store) applyBatch(batch []jetstream.Msg) error {
 	var keys bool
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		runs, keys = runs[:0], false
+		b := newBatch(tx)
 		applied := s.Applied()
 		for _, m := range batch {
 			meta, err := m.Metadata()
@@ -209,7 +210,7 @@ func (s *Store) applyBatch(batch []jetstream.Msg) error {
 			if seq <= applied {
 				continue // already in the file: applying twice changes nothing
 			}
-			if err := apply(tx, m.Subject(), m.Data(), seq); err != nil {
+			if err := b.apply(m.Subject(), m.Data(), seq); err != nil {
 				return fmt.Errorf("event %d on %s: %w", seq, m.Subject(), err)
 			}
 			switch kind, id := engine.ParseSubject(m.Subject()); kind {
@@ -222,6 +223,9 @@ func (s *Store) applyBatch(batch []jetstream.Msg) error {
 		}
 		if last == 0 {
 			return nil
+		}
+		if err := b.flush(); err != nil {
+			return err
 		}
 		return tx.Bucket(bucketMeta).Put(keyApplied, u64(last))
 	})

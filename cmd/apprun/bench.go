@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -31,8 +32,20 @@ func benchCommand(args []string, out io.Writer) error {
 	fs.IntVar(&cfg.ReplayEvents, "replay-events", 0, "replay: events in the log to rebuild (default 1000000)")
 	fs.IntVar(&cfg.ResumeEvents, "resume-events", 0, "replay: events in the run log to resume (default 1000)")
 	fs.IntVar(&cfg.Runs, "runs", 0, "run: runs timed end to end (default 200)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (the replay rebuild and the baselines run in it)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	bin, err := os.Executable()
 	if err != nil {
