@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/apprun
 
-.PHONY: run build test chaos fuzz clean
+.PHONY: run build test bench chaos fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/apprun
@@ -17,6 +17,11 @@ test:
 	$(GO) test -race -count=1 -timeout 15m ./...
 	$(GO) test ./httpapi -run '^$$' -fuzz '^FuzzDecodeCreateRun$$' -fuzztime 5s
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateInput$$' -fuzztime 5s
+
+# The load tool: all five scenarios against servers it starts itself
+# (BENCHMARKS.md). The JSON report is bench.json (not committed).
+bench: build
+	./$(BIN) bench --json bench.json
 
 # The fault test at full strength: 25 SIGKILLs of a real server process
 # under concurrent run creation (a 4ms timeout makes some runs fail and be

@@ -101,9 +101,9 @@ type stream struct {
 
 // end closes the stream and gives back its place.
 func (s *stream) end(err error) {
-	s.out.close()
 	s.a.streams.release(s.key)
 	s.a.metrics.streams.Dec()
+	s.out.close()
 	s.a.endStream(s.route, err)
 }
 
