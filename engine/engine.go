@@ -132,6 +132,20 @@ func (e *Engine) Start(ctx context.Context) error {
 	return nil
 }
 
+// Prepare creates the streams and the catalog's prices, as Start does, but
+// starts no executor, hub or sweeper: enough to write (engine.Probe).
+func (e *Engine) Prepare(ctx context.Context) error {
+	st, windows, err := e.waitForStreams(ctx)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	e.log.stream, e.windows = st, windows
+	if err := e.seedPrices(ctx); err != nil {
+		return fmt.Errorf("engine: seed prices: %w", err)
+	}
+	return nil
+}
+
 // waitForStreams creates the streams, retrying while JetStream is not
 // ready yet (a cluster without a quorum, a server still starting).
 func (e *Engine) waitForStreams(ctx context.Context) (jetstream.Stream, map[string]jetstream.Stream, error) {

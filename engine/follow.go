@@ -32,13 +32,14 @@ type liveSub struct {
 
 // liveMsg is one republished event: its sequence, the previous sequence on
 // the same run subject (for gap detection) and the event as streamed,
-// decoded and encoded once for every follower (nil when the event is not
-// streamed, like created).
+// decoded and encoded once for every follower.
 type liveMsg struct {
 	seq, prev uint64
 	ev        *liveEvent // shared by every follower: 24 bytes a buffered message
 }
 
+// liveEvent is a live event ready to send: streamed is false for events a
+// stream does not show (created); err is a payload that did not decode.
 type liveEvent struct {
 	StreamEvent
 	streamed bool
@@ -83,11 +84,13 @@ func (h *hub) dispatch(m *nats.Msg) {
 		return
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	followers := h.subs[runNo]
-	if len(followers) == 0 {
+	following := len(h.subs[runNo]) > 0
+	h.mu.Unlock()
+	if !following {
 		return
 	}
+	// Decoded and encoded outside the lock: followers come and go meanwhile
+	// (one that arrives now also replays this event; its sequence dedupes).
 	lm := liveMsg{seq: seq, prev: prev, ev: &liveEvent{}}
 	var e RunEvent
 	if err := json.Unmarshal(m.Data, &e); err != nil {
@@ -95,7 +98,9 @@ func (h *hub) dispatch(m *nats.Msg) {
 	} else {
 		lm.ev.StreamEvent, lm.ev.streamed = streamed(seq, e)
 	}
-	for s := range followers {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs[runNo] {
 		select {
 		case s.ch <- lm:
 		default: // too slow: disconnect, it will resume

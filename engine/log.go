@@ -185,26 +185,6 @@ func (l *eventLog) last(ctx context.Context, subject string, v any) (uint64, err
 	return m.Sequence, nil
 }
 
-// next returns the first message on subject at or after seq, or errNoMessage.
-func (l *eventLog) next(ctx context.Context, subject string, seq uint64) (*jetstream.RawStreamMsg, error) {
-	if !l.nc.IsConnected() {
-		return nil, errUnavailable
-	}
-	ctx, cancel := context.WithTimeout(ctx, l.timeout)
-	defer cancel()
-	if seq == 0 {
-		seq = 1
-	}
-	m, err := l.stream.GetMsg(ctx, seq, jetstream.WithGetMsgSubject(subject))
-	if err != nil {
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return nil, errNoMessage
-		}
-		return nil, fmt.Errorf("read %s from %d: %w", subject, seq, err)
-	}
-	return m, nil
-}
-
 // runLogBatch is how many events one direct-get request returns.
 const runLogBatch = 1024
 
@@ -302,7 +282,7 @@ func (l *eventLog) directBatch(ctx context.Context, subject string, seq uint64, 
 		return nil, 0, fmt.Errorf("direct get %s: %w", subject, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	if err := l.nc.PublishRequest("$JS.API.DIRECT.GET."+l.stream.CachedInfo().Config.Name, inbox, req); err != nil {
+	if err := l.nc.PublishRequest("$JS.API.DIRECT.GET."+StreamName, inbox, req); err != nil {
 		return nil, 0, fmt.Errorf("direct get %s: %w", subject, err)
 	}
 	select {

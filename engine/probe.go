@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/apprun/apprun/ledger"
 )
@@ -22,20 +21,6 @@ type Probe struct {
 	acct    ledger.Account
 	acctSeq uint64
 	slot    int
-}
-
-// Prepare creates the streams and the catalog's prices, as Start does, but
-// starts no executor, hub or sweeper: enough for probes.
-func (e *Engine) Prepare(ctx context.Context) error {
-	st, windows, err := e.waitForStreams(ctx)
-	if err != nil {
-		return fmt.Errorf("engine: %w", err)
-	}
-	e.log.stream, e.windows = st, windows
-	if err := e.seedPrices(ctx); err != nil {
-		return fmt.Errorf("engine: seed prices: %w", err)
-	}
-	return nil
 }
 
 // NewProbe opens an account with credits for one probe writer of App slug.
