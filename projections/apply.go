@@ -19,6 +19,17 @@ type batch struct {
 	accts  map[string]*ledger.Account
 	runs   map[string]*engine.Run // nil value: removed
 	counts map[engine.Status]int64
+	// keysChanged: the batch created or revoked an API key.
+	keysChanged bool
+}
+
+// touchedRuns are the runs the batch read, changed or removed.
+func (b *batch) touchedRuns() []string {
+	ids := make([]string, 0, len(b.runs))
+	for id := range b.runs {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 func newBatch(tx *bolt.Tx) *batch {
@@ -143,6 +154,7 @@ func (b *batch) apply(subject string, data []byte, seq uint64) error {
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return err
 		}
+		b.keysChanged = true
 		k := engine.Key{KeyID: ev.KeyID, AccountID: ev.AccountID, Prefix: ev.Prefix, Revoked: ev.Type == engine.KeyRevoked}
 		if err := tx.Bucket(bucketKeyIDs).Put([]byte(ev.KeyID), []byte(ev.Hash)); err != nil {
 			return err

@@ -16,10 +16,10 @@ func (s *Store) get(bucket []byte, key string, v any) error {
 	return s.db.View(func(tx *bolt.Tx) error { return getJSON(tx.Bucket(bucket), []byte(key), v) })
 }
 
-// cached reads a record through the cache m: decoded from bbolt on a miss.
-func cached[V any](s *Store, m func(*caches) map[string]any, bucket []byte, id string) (V, error) {
-	if v, ok := s.cache.get(m, id); ok {
-		return v.(V), nil
+// cached reads a record through c: decoded from bbolt on a miss.
+func cached[V any](s *Store, c *recordCache[V], bucket []byte, id string) (V, error) {
+	if v, ok := c.get(id); ok {
+		return v, nil
 	}
 	var v V
 	var readAt uint64
@@ -30,14 +30,14 @@ func cached[V any](s *Store, m func(*caches) map[string]any, bucket []byte, id s
 		return getJSON(tx.Bucket(bucket), []byte(id), &v)
 	})
 	if err == nil {
-		s.cache.fill(m, id, v, readAt)
+		c.fill(id, v, readAt)
 	}
 	return v, err
 }
 
 // KeyByHash finds an API key by the hash of its secret.
 func (s *Store) KeyByHash(hash string) (engine.Key, error) {
-	return cached[engine.Key](s, keyCache, bucketKeys, hash)
+	return cached(s, s.keys, bucketKeys, hash)
 }
 
 // Account returns an account's state as last applied.
@@ -48,7 +48,7 @@ func (s *Store) Account(id string) (ledger.Account, error) {
 
 // Run returns a run. Its Output is shared with the cache: read only.
 func (s *Store) Run(runNo string) (engine.Run, error) {
-	return cached[engine.Run](s, runCache, bucketRuns, runNo)
+	return cached(s, s.runs, bucketRuns, runNo)
 }
 
 // BrandContext implements engine.BrandContexts.

@@ -45,7 +45,9 @@ const maxBatch = 4096
 type Store struct {
 	db     *bolt.DB
 	logger *slog.Logger
-	cache  *caches
+	// keys and runs cache the records every request reads.
+	keys *recordCache[engine.Key]
+	runs *recordCache[engine.Run]
 
 	mu      sync.Mutex
 	applied uint64
@@ -92,7 +94,7 @@ func Open(path string, logger *slog.Logger) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("projections: init %s: %w", path, err)
 	}
-	s.cache = newCaches(s.applied)
+	s.keys, s.runs = newRecordCache[engine.Key](s.applied), newRecordCache[engine.Run](s.applied)
 	return s, nil
 }
 
@@ -107,7 +109,8 @@ func OpenExclusive(path string) (*Store, error) {
 		return nil, fmt.Errorf("projections: open %s: %w", path, err)
 	}
 	// The audit does not apply: an empty cache that never fills is right.
-	return &Store{db: db, logger: slog.Default(), advance: make(chan struct{}), cache: newCaches(0)}, nil
+	return &Store{db: db, logger: slog.Default(), advance: make(chan struct{}),
+		keys: newRecordCache[engine.Key](0), runs: newRecordCache[engine.Run](0)}, nil
 }
 
 // Start follows the stream from the first event not yet applied. Ready
@@ -193,15 +196,13 @@ func (s *Store) applyLoop() {
 	}
 }
 
-func (s *Store) applyBatch(batch []jetstream.Msg) error {
+func (s *Store) applyBatch(msgs []jetstream.Msg) error {
 	var last uint64
-	var runs []string
-	var keys bool
+	var b *batch
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		runs, keys = runs[:0], false
-		b := newBatch(tx)
+		b = newBatch(tx)
 		applied := s.Applied()
-		for _, m := range batch {
+		for _, m := range msgs {
 			meta, err := m.Metadata()
 			if err != nil {
 				return err
@@ -212,12 +213,6 @@ func (s *Store) applyBatch(batch []jetstream.Msg) error {
 			}
 			if err := b.apply(m.Subject(), m.Data(), seq); err != nil {
 				return fmt.Errorf("event %d on %s: %w", seq, m.Subject(), err)
-			}
-			switch kind, id := engine.ParseSubject(m.Subject()); kind {
-			case engine.KindRun, engine.KindExpired:
-				runs = append(runs, id)
-			case engine.KindKey:
-				keys = true
 			}
 			applied, last = seq, seq
 		}
@@ -232,7 +227,8 @@ func (s *Store) applyBatch(batch []jetstream.Msg) error {
 	if err != nil || last == 0 {
 		return err
 	}
-	s.cache.changed(last, runs, keys)
+	s.runs.changed(last, b.touchedRuns(), false)
+	s.keys.changed(last, nil, b.keysChanged)
 	s.mu.Lock()
 	s.applied = last
 	close(s.advance)
