@@ -56,18 +56,15 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		return
 	}
 	out, err := openSSE(w, r)
-	if out == nil || err != nil {
+	if out == nil {
 		a.streams.release(c.KeyID)
-		if out != nil {
-			out.close()
-		}
 		a.endStream(routeOf(r), err)
 		return
 	}
 	a.metrics.streams.Inc()
 	s := &stream{a: a, out: out, key: c.KeyID, runNo: run.RunNo, route: routeOf(r)}
-	if run.Terminal() && run.LastSeq <= after {
-		s.end(nil) // nothing after that id: the run has ended
+	if err != nil || (run.Terminal() && run.LastSeq <= after) {
+		s.end(err) // the client left before the headers, or the run ended before that id
 		return
 	}
 	f := a.cfg.Engine.Follow(run.RunNo, after)
@@ -137,11 +134,10 @@ func (s *stream) follow(ctx context.Context, f *engine.Follower) {
 	}()
 	beat := time.NewTicker(s.a.cfg.Heartbeat)
 	defer beat.Stop()
-	gone := ctxGone(ctx, s.out)
 	for {
 		var evs []engine.StreamEvent
 		select {
-		case <-gone:
+		case <-s.out.gone:
 			return
 		case <-s.a.closing:
 			return

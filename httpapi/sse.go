@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"strconv"
@@ -23,8 +22,8 @@ type sseConn struct {
 	conn net.Conn // nil: the ResponseWriter path
 	w    http.ResponseWriter
 	buf  []byte
-	// gone is closed when the client hangs up (the taken-over path; the
-	// request context says it on the other).
+	// gone is closed when the client hangs up: a reader of the taken-over
+	// connection says so, or the request's context on the other path.
 	gone <-chan struct{}
 }
 
@@ -127,12 +126,4 @@ func (s *sseConn) close() {
 	if s.conn != nil {
 		s.conn.Close()
 	}
-}
-
-// ctxGone ends when either the request context or the hang-up watch does.
-func ctxGone(ctx context.Context, s *sseConn) <-chan struct{} {
-	if s.conn == nil {
-		return ctx.Done()
-	}
-	return s.gone
 }
