@@ -87,12 +87,26 @@ func Run(ctx context.Context, cfg Config, names ...string) *Report {
 }
 
 // server is the server a scenario drives: the configured one, or a new
-// child process (own true: the caller stops it).
-func server(ctx context.Context, cfg Config, env ...string) (*Server, error) {
+// child process. The caller stops it (a no-op for the configured one).
+func server(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.URL != "" {
 		return useServer(ctx, cfg.URL, cfg.AdminToken)
 	}
-	return startServer(ctx, cfg.Binary, env...)
+	return startServer(ctx, cfg.Binary)
+}
+
+// serverAndKey is server with one account of a billion Credits, and its key.
+func serverAndKey(ctx context.Context, cfg Config) (*Server, string, error) {
+	srv, err := server(ctx, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	key, err := srv.account(ctx, 1_000_000_000)
+	if err != nil {
+		srv.Stop()
+		return nil, "", err
+	}
+	return srv, key, nil
 }
 
 // loadResult is what a closed-loop load phase measured.

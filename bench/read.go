@@ -15,15 +15,11 @@ import (
 // then a minimal net/http handler answering the same bytes to the same
 // client, and reports the ratio.
 func readScenario(ctx context.Context, cfg Config, s *Scenario) error {
-	srv, err := server(ctx, cfg)
+	srv, key, err := serverAndKey(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
-	key, err := srv.account(ctx, 1_000_000)
-	if err != nil {
-		return err
-	}
 	runNo, err := srv.create(ctx, key, coldEmailRun())
 	if err != nil {
 		return err

@@ -54,48 +54,53 @@ func rebuild(ctx context.Context, cfg Config) (int, time.Duration, error) {
 	defer os.RemoveAll(dir)
 	store := filepath.Join(dir, "nats")
 	// Writing the fixture is not what is measured: no fsync for it.
-	last, err := withNATS(store, true, func(nc *nats.Conn) (uint64, error) { return synthesize(ctx, nc, cfg.ReplayEvents) })
+	var last uint64
+	err = withNATS(store, true, func(nc *nats.Conn) (err error) {
+		last, err = synthesize(ctx, nc, cfg.ReplayEvents)
+		return err
+	})
 	if err != nil {
 		return 0, 0, err
 	}
 	fmt.Fprintf(cfg.Log, "bench: replay: %d events written; rebuilding\n", last)
 	var elapsed time.Duration
-	_, err = withNATS(store, false, func(nc *nats.Conn) (uint64, error) {
+	err = withNATS(store, false, func(nc *nats.Conn) error {
 		js, err := jetstream.New(nc)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		p, err := projections.Open(filepath.Join(dir, "projections.db"), slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
-			return 0, err
+			return err
 		}
 		defer p.Close()
 		start := time.Now()
 		if err := p.Start(ctx, js, engine.StreamName); err != nil {
-			return 0, err
+			return err
 		}
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		defer cancel()
 		err = p.WaitFor(wctx, last)
 		elapsed = time.Since(start)
-		return 0, err
+		return err
 	})
 	return int(last), elapsed, err
 }
 
-// withNATS runs fn on an embedded server over store.
-func withNATS(store string, noSync bool, fn func(*nats.Conn) (uint64, error)) (uint64, error) {
+// withNATS runs fn on an embedded server over store (fsync on every write
+// unless noSync, which only fixture writing uses).
+func withNATS(store string, noSync bool, fn func(*nats.Conn) error) error {
 	ns, err := embednats.New(embednats.Config{StoreDir: store, NoSync: noSync, MaxMemory: 1 << 30, MaxStore: 64 << 30})
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if err := ns.Start(); err != nil {
-		return 0, err
+		return err
 	}
 	defer ns.Stop()
 	nc, err := ns.Connect()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer nc.Close()
 	return fn(nc)
@@ -104,15 +109,8 @@ func withNATS(store string, noSync bool, fn func(*nats.Conn) (uint64, error)) (u
 // synthesize writes about n events shaped like real traffic and returns
 // the last sequence.
 func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
-	catalog, err := engine.NewCatalog(apps.Default()...)
+	e, err := preparedEngine(ctx, nc, engine.Limits{}, apps.Default()...)
 	if err != nil {
-		return 0, err
-	}
-	e, err := engine.New(nc, engine.Config{Catalog: catalog, Reads: noReads{}})
-	if err != nil {
-		return 0, err
-	}
-	if err := e.Prepare(ctx); err != nil {
 		return 0, err
 	}
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
@@ -216,15 +214,12 @@ const sampleOutput = `{"emails":[` +
 // resume creates a run with a long log, waits for its end, then times
 // resuming its event stream from before the first event.
 func resume(ctx context.Context, cfg Config) (summary, int, error) {
-	srv, err := server(ctx, cfg)
+	cfg.URL = "" // a server of its own: the long run is the test App's
+	srv, key, err := serverAndKey(ctx, cfg)
 	if err != nil {
 		return summary{}, 0, err
 	}
 	defer srv.Stop()
-	key, err := srv.account(ctx, 1_000_000)
-	if err != nil {
-		return summary{}, 0, err
-	}
 	// created, started, the ticks and completed make ResumeEvents events.
 	runNo, err := srv.create(ctx, key, sleepRun(0, cfg.ResumeEvents-3))
 	if err != nil {

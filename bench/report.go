@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -124,7 +123,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 func number(v float64) string {
 	switch {
 	case v >= 1000:
-		return strings.TrimSuffix(fmt.Sprintf("%.0f", v), ".")
+		return fmt.Sprintf("%.0f", v)
 	case v >= 10:
 		return fmt.Sprintf("%.1f", v)
 	default:

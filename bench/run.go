@@ -10,15 +10,11 @@ import (
 // another: from sending POST /api/v1/runs to receiving the completed event
 // on the run's stream.
 func runScenario(ctx context.Context, cfg Config, s *Scenario) error {
-	srv, err := server(ctx, cfg)
+	srv, key, err := serverAndKey(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
-	key, err := srv.account(ctx, 1_000_000_000)
-	if err != nil {
-		return err
-	}
 	client := newClient()
 	lat := &latencies{}
 	for i := range cfg.Runs + 10 {
@@ -28,14 +24,17 @@ func runScenario(ctx context.Context, cfg Config, s *Scenario) error {
 			return err
 		}
 		var end string
-		if err := srv.stream(ctx, client, key, runNo, 0, nil, func(ev event) bool {
+		rctx, cancel := context.WithTimeout(ctx, time.Minute)
+		err = srv.stream(rctx, client, key, runNo, 0, nil, func(ev event) bool {
 			end = ev.Type
 			return !terminal(ev.Type)
-		}); err != nil {
+		})
+		cancel()
+		if err != nil {
 			return err
 		}
 		if end != "completed" {
-			return fmt.Errorf("run %s ended with %q", runNo, end)
+			return fmt.Errorf("run %s ended with %q (no end within a minute: the server's executors busy?)", runNo, end)
 		}
 		if i >= 10 { // the first few warm up
 			lat.add(time.Since(t))

@@ -44,14 +44,14 @@ var high = []string{
 
 // startServer runs `bin serve` in a new temporary data directory with the
 // bench limits and waits until it is healthy.
-func startServer(ctx context.Context, bin string, env ...string) (*Server, error) {
+func startServer(ctx context.Context, bin string) (*Server, error) {
 	dir, err := os.MkdirTemp("", "apprun-bench-")
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{AdminToken: randomHex(16), dir: dir, client: newClient(), exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, "serve")
-	s.cmd.Env = append(append(append(os.Environ(), high...), env...),
+	s.cmd.Env = append(append(os.Environ(), high...),
 		"APPRUN_ADDR=127.0.0.1:0", "APPRUN_DATA="+filepath.Join(dir, "data"), "APPRUN_ADMIN_TOKEN="+s.AdminToken)
 	logf, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {

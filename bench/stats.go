@@ -18,12 +18,6 @@ func (l *latencies) add(d time.Duration) {
 	l.mu.Unlock()
 }
 
-func (l *latencies) count() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.d)
-}
-
 // summary is the count and percentiles of a set of durations.
 type summary struct {
 	N                  int

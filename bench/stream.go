@@ -16,19 +16,15 @@ import (
 // client.
 func streamScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	if cfg.URL != "" {
-		s.note("stream: measured on a server of its own (it reads the server's memory)")
+		s.note("measured on a server of its own, not --url: it reads the server's memory and needs the test App")
 	}
 	c := cfg
 	c.URL = ""
-	srv, err := server(ctx, c)
+	srv, key, err := serverAndKey(ctx, c)
 	if err != nil {
 		return err
 	}
 	defer srv.Stop()
-	key, err := srv.account(ctx, 1_000_000)
-	if err != nil {
-		return err
-	}
 	// Ticking runs that outlive the scenario: one event a second each.
 	const runMS = 300_000
 	runs := make([]string, cfg.StreamRuns)

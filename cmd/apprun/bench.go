@@ -21,7 +21,7 @@ func benchCommand(args []string, out io.Writer) error {
 	var cfg bench.Config
 	scenarios := fs.String("scenarios", strings.Join(bench.Scenarios, ","), "scenarios to run, comma-separated")
 	jsonPath := fs.String("json", "", "also write the report as JSON to this file (- for stdout, instead of the table)")
-	fs.StringVar(&cfg.URL, "url", "", "drive a running server at this URL instead of starting one (create, read, run, resume)")
+	fs.StringVar(&cfg.URL, "url", "", "drive a running server at this URL (limits set high) in the create, read and run scenarios; stream and resume always start their own")
 	fs.StringVar(&cfg.AdminToken, "admin-token", os.Getenv("APPRUN_ADMIN_TOKEN"), "admin token of the server given by --url")
 	fs.DurationVar(&cfg.Duration, "duration", 0, "length of each throughput phase (default 10s)")
 	fs.IntVar(&cfg.CreateConcurrency, "concurrency", 0, "create: concurrent clients (default 32)")

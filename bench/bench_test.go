@@ -1,0 +1,38 @@
+package bench
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// The load tool runs every scenario end to end against real servers it
+// starts from the real binary, at a size that takes seconds. Figures are
+// not asserted (they are benchmarks); a scenario that fails is.
+func TestEveryScenarioRunsAtSmallScale(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "apprun")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/apprun").CombinedOutput(); err != nil {
+		t.Fatalf("build apprun: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	r := Run(ctx, Config{Binary: bin, Duration: 1500 * time.Millisecond, // the stream scenario's runs tick once a second
+		CreateConcurrency: 4, Accounts: 4,
+		ReadConcurrency: 4, Streams: 40, StreamRuns: 2, ReplayEvents: 3000, ResumeEvents: 30, Runs: 5})
+	if len(r.Scenarios) != len(Scenarios) {
+		t.Fatalf("ran %d scenarios, want %d", len(r.Scenarios), len(Scenarios))
+	}
+	for _, s := range r.Scenarios {
+		if s.Err != "" {
+			t.Errorf("scenario %s: %s", s.Name, s.Err)
+		}
+		if len(s.Figures) == 0 {
+			t.Errorf("scenario %s measured nothing", s.Name)
+		}
+		for _, n := range s.Notes {
+			t.Logf("%s: %s", s.Name, n)
+		}
+	}
+}
