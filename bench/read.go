@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"time"
 )
 
@@ -51,7 +49,7 @@ func readScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	s.add("minimal net/http handler", minimal.perSecond(), "/s")
 	s.latency("minimal", minimal.lat.summary())
 	s.atLeast("read ÷ minimal handler", res.perSecond()/minimal.perSecond(), "ratio", 0.5)
-	s.note("concurrency %d, one key, %s per phase; the run is a finished cold-email-writer run (%d-byte answer); the minimal handler runs in the bench process and writes the same bytes",
+	s.note("concurrency %d, one key, %s per phase; the run is a finished cold-email-writer run (%d-byte answer); the minimal handler is a bare net/http server writing the same bytes, a child process like apprun (`apprun bench serve-minimal`)",
 		cfg.ReadConcurrency, cfg.Duration, len(body))
 	return nil
 }
@@ -81,20 +79,14 @@ func awaitFinished(ctx context.Context, srv *Server, key, path string) ([]byte, 
 	return nil, errors.New("run did not finish within 30s")
 }
 
-// minimalHandler serves body from a bare net/http server and loads it
-// exactly as the read phase loads apprun.
+// minimalHandler serves body from a bare net/http server in a child
+// process and loads it exactly as the read phase loads apprun.
 func minimalHandler(ctx context.Context, cfg Config, body []byte) (loadResult, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	m, err := startMinimal(ctx, cfg.Binary, body)
 	if err != nil {
 		return loadResult{}, err
 	}
-	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(body)
-	})}
-	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
-	m := &Server{URL: "http://" + ln.Addr().String(), client: newClient()}
+	defer m.Stop()
 	get := func(ctx context.Context, _ int) error {
 		st, data, err := m.do(ctx, "GET", "/api/v1/runs/x", "k", nil)
 		if err == nil && (st != 200 || len(data) != len(body)) {

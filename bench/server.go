@@ -45,14 +45,25 @@ var high = []string{
 // startServer runs `bin serve` in a new temporary data directory with the
 // bench limits and waits until it is healthy.
 func startServer(ctx context.Context, bin string) (*Server, error) {
+	token := randomHex(16)
+	return startChild(ctx, token, func(dir string) *exec.Cmd {
+		cmd := exec.Command(bin, "serve")
+		cmd.Env = append(append(os.Environ(), high...),
+			"APPRUN_ADDR=127.0.0.1:0", "APPRUN_DATA="+filepath.Join(dir, "data"), "APPRUN_ADMIN_TOKEN="+token)
+		return cmd
+	})
+}
+
+// startChild starts the process cmd makes in a new temporary directory,
+// takes its address from the "apprun serving ... addr=" line it logs on
+// stderr, and waits until it answers /healthz.
+func startChild(ctx context.Context, adminToken string, cmdIn func(dir string) *exec.Cmd) (*Server, error) {
 	dir, err := os.MkdirTemp("", "apprun-bench-")
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{AdminToken: randomHex(16), dir: dir, client: newClient(), exited: make(chan struct{})}
-	s.cmd = exec.Command(bin, "serve")
-	s.cmd.Env = append(append(os.Environ(), high...),
-		"APPRUN_ADDR=127.0.0.1:0", "APPRUN_DATA="+filepath.Join(dir, "data"), "APPRUN_ADMIN_TOKEN="+s.AdminToken)
+	s := &Server{AdminToken: adminToken, dir: dir, client: newClient(), exited: make(chan struct{})}
+	s.cmd = cmdIn(dir)
 	logf, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
 		return nil, err
@@ -64,7 +75,7 @@ func startServer(ctx context.Context, bin string) (*Server, error) {
 	s.cmd.Stdout = logf
 	if err := s.cmd.Start(); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start %s serve: %w", bin, err)
+		return nil, fmt.Errorf("start %s: %w", strings.Join(s.cmd.Args, " "), err)
 	}
 	addr := make(chan string, 1)
 	go func() {

@@ -17,6 +17,12 @@ import (
 
 // benchCommand runs `apprun bench`: the load tool (package bench).
 func benchCommand(args []string, out io.Writer) error {
+	if len(args) == 2 && args[0] == "serve-minimal" {
+		// The read scenario's baseline, started by the bench itself.
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return bench.ServeMinimal(ctx, args[1], os.Stderr)
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var cfg bench.Config
 	scenarios := fs.String("scenarios", strings.Join(bench.Scenarios, ","), "scenarios to run, comma-separated")
@@ -32,7 +38,7 @@ func benchCommand(args []string, out io.Writer) error {
 	fs.IntVar(&cfg.ReplayEvents, "replay-events", 0, "replay: events in the log to rebuild (default 1000000)")
 	fs.IntVar(&cfg.ResumeEvents, "resume-events", 0, "replay: events in the run log to resume (default 1000)")
 	fs.IntVar(&cfg.Runs, "runs", 0, "run: runs timed end to end (default 200)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (the replay rebuild and the baselines run in it)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (the replay rebuild and the create baseline run in it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
