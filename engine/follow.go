@@ -176,17 +176,19 @@ func (f *Follower) Close() { f.e.hub.remove(f.runNo, f.sub) }
 
 // Catchup returns the stored events after the last one delivered.
 func (f *Follower) Catchup(ctx context.Context) ([]StreamEvent, error) {
-	logged, err := f.e.log.runLog(ctx, f.runNo, f.last)
-	if err != nil {
-		return nil, err
-	}
 	var out []StreamEvent
-	for _, le := range logged {
-		f.last = le.Seq
+	last := f.last
+	err := f.e.log.eachRunEvent(ctx, f.runNo, f.last, func(le loggedEvent) error {
+		last = le.Seq
 		if ev, ok := streamed(le.Seq, le.Event); ok {
 			out = append(out, ev)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	f.last = last
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -189,70 +190,94 @@ func (l *eventLog) last(ctx context.Context, subject string, v any) (uint64, err
 const runLogBatch = 1024
 
 // runLog reads the events of a run after seq `after`, in order: batched
-// direct gets, so a resume of a long log costs a few requests, not one per
-// event, and no consumer.
+// direct gets of runLogBatch events (any replica answers).
 func (l *eventLog) runLog(ctx context.Context, runNo string, after uint64) ([]loggedEvent, error) {
+	var out []loggedEvent
+	err := l.eachRunEvent(ctx, runNo, after, func(le loggedEvent) error {
+		out = append(out, le)
+		return nil
+	})
+	return out, err
+}
+
+// eachRunEvent calls fn with each event of a run after seq `after`, in
+// order, as the batched direct gets deliver them: decoding overlaps the
+// server reading the next events. fn runs on one goroutine at a time.
+func (l *eventLog) eachRunEvent(ctx context.Context, runNo string, after uint64, fn func(loggedEvent) error) error {
 	if !l.nc.IsConnected() {
-		return nil, errUnavailable
+		return errUnavailable
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	var out []loggedEvent
 	subj := runSubject(runNo)
-	for from := after + 1; ; {
-		msgs, pending, err := l.directBatchRetry(ctx, subj, from)
+	from := after + 1 // only the handler moves it, and never while a batch is read
+	handle := func(m *nats.Msg) error {
+		seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
 		if err != nil {
-			return nil, err
+			return fmt.Errorf("read %s: message without a sequence", subj)
 		}
-		for _, m := range msgs {
-			seq, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("read %s: message without a sequence", subj)
-			}
-			var e RunEvent
-			if err := json.Unmarshal(m.Data, &e); err != nil {
-				return nil, fmt.Errorf("decode %s@%d: %w", subj, seq, err)
-			}
-			out = append(out, loggedEvent{Seq: seq, Event: e})
-			from = seq + 1
+		if seq < from {
+			return nil // already handled by an earlier attempt
 		}
-		if pending == 0 || len(msgs) == 0 {
-			return out, nil
+		var e RunEvent
+		if err := json.Unmarshal(m.Data, &e); err != nil {
+			return fmt.Errorf("decode %s@%d: %w", subj, seq, err)
+		}
+		if err := fn(loggedEvent{Seq: seq, Event: e}); err != nil {
+			return err
+		}
+		from = seq + 1
+		return nil
+	}
+	for {
+		n, pending, err := l.directBatchRetry(ctx, subj, &from, handle)
+		if err != nil {
+			return err
+		}
+		if pending == 0 || n == 0 {
+			return nil
 		}
 	}
 }
 
 // directBatchRetry asks up to three times, a second each: in a cluster a
-// request can go to a replica that has just died and never answers.
-func (l *eventLog) directBatchRetry(ctx context.Context, subject string, seq uint64) ([]*nats.Msg, uint64, error) {
+// request can go to a replica that has just died and never answers. Each
+// attempt starts at *from, which the handler advances.
+func (l *eventLog) directBatchRetry(ctx context.Context, subject string, from *uint64, handle func(*nats.Msg) error) (int, uint64, error) {
 	var err error
 	for range 3 {
 		actx, cancel := context.WithTimeout(ctx, time.Second)
-		var msgs []*nats.Msg
+		var n int
 		var pending uint64
-		msgs, pending, err = l.directBatch(actx, subject, seq, runLogBatch)
+		n, pending, err = l.directBatch(actx, subject, *from, runLogBatch, handle)
 		cancel()
-		if err == nil || ctx.Err() != nil {
-			return msgs, pending, err
+		if err == nil || ctx.Err() != nil || errors.Is(err, errHandler) {
+			return n, pending, err
 		}
 	}
-	return nil, 0, err
+	return 0, 0, err
 }
 
+// errHandler marks an error a batch's handler returned: not retried.
+var errHandler = errors.New("engine: direct get handler")
+
 // directBatch asks the stream for up to n messages on subject from
-// sequence seq on (a batched direct get, answered by any replica) and
-// returns them with how many more there are.
-func (l *eventLog) directBatch(ctx context.Context, subject string, seq uint64, n int) ([]*nats.Msg, uint64, error) {
+// sequence seq on (a batched direct get, answered by any replica), hands
+// each to handle as it arrives, and returns how many it handled and how
+// many more there are. No handle call runs after it returns.
+func (l *eventLog) directBatch(ctx context.Context, subject string, seq uint64, n int, handle func(*nats.Msg) error) (int, uint64, error) {
 	req, err := json.Marshal(struct {
 		Seq     uint64 `json:"seq"`
 		NextFor string `json:"next_by_subj"`
 		Batch   int    `json:"batch"`
 	}{seq, subject, n})
 	if err != nil {
-		return nil, 0, err
+		return 0, 0, err
 	}
 	var (
-		msgs    []*nats.Msg
+		mu      sync.Mutex // held while handling; stopped ends handling
+		stopped bool
+		handled int
 		pending uint64
 		fail    error
 		done    = make(chan struct{})
@@ -261,14 +286,18 @@ func (l *eventLog) directBatch(ctx context.Context, subject string, seq uint64, 
 	// synchronous one allocates; the callback runs on one goroutine.
 	inbox := l.nc.NewRespInbox()
 	sub, err := l.nc.Subscribe(inbox, func(m *nats.Msg) {
-		select {
-		case <-done:
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
 			return
-		default:
 		}
 		switch status := m.Header.Get("Status"); status {
 		case "":
-			msgs = append(msgs, m)
+			if err := handle(m); err != nil {
+				fail = fmt.Errorf("%w: %w", errHandler, err)
+				break
+			}
+			handled++
 			return
 		case "204": // end of batch
 			pending, _ = strconv.ParseUint(m.Header.Get("Nats-Num-Pending"), 10, 64)
@@ -276,20 +305,24 @@ func (l *eventLog) directBatch(ctx context.Context, subject string, seq uint64, 
 		default:
 			fail = fmt.Errorf("direct get %s from %d: status %s %s", subject, seq, status, m.Header.Get("Description"))
 		}
+		stopped = true
 		close(done)
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("direct get %s: %w", subject, err)
+		return 0, 0, fmt.Errorf("direct get %s: %w", subject, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 	if err := l.nc.PublishRequest("$JS.API.DIRECT.GET."+StreamName, inbox, req); err != nil {
-		return nil, 0, fmt.Errorf("direct get %s: %w", subject, err)
+		return 0, 0, fmt.Errorf("direct get %s: %w", subject, err)
 	}
 	select {
 	case <-done:
-		return msgs, pending, fail
+		return handled, pending, fail
 	case <-ctx.Done():
-		return nil, 0, fmt.Errorf("direct get %s from %d: %w", subject, seq, ctx.Err())
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+		return handled, 0, fmt.Errorf("direct get %s from %d: %w", subject, seq, ctx.Err())
 	}
 }
 
