@@ -106,7 +106,7 @@ func New(nc *nats.Conn, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: jetstream: %w", err)
 	}
-	e := &Engine{cfg: cfg, nc: nc, log: &eventLog{nc: nc, js: js, timeout: cfg.Timeout}}
+	e := &Engine{cfg: cfg, nc: nc, log: newEventLog(nc, js, cfg.Timeout)}
 	if cfg.Standalone && cfg.Limits.ReadsPerMinute > 0 {
 		e.reads = newLocalWindows(cfg.Limits.ReadsPerMinute)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -254,5 +255,37 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 	}
 	if a, _, _ := e.Account(ctx, acct.AccountID); a.Balance != 20 || a.Active != 0 {
 		t.Fatalf("account after the refund: %+v", a)
+	}
+}
+
+func TestRunLogReadsWaitForATurn(t *testing.T) {
+	e := newTestEngine(t)
+	ctx := context.Background()
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := e.CreateRun(ctx, CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "ok", Input: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := finished(t, e, run.RunNo)
+	for range maxLogReaders { // every turn taken
+		e.log.readers <- struct{}{}
+	}
+	f := e.Follow(run.RunNo, run.Seq)
+	defer f.Close()
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := f.Catchup(short); err == nil || !strings.Contains(err.Error(), "waiting for a turn") {
+		t.Fatalf("catch-up with every turn taken: %v, want a wait that ends with the context", err)
+	}
+	if f.Last() != run.Seq {
+		t.Fatalf("a failed catch-up moved the follower to %d", f.Last())
+	}
+	<-e.log.readers // one turn free
+	got, err := f.Catchup(ctx)
+	if err != nil || len(got) != len(all) || got[len(got)-1].Seq != all[len(all)-1].Seq {
+		t.Fatalf("catch-up with a turn free: %d events, %v; want %d", len(got), err, len(all))
 	}
 }

@@ -58,6 +58,18 @@ type eventLog struct {
 	timeout time.Duration
 	// appended counts messages stored by this node.
 	appended atomic.Uint64
+	// readers bounds the run-log reads in flight: the server answers one
+	// connection's direct gets one after another anyway, and every read
+	// waiting for its turn with a subscription and delivered messages
+	// held is memory (10,000 streams opened at once made 100 MB of it).
+	readers chan struct{}
+}
+
+// maxLogReaders is how many run-log reads one node makes at once.
+const maxLogReaders = 32
+
+func newEventLog(nc *nats.Conn, js jetstream.JetStream, timeout time.Duration) *eventLog {
+	return &eventLog{nc: nc, js: js, timeout: timeout, readers: make(chan struct{}, maxLogReaders)}
 }
 
 func (l *eventLog) msg(e entry) (*nats.Msg, error) {
@@ -209,6 +221,12 @@ func (l *eventLog) eachRunEvent(ctx context.Context, runNo string, after uint64,
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
+	select {
+	case l.readers <- struct{}{}:
+		defer func() { <-l.readers }()
+	case <-ctx.Done():
+		return fmt.Errorf("read %s: waiting for a turn: %w", runSubject(runNo), ctx.Err())
+	}
 	subj := runSubject(runNo)
 	from := after + 1 // only the handler moves it, and never while a batch is read
 	handle := func(m *nats.Msg) error {

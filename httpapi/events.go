@@ -68,23 +68,37 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		return
 	}
 	f := a.cfg.Engine.Follow(run.RunNo, after)
-	// The replay runs here; the live part runs on a goroutine of its own
-	// once net/http has let go of the connection, so an open stream holds
-	// no request, buffers or handler stack: only the follower and the
-	// connection.
-	evs, err := f.Catchup(r.Context())
-	if done, serr := s.send(r.Context(), evs); done || serr != nil || err != nil {
-		f.Close()
-		s.end(errors.Join(err, serr))
-		return
-	}
 	if out.conn == nil { // HTTP/2: the stream must stay in the handler
-		s.follow(r.Context(), f)
+		s.replayAndFollow(r.Context(), f)
 		return
 	}
-	// Not the request's context: it ends with the handler, and it would
-	// keep the whole request reachable.
-	go s.follow(context.Background(), f)
+	// On HTTP/1.1 the replay and the live part run on a goroutine of
+	// their own once net/http has let go of the connection, so an open
+	// stream holds no request, buffers or handler stack: only the
+	// follower and the connection. Not the request's context: it ends
+	// with the handler, and it would keep the whole request reachable; a
+	// hang-up is seen on the connection itself.
+	go s.replayAndFollow(context.Background(), f)
+}
+
+// replayAndFollow sends the stored events after the follower's position,
+// then the live ones until the terminal event, the client hangs up, or the
+// node stops.
+func (s *stream) replayAndFollow(ctx context.Context, f *engine.Follower) {
+	var err error
+	defer func() {
+		f.Close()
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic in event stream: %v", v)
+		}
+		s.end(err)
+	}()
+	evs, err := f.Catchup(ctx)
+	done, serr := s.send(ctx, evs)
+	if err = errors.Join(err, serr); done || err != nil {
+		return
+	}
+	err = s.follow(ctx, f)
 }
 
 // stream is one open event stream.
@@ -123,27 +137,25 @@ func (s *stream) send(ctx context.Context, evs []engine.StreamEvent) (bool, erro
 
 // follow sends the run's live events until the terminal one, the client
 // hangs up, or the node stops. Heartbeats are SSE comments.
-func (s *stream) follow(ctx context.Context, f *engine.Follower) {
-	var err error
-	defer func() {
-		f.Close()
-		if v := recover(); v != nil {
-			err = fmt.Errorf("panic in event stream: %v", v)
-		}
-		s.end(err)
-	}()
+func (s *stream) follow(ctx context.Context, f *engine.Follower) error {
 	beat := time.NewTicker(s.a.cfg.Heartbeat)
 	defer beat.Stop()
 	for {
-		var evs []engine.StreamEvent
+		var (
+			evs []engine.StreamEvent
+			err error
+		)
 		select {
 		case <-s.out.gone:
-			return
+			return nil
 		case <-s.a.closing:
-			return
+			return nil
 		case <-beat.C:
-			if s.out.comment("heartbeat") != nil || s.out.flush() != nil {
-				return
+			if err := s.out.comment("heartbeat"); err != nil {
+				return err
+			}
+			if err := s.out.flush(); err != nil {
+				return err
 			}
 			// A safety net under the live feed: when the read model (fed
 			// by its own gap-free consumer) knows of a later event than
@@ -153,16 +165,13 @@ func (s *stream) follow(ctx context.Context, f *engine.Follower) {
 			}
 		case m, ok := <-f.Live():
 			if !ok {
-				return // too slow or shutting down: the client resumes
+				return nil // too slow or shutting down: the client resumes
 			}
 			evs, err = f.Receive(ctx, m)
 		}
 		done, serr := s.send(ctx, evs)
-		if err == nil {
-			err = serr
-		}
-		if done || err != nil {
-			return
+		if err = errors.Join(err, serr); done || err != nil {
+			return err
 		}
 	}
 }

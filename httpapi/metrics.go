@@ -28,7 +28,7 @@ func newMetrics(a *API) *metrics {
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "apprun_http_request_duration_seconds",
-			Help:    "HTTP requests by route template, method and status code (event streams: time to the end of the stream).",
+			Help:    "HTTP requests by route template, method and status code (an event stream on HTTP/1.1: the time to open it; on HTTP/2: to its end).",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"route", "method", "code"}),
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{
