@@ -1,28 +1,111 @@
 package apps
 
 import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/apprun/apprun/engine"
 )
 
-// Default is the shipped catalog: the cold-email-writer with the built-in
-// writer, and oss-growth, listed but not runnable yet.
-func Default() []engine.App {
-	return []engine.App{ColdEmailWriter(BuiltinWriter{}), OSSGrowth()}
+// embedded holds the shipped definitions, one App a file.
+//
+//go:embed catalog/*.yaml
+var embedded embed.FS
+
+// Load reads the shipped definitions, then those in dir (when dir is not
+// empty: *.yaml, *.yml and *.json; a definition with a shipped slug
+// replaces it), checks every one, and returns the catalog for env. An App
+// that needs a model is listed but not runnable when env has none. The
+// first invalid definition stops it, with its file named.
+func Load(dir string, env *Env) ([]engine.App, error) {
+	env = env.withDefaults()
+	defs := map[string]*compiled{}
+	from := map[string]string{}
+	add := func(name string, data []byte, override bool) error {
+		d, err := parseDefinition(data)
+		if err != nil {
+			return fmt.Errorf("apps: %s: %w", name, err)
+		}
+		c, err := check(d)
+		if err != nil {
+			return fmt.Errorf("apps: %s: %w", name, err)
+		}
+		if prev, dup := from[d.Slug]; dup && !(override && strings.HasPrefix(prev, "catalog/")) {
+			return fmt.Errorf("apps: %s: slug %q is already defined by %s", name, d.Slug, prev)
+		}
+		defs[d.Slug], from[d.Slug] = c, name
+		return nil
+	}
+	shipped, _ := fs.Glob(embedded, "catalog/*.yaml")
+	for _, name := range shipped {
+		data, err := embedded.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := add(name, data, false); err != nil {
+			return nil, err
+		}
+	}
+	if dir != "" {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("apps: APPRUN_APPS_DIR: %w", err)
+		}
+		for _, e := range entries {
+			switch path.Ext(e.Name()) {
+			case ".yaml", ".yml", ".json":
+			default:
+				continue
+			}
+			name := filepath.Join(dir, e.Name())
+			data, err := os.ReadFile(name)
+			if err != nil {
+				return nil, fmt.Errorf("apps: %w", err)
+			}
+			if err := add(name, data, true); err != nil {
+				return nil, err
+			}
+		}
+	}
+	slugs := make([]string, 0, len(defs))
+	for s := range defs {
+		slugs = append(slugs, s)
+	}
+	sort.Strings(slugs)
+	out := make([]engine.App, 0, len(slugs))
+	for _, s := range slugs {
+		out = append(out, defs[s].app(env))
+	}
+	return out, nil
 }
 
-// OSSGrowth is listed with its repo_url input but is not runnable yet: it
-// answers app_not_found and is absent from the capability list.
-func OSSGrowth() engine.App {
-	return engine.App{
-		Slug:        "oss-growth",
-		Name:        "OSS Growth",
-		Description: "A growth plan for an open-source repository.",
-		Timeout:     15 * time.Minute,
-		Runnable:    false,
-		InputSchema: []byte(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
-"required":["repo_url"],"additionalProperties":false,
-"properties":{"repo_url":{"type":"string","format":"uri","pattern":"^https?://","maxLength":500}}}`),
+// Default is the shipped catalog with no model provider configured.
+func Default() []engine.App {
+	list, err := Load("", &Env{})
+	if err != nil {
+		panic(err) // the shipped definitions are checked by the tests
 	}
+	return list
+}
+
+// app is the definition as the engine sees it.
+func (c *compiled) app(env *Env) engine.App {
+	d := c.def
+	a := engine.App{
+		Slug: d.Slug, Name: d.Name, Description: d.Description, Price: d.Price,
+		Timeout: time.Duration(d.Timeout), Retention: time.Duration(d.Retention),
+		AcceptsBrandContext: d.AcceptsBrandContext, InputSchema: d.InputSchema,
+		Runnable: !d.NeedsModel || env.Model != nil,
+	}
+	if a.Runnable {
+		a.Executor = c.executor(env)
+	}
+	return a
 }

@@ -108,7 +108,7 @@ func TestColdEmailWritesChinese(t *testing.T) {
 	}
 }
 
-func TestOSSGrowthIsListedButNotRunnable(t *testing.T) {
+func TestAppsThatNeedAModelAreNotRunnableWithoutOne(t *testing.T) {
 	_, err := catalog(t).Lookup("oss-growth")
 	if engine.ErrorCode(err) != engine.CodeAppNotFound {
 		t.Fatalf("oss-growth lookup: %v, want app_not_found", err)
@@ -125,7 +125,7 @@ func TestOSSGrowthIsListedButNotRunnable(t *testing.T) {
 //
 //	go test ./apps -run '^$' -bench ValidateInput
 func BenchmarkValidateInput(b *testing.B) {
-	cat, err := engine.NewCatalog(ColdEmailWriter(nil)) // compiles the schema
+	cat, err := engine.NewCatalog(Default()...) // compiles the schemas
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -33,7 +33,7 @@ type App struct {
 }
 
 // Executor does the work of one run, reporting each step through progress.
-// An *Error returned carries the failure code shown to the client (its
+// An *Error or *RunError returned carries the failure code shown to the client (its
 // Message too); any other error fails the run with execution_failed.
 type Executor interface {
 	Execute(ctx context.Context, job Job, progress func(Step)) (Result, error)

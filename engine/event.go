@@ -66,11 +66,24 @@ type RunError struct {
 	Message string `json:"message"`
 }
 
-// Run failure codes.
+func (e *RunError) Error() string { return e.Code + ": " + e.Message }
+
+// Run failure codes. Every failed run is refunded.
 const (
 	FailTimeout     = "timeout"
 	FailExecution   = "execution_failed"
 	FailInterrupted = "interrupted"
+	// FailModelUnavailable: the model provider kept failing (429, 5xx,
+	// unreachable) until the attempts or the run's timeout ran out.
+	FailModelUnavailable = "model_unavailable"
+	// FailModelRejected: the model provider refused the request (a wrong
+	// key, an unknown model).
+	FailModelRejected = "model_rejected"
+	// FailModelReply: the model's reply was not the JSON the App needs.
+	FailModelReply = "model_reply_invalid"
+	// FailSourceUnavailable: a tool step could not fetch what the run is
+	// about (oss-growth: the repository).
+	FailSourceUnavailable = "source_unavailable"
 )
 
 // PublicData is what a client sees of e on the event stream: no account,

@@ -250,9 +250,12 @@ func (x *executor) jobFor(ctx context.Context, app *App, created RunEvent) (Job,
 
 func failure(err error, timeout time.Duration) *RunError {
 	var e *Error
+	var re *RunError
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return &RunError{Code: FailTimeout, Message: fmt.Sprintf("the run exceeded the App's timeout of %s", timeout)}
+	case errors.As(err, &re):
+		return re
 	case errors.As(err, &e):
 		return &RunError{Code: string(e.Code), Message: e.Message}
 	default:

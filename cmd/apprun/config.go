@@ -12,6 +12,7 @@ import (
 
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/llm"
 )
 
 // Config is everything `apprun serve` is configured with.
@@ -49,6 +50,15 @@ type Config struct {
 	RetentionSweep time.Duration
 	// TestApps adds the test fixture Apps (APPRUN_TEST_APPS=1).
 	TestApps bool
+	// AppsDir adds or replaces App definitions (APPRUN_APPS_DIR).
+	AppsDir string
+	// Model is the model provider (OPENAI_BASE_URL, OPENAI_API_KEY,
+	// APPRUN_LLM_MODEL, APPRUN_LLM_JSON_MODE, APPRUN_LLM_MAX_ATTEMPTS);
+	// no base URL means none: Apps that need a model are not runnable.
+	Model llm.Config
+	// GitHubAPI and GitHubToken are where oss-growth reads repositories
+	// (APPRUN_GITHUB_API_URL, GITHUB_TOKEN).
+	GitHubAPI, GitHubToken string
 	// Apps replaces the shipped catalog (tests add Apps that fail).
 	Apps   []engine.App
 	Logger *slog.Logger
@@ -57,7 +67,10 @@ type Config struct {
 func (c Config) apps() ([]engine.App, error) {
 	list := c.Apps
 	if list == nil {
-		list = apps.Default()
+		var err error
+		if list, err = c.loadApps(); err != nil {
+			return nil, err
+		}
 	}
 	list = append([]engine.App(nil), list...)
 	if c.TestApps {
@@ -85,6 +98,20 @@ func (c Config) apps() ([]engine.App, error) {
 		}
 	}
 	return list, nil
+}
+
+// loadApps is the catalog of definitions, shipped and from AppsDir, with
+// the model provider when one is configured.
+func (c Config) loadApps() ([]engine.App, error) {
+	env := &apps.Env{GitHubAPI: c.GitHubAPI, GitHubToken: c.GitHubToken}
+	if c.Model.BaseURL != "" {
+		m, err := llm.New(c.Model)
+		if err != nil {
+			return nil, fmt.Errorf("config: model provider: %w", err)
+		}
+		env.Model = m
+	}
+	return apps.Load(c.AppsDir, env)
 }
 
 // parseDurations reads "slug=duration,slug=duration".
@@ -173,6 +200,14 @@ func parseServe(args []string) (Config, error) {
 	fs.IntVar(&c.StreamsPerKey, "streams-per-key", envInt("APPRUN_STREAMS_PER_KEY", 20), "open event streams per API key on this node (APPRUN_STREAMS_PER_KEY)")
 	fs.BoolVar(&c.TestApps, "test-apps", env("APPRUN_TEST_APPS", "") == "1", "add the test fixture App test-sleep (APPRUN_TEST_APPS=1)")
 	fs.IntVar(&c.Replicas, "replicas", envInt("APPRUN_REPLICAS", 1), "stream replicas (APPRUN_REPLICAS)")
+	fs.StringVar(&c.AppsDir, "apps-dir", env("APPRUN_APPS_DIR", ""), "directory of App definitions that add to or replace the shipped ones (APPRUN_APPS_DIR)")
+	fs.StringVar(&c.Model.BaseURL, "llm-base-url", env("OPENAI_BASE_URL", ""), "OpenAI-compatible API base, e.g. http://localhost:11434/v1; empty: no model (OPENAI_BASE_URL)")
+	c.Model.APIKey = os.Getenv("OPENAI_API_KEY") // not a flag: it would show in ps
+	fs.StringVar(&c.Model.Model, "llm-model", env("APPRUN_LLM_MODEL", ""), "model name (APPRUN_LLM_MODEL)")
+	fs.StringVar(&c.Model.JSONMode, "llm-json-mode", env("APPRUN_LLM_JSON_MODE", llm.JSONObject), "how replies are asked to be JSON: json_object, json_schema or none (APPRUN_LLM_JSON_MODE)")
+	fs.IntVar(&c.Model.MaxAttempts, "llm-max-attempts", envInt("APPRUN_LLM_MAX_ATTEMPTS", 5), "tries of one completion on 429, 5xx or a dropped connection (APPRUN_LLM_MAX_ATTEMPTS)")
+	fs.StringVar(&c.GitHubAPI, "github-api-url", env("APPRUN_GITHUB_API_URL", "https://api.github.com"), "GitHub REST API base for oss-growth (APPRUN_GITHUB_API_URL)")
+	c.GitHubToken = os.Getenv("GITHUB_TOKEN")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -210,6 +245,9 @@ func parseServe(args []string) (Config, error) {
 		if l.v < 0 {
 			return c, fmt.Errorf("serve: %s must be 0 (no limit) or more", l.name)
 		}
+	}
+	if c.Model.BaseURL != "" && c.Model.Model == "" {
+		return c, errors.New("serve: OPENAI_BASE_URL is set but APPRUN_LLM_MODEL is not: name the model to use")
 	}
 	if c.Heartbeat < 100*time.Millisecond {
 		return c, errors.New("serve: heartbeat must be at least 100ms")

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/engine"
 )
 
@@ -101,7 +100,11 @@ func (h *harness) apps() []engine.App {
 		})}
 	unpriced := engine.App{Slug: "unpriced", Name: "Unpriced", Runnable: true, InputSchema: []byte(`{"type":"object"}`),
 		Executor: test.Executor}
-	return append(apps.Default(), test, unpriced)
+	shipped, err := h.cfg.loadApps()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return append(shipped, test, unpriced)
 }
 
 func (h *harness) boot() {

@@ -1,0 +1,41 @@
+package apps
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/apprun/apprun/llm"
+)
+
+// Model is what a model step calls: one completion (package llm).
+type Model interface {
+	Complete(ctx context.Context, req llm.Request, progress func(chars int)) (string, error)
+}
+
+// Env is what the Apps run with: the model provider (nil when none is
+// configured) and where tools fetch from.
+type Env struct {
+	Model Model
+	// GitHubAPI is the GitHub REST API base (default https://api.github.com).
+	GitHubAPI   string
+	GitHubToken string
+	HTTPClient  *http.Client
+	// ProgressEvery is the least time between two progress events while a
+	// model writes (default 500ms).
+	ProgressEvery time.Duration
+}
+
+func (e *Env) withDefaults() *Env {
+	out := *e
+	if out.GitHubAPI == "" {
+		out.GitHubAPI = "https://api.github.com"
+	}
+	if out.HTTPClient == nil {
+		out.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if out.ProgressEvery <= 0 {
+		out.ProgressEvery = 500 * time.Millisecond
+	}
+	return &out
+}

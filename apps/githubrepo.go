@@ -1,0 +1,158 @@
+package apps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+)
+
+// repoURL is a GitHub repository's web address; the oss-growth input
+// schema admits only these.
+var repoURL = regexp.MustCompile(`^https?://(?:www\.)?github\.com/([A-Za-z0-9][A-Za-z0-9-]*)/([A-Za-z0-9._-]+?)(?:\.git)?/?$`)
+
+// readmeLimit is how much of a README the model is given.
+const readmeLimit = 12000
+
+// Repository is what the github_repo tool learns about a repository.
+type Repository struct {
+	FullName      string           `json:"full_name"`
+	URL           string           `json:"url"`
+	Description   string           `json:"description"`
+	Homepage      string           `json:"homepage,omitempty"`
+	Topics        []string         `json:"topics"`
+	Stars         int              `json:"stars"`
+	Forks         int              `json:"forks"`
+	OpenIssues    int              `json:"open_issues"`
+	License       string           `json:"license,omitempty"`
+	DefaultBranch string           `json:"default_branch,omitempty"`
+	CreatedAt     string           `json:"created_at,omitempty"`
+	PushedAt      string           `json:"pushed_at,omitempty"`
+	Languages     map[string]int64 `json:"languages,omitempty"`
+	Readme        string           `json:"readme,omitempty"`
+	ReadmeCut     bool             `json:"readme_truncated,omitempty"`
+}
+
+// fetchRepository is the github_repo tool: the repository's metadata,
+// languages and README from the GitHub REST API (env.GitHubAPI). A
+// repository that cannot be fetched fails the run with
+// source_unavailable; languages and README are best effort.
+func fetchRepository(ctx context.Context, env *Env, job engine.Job, field string, progress func(engine.Step)) (any, error) {
+	raw, _ := job.Input[field].(string)
+	m := repoURL.FindStringSubmatch(strings.TrimSpace(raw))
+	if m == nil {
+		return nil, unavailable("%q is not a GitHub repository address (https://github.com/OWNER/NAME)", raw)
+	}
+	owner, name := m[1], m[2]
+	base := strings.TrimRight(env.GitHubAPI, "/") + "/repos/" + owner + "/" + name
+	progress(engine.Step{Index: 1, Total: 2, Tool: "github", Message: fmt.Sprintf("Reading %s/%s on GitHub", owner, name)})
+	var meta struct {
+		FullName      string   `json:"full_name"`
+		HTMLURL       string   `json:"html_url"`
+		Description   string   `json:"description"`
+		Homepage      string   `json:"homepage"`
+		Topics        []string `json:"topics"`
+		Stars         int      `json:"stargazers_count"`
+		Forks         int      `json:"forks_count"`
+		OpenIssues    int      `json:"open_issues_count"`
+		DefaultBranch string   `json:"default_branch"`
+		CreatedAt     string   `json:"created_at"`
+		PushedAt      string   `json:"pushed_at"`
+		Private       bool     `json:"private"`
+		License       *struct {
+			SPDX string `json:"spdx_id"`
+			Name string `json:"name"`
+		} `json:"license"`
+	}
+	status, body, err := githubGet(ctx, env, base, "application/vnd.github+json", 1<<20)
+	switch {
+	case err != nil:
+		return nil, unavailable("GitHub could not be reached for %s/%s: %v", owner, name, err)
+	case status == http.StatusNotFound:
+		return nil, unavailable("GitHub has no public repository %s/%s", owner, name)
+	case status != http.StatusOK:
+		return nil, unavailable("GitHub answered %d for %s/%s", status, owner, name)
+	}
+	if err := json.Unmarshal(body, &meta); err != nil || meta.FullName == "" {
+		return nil, unavailable("GitHub's answer for %s/%s was not a repository", owner, name)
+	}
+	repo := Repository{FullName: meta.FullName, URL: meta.HTMLURL, Description: meta.Description, Homepage: meta.Homepage,
+		Topics: meta.Topics, Stars: meta.Stars, Forks: meta.Forks, OpenIssues: meta.OpenIssues,
+		DefaultBranch: meta.DefaultBranch, CreatedAt: meta.CreatedAt, PushedAt: meta.PushedAt}
+	if repo.Topics == nil {
+		repo.Topics = []string{}
+	}
+	if meta.License != nil {
+		repo.License = meta.License.SPDX
+	}
+	if status, body, err := githubGet(ctx, env, base+"/languages", "application/vnd.github+json", 1<<20); err == nil && status == http.StatusOK {
+		_ = json.Unmarshal(body, &repo.Languages)
+	}
+	progress(engine.Step{Index: 2, Total: 2, Tool: "github", Message: "Reading the README"})
+	if status, body, err := githubGet(ctx, env, base+"/readme", "application/vnd.github.raw+json", 1<<20); err == nil && status == http.StatusOK {
+		text := []rune(string(body))
+		if len(text) > readmeLimit {
+			text, repo.ReadmeCut = text[:readmeLimit], true
+		}
+		repo.Readme = string(text)
+	}
+	return repo, nil
+}
+
+// githubGet makes one GET, trying a 5xx or a failed connection once more.
+func githubGet(ctx context.Context, env *Env, url, accept string, limit int64) (int, []byte, error) {
+	var lastErr error
+	for attempt := range 2 {
+		if attempt > 0 {
+			select {
+			case <-time.After(500 * time.Millisecond):
+			case <-ctx.Done():
+				return 0, nil, ctx.Err()
+			}
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set("Accept", accept)
+		req.Header.Set("User-Agent", "apprun")
+		req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
+		if env.GitHubToken != "" {
+			req.Header.Set("Authorization", "Bearer "+env.GitHubToken)
+		}
+		resp, err := env.HTTPClient.Do(req)
+		if err != nil {
+			lastErr = err
+			if ctx.Err() != nil {
+				return 0, nil, ctx.Err()
+			}
+			continue
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+		resp.Body.Close()
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		if resp.StatusCode >= 500 && attempt == 0 {
+			lastErr = fmt.Errorf("status %d", resp.StatusCode)
+			continue
+		}
+		return resp.StatusCode, body, nil
+	}
+	if lastErr == nil {
+		lastErr = errors.New("no answer")
+	}
+	return 0, nil, lastErr
+}
+
+func unavailable(format string, args ...any) error {
+	return &engine.RunError{Code: engine.FailSourceUnavailable, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,165 @@
+package apps
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/llm"
+)
+
+// executor runs a definition's steps for one run: the model steps when a
+// model is configured, else the steps without one.
+func (c *compiled) executor(env *Env) engine.Executor {
+	steps := c.def.Steps
+	if env.Model == nil && len(c.def.WithoutModel) > 0 {
+		steps = c.def.WithoutModel
+	}
+	return engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+		var blocks []dataBlock // what the model sees, in order
+		blocks = append(blocks, dataBlock{tag: "input", about: "The user's input for this task:", value: job.Input})
+		if job.BrandContext != nil && c.def.AcceptsBrandContext {
+			blocks = append(blocks, dataBlock{tag: "brand_context", about: "The brand this is written for (use its voice, audience and facts):",
+				value: brandData(job.BrandContext)})
+		}
+		var last any
+		for i, s := range steps {
+			report := func(st engine.Step) {
+				if len(steps) > 1 {
+					st.Index, st.Total = i+1, len(steps)
+				}
+				progress(st)
+			}
+			var err error
+			if s.Tool != "" {
+				if len(steps) > 1 {
+					report(engine.Step{Tool: s.Name, Message: s.Message})
+				}
+				last, err = tools[s.Tool].run(ctx, env, job, s.Input, report)
+				if err == nil {
+					blocks = append(blocks, dataBlock{tag: s.Name, about: fmt.Sprintf("What the %s step found:", s.Name), value: last})
+				}
+			} else {
+				say := func(msg string) { report(engine.Step{Index: 1, Total: 1, Tool: s.Name, Message: msg}) }
+				say(s.Message)
+				last, err = c.callModel(ctx, env, s, job, blocks, say)
+			}
+			if err != nil {
+				return engine.Result{}, err
+			}
+		}
+		out, err := c.checkOutput(last)
+		if err != nil {
+			return engine.Result{}, err
+		}
+		var summary strings.Builder
+		if err := c.summary.Execute(&summary, summaryData{Input: job.Input, Output: out}); err != nil {
+			return engine.Result{}, fmt.Errorf("summary: %w", err)
+		}
+		return engine.Result{Summary: strings.TrimSpace(summary.String()), Output: out}, nil
+	})
+}
+
+// callModel asks the model for the step's output and returns it decoded,
+// with the step's set fields, checked against the output schema.
+func (c *compiled) callModel(ctx context.Context, env *Env, s StepDef, job engine.Job, blocks []dataBlock, report func(string)) (any, error) {
+	data := c.promptData(job.Input, job.BrandContext != nil && c.def.AcceptsBrandContext)
+	var instructions strings.Builder
+	if err := c.instructions[s.Name].Execute(&instructions, data); err != nil {
+		return nil, fmt.Errorf("instructions: %w", err)
+	}
+	req := llm.Request{
+		System:      systemMessage(instructions.String(), c.def.OutputSchema),
+		User:        userMessage(blocks),
+		SchemaName:  strings.ReplaceAll(c.def.Slug, "-", "_"),
+		Schema:      c.def.OutputSchema,
+		Temperature: s.Model.Temperature,
+	}
+	var lastReport time.Time
+	text, err := env.Model.Complete(ctx, req, func(chars int) {
+		if now := time.Now(); now.Sub(lastReport) >= env.ProgressEvery {
+			lastReport = now
+			report(fmt.Sprintf("The model is writing: %d characters so far", chars))
+		}
+	})
+	if err != nil {
+		return nil, modelFailure(err)
+	}
+	reply, err := parseReply(text)
+	if err != nil {
+		return nil, &engine.RunError{Code: engine.FailModelReply, Message: "the model's reply could not be used: " + err.Error()}
+	}
+	for k, st := range c.set[s.Name] {
+		var v strings.Builder
+		if err := st.Execute(&v, data); err != nil {
+			return nil, fmt.Errorf("set.%s: %w", k, err)
+		}
+		reply[k] = v.String()
+	}
+	if res := c.output.Validate(reply); !res.IsValid() {
+		return nil, &engine.RunError{Code: engine.FailModelReply,
+			Message: "the model's reply could not be used: it does not have the App's output shape: " + errorList(res)}
+	}
+	return reply, nil
+}
+
+// checkOutput gives the last step's output as plain JSON values and checks
+// it against the output schema (a tool's output too).
+func (c *compiled) checkOutput(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	if res := c.output.Validate(out); !res.IsValid() {
+		return nil, fmt.Errorf("the App's output does not match its output schema: %s", errorList(res))
+	}
+	return out, nil
+}
+
+// parseReply reads the model's reply as one JSON object, forgiving a code
+// fence or a sentence around it.
+func parseReply(text string) (map[string]any, error) {
+	s := strings.TrimSpace(text)
+	if rest, ok := strings.CutPrefix(s, "```"); ok {
+		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+			rest = rest[nl+1:]
+		}
+		s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "```"))
+	}
+	if i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}'); i > 0 && j > i {
+		s = s[i : j+1]
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		excerpt := []rune(strings.TrimSpace(text))
+		if len(excerpt) > 120 {
+			excerpt = append(excerpt[:120], '…')
+		}
+		return nil, fmt.Errorf("it is not a JSON object (%v); it began: %q", err, string(excerpt))
+	}
+	return out, nil
+}
+
+// modelFailure maps a failed completion to the run's failure.
+func modelFailure(err error) error {
+	var le *llm.Error
+	if !errors.As(err, &le) {
+		return err // the run's deadline or the node stopping
+	}
+	switch le.Kind {
+	case llm.Unavailable:
+		return &engine.RunError{Code: engine.FailModelUnavailable, Message: le.Error()}
+	case llm.Rejected:
+		return &engine.RunError{Code: engine.FailModelRejected, Message: le.Error()}
+	default:
+		return &engine.RunError{Code: engine.FailModelReply, Message: "the model's reply could not be used: " + le.Error()}
+	}
+}
