@@ -1,0 +1,225 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apprun/apprun/llm"
+	"github.com/apprun/apprun/llm/llmtest"
+)
+
+// withModel points the node at a fake OpenAI-compatible provider, with
+// retries quick enough for a test.
+func withModel(fake *llmtest.Server) option {
+	return func(c *Config) {
+		c.Model = llm.Config{BaseURL: fake.BaseURL(), APIKey: "sk-test", Model: "fake-model", MaxAttempts: 3, Backoff: 20 * time.Millisecond}
+	}
+}
+
+const modelSequence = `{"emails":[` +
+	`{"touch":1,"send_day":0,"angle":"opener","subject":"month-end at your agency","body":"Hi {{first_name}}, model-written opener."},` +
+	`{"touch":2,"send_day":4,"angle":"proof","subject":"one day, not five","body":"Model-written proof."},` +
+	`{"touch":3,"send_day":9,"angle":"breakup","subject":"closing the loop","body":"Model-written close."}]}`
+
+// failedWith checks a run failed with code and was refunded in full.
+func (h *harness) failedWith(a account, runNo, code string, credits int64) {
+	h.t.Helper()
+	evs := h.collect(a, runNo)
+	last := evs[len(evs)-1]
+	errObj, _ := last.Data["error"].(map[string]any)
+	if last.Event != "failed" || errObj["code"] != code {
+		h.t.Fatalf("run %s ended with %s %v, want failed with %s", runNo, last.Event, last.Data, code)
+	}
+	if bal, active := h.balance(a); bal != credits || active != 0 {
+		h.t.Fatalf("balance %d (%d active) after the failure, want all %d back", bal, active, credits)
+	}
+}
+
+func TestColdEmailRunWritesWithTheModelAndStreamsProgress(t *testing.T) {
+	fake := llmtest.New()
+	defer fake.Close()
+	fake.Script(llmtest.Reply{Text: modelSequence, Chunks: 12, ChunkDelay: 100 * time.Millisecond})
+	h := start(t, withLimits(noLimits), withModel(fake))
+	a := h.account(100)
+	bc := h.do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme Ledger", "voice": "Plain words, no hype",
+		"audience": "Agency founders"}).json(t)["brand_context_id"].(string)
+	body := coldEmailRun()
+	body["brand_context_id"] = bc
+	runNo := h.create(a, body)
+	evs := h.collect(a, runNo)
+	writing := 0
+	for _, ev := range evs {
+		if msg, _ := ev.Data["message"].(string); ev.Event == "tool_running" && strings.HasPrefix(msg, "The model is writing") {
+			writing++
+		}
+	}
+	// 12 chunks over 1.1 s, progress at most every 500 ms: a few events, not 12.
+	if writing < 1 || writing > 4 {
+		t.Fatalf("%d progress events while the model streamed, want a throttled few: %+v", writing, evs)
+	}
+	run := h.waitRun(a, runNo)
+	out, _ := run["output"].(map[string]any)
+	emails, _ := out["emails"].([]any)
+	if run["status"] != "completed" || len(emails) != 3 || !strings.Contains(emails[0].(map[string]any)["body"].(string), "model-written opener") ||
+		out["language"] != "English" || out["cta_goal"] != "Interest check" {
+		t.Fatalf("run %v: want the model's emails in output", run)
+	}
+	if bal, _ := h.balance(a); bal != 75 {
+		t.Fatalf("balance %d, want 100 - 25", bal)
+	}
+	reqs := fake.Received()
+	if len(reqs) != 1 || reqs[0].Model != "fake-model" || reqs[0].Header.Get("Authorization") != "Bearer sk-test" {
+		t.Fatalf("model requests %+v", reqs)
+	}
+	user := reqs[0].User()
+	if !strings.Contains(user, "<brand_context>") || !strings.Contains(user, "Plain words, no hype") ||
+		!strings.Contains(user, "<input>") || !strings.Contains(user, "Acme Ledger automates bookkeeping.") {
+		t.Fatalf("the model did not get the input and brand context as data:\n%s", user)
+	}
+	if strings.Contains(reqs[0].System(), "Acme Ledger automates") || strings.Contains(reqs[0].System(), "Plain words") {
+		t.Fatalf("user data in the instructions:\n%s", reqs[0].System())
+	}
+}
+
+func TestModelFailuresFailTheRunAndRefundIt(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		script []llmtest.Reply
+		code   string
+		calls  int
+	}{
+		{"a persistent 500", []llmtest.Reply{{Status: 500}, {Status: 500}, {Status: 500}}, "model_unavailable", 3},
+		{"an unusable reply", []llmtest.Reply{{Text: "Here are some emails you might like!"}}, "model_reply_invalid", 1},
+		{"a reply of the wrong shape", []llmtest.Reply{{Text: `{"emails":"three of them"}`}}, "model_reply_invalid", 1},
+		{"a refused request", []llmtest.Reply{{Status: 401}}, "model_rejected", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := llmtest.New()
+			defer fake.Close()
+			fake.Script(tc.script...)
+			h := start(t, withLimits(noLimits), withModel(fake))
+			a := h.account(100)
+			runNo := h.create(a, coldEmailRun())
+			h.failedWith(a, runNo, tc.code, 100)
+			if n := len(fake.Received()); n != tc.calls {
+				t.Fatalf("%d model calls, want %d", n, tc.calls)
+			}
+		})
+	}
+}
+
+func TestA429WithRetryAfterIsWaitedOutThenTheRunCompletes(t *testing.T) {
+	fake := llmtest.New()
+	defer fake.Close()
+	fake.Script(llmtest.Reply{Status: 429, Header: http.Header{"Retry-After": {"1"}}}, llmtest.Reply{Text: modelSequence})
+	h := start(t, withLimits(noLimits), withModel(fake))
+	a := h.account(100)
+	began := time.Now()
+	runNo := h.create(a, coldEmailRun())
+	if run := h.waitRun(a, runNo); run["status"] != "completed" {
+		t.Fatalf("run %v", run)
+	}
+	if took := time.Since(began); took < time.Second {
+		t.Fatalf("completed after %s: the Retry-After of 1s was not honoured", took)
+	}
+	if n := len(fake.Received()); n != 2 {
+		t.Fatalf("%d model calls, want the 429 and the retry", n)
+	}
+}
+
+func TestOSSGrowthRunReadsTheRepositoryAndWritesAPlan(t *testing.T) {
+	gh := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/repos/acme/ledger":
+			_, _ = w.Write([]byte(`{"full_name":"acme/ledger","html_url":"https://github.com/acme/ledger","description":"Bookkeeping for agencies","topics":["accounting"],"stargazers_count":42}`))
+		case "/repos/acme/ledger/readme":
+			_, _ = w.Write([]byte("# Acme Ledger\nClose your books in a day."))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer gh.Close()
+	fake := llmtest.New()
+	defer fake.Close()
+	plan := `{"repository":"acme/ledger","positioning":"Bookkeeping for agencies.","audiences":[{"who":"Agency founders","why_they_care":"Month-end"}],` +
+		`"channels":[{"channel":"Indie Hackers","tactic":"A build-in-public thread"}],"plan":[{"when":"Week 1","actions":["Rewrite the README intro"]},` +
+		`{"when":"Week 2","actions":["Post the thread"]}],"metrics":["Weekly installs"]}`
+	fake.Script(llmtest.Reply{Text: plan})
+	h := start(t, withLimits(noLimits), withModel(fake), func(c *Config) { c.GitHubAPI = gh.URL })
+	a := h.account(100)
+	runNo := h.create(a, map[string]any{"app_slug": "oss-growth", "input": map[string]any{"repo_url": "https://github.com/acme/ledger"}})
+	run := h.waitRun(a, runNo)
+	out, _ := run["output"].(map[string]any)
+	if run["status"] != "completed" || out["repository"] != "acme/ledger" || out["positioning"] != "Bookkeeping for agencies." {
+		t.Fatalf("run %v", run)
+	}
+	if !strings.Contains(fake.Received()[0].User(), "Close your books in a day.") {
+		t.Fatalf("the model did not get the README:\n%s", fake.Received()[0].User())
+	}
+	// A repository GitHub does not have: failed before any model call, refunded.
+	bal, _ := h.balance(a)
+	runNo = h.create(a, map[string]any{"app_slug": "oss-growth", "input": map[string]any{"repo_url": "https://github.com/acme/missing"}})
+	h.failedWith(a, runNo, "source_unavailable", bal)
+	if n := len(fake.Received()); n != 1 {
+		t.Fatalf("%d model calls, want only the first run's", n)
+	}
+}
+
+func TestAppsThatNeedAModelAreAbsentWithoutOne(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	r := h.do("POST", "/api/v1/runs", a.Key, map[string]any{"app_slug": "linkedin-post-writer", "input": map[string]any{"topic": "x"}})
+	if r.Status != 404 || r.errorCode(t) != "app_not_found" {
+		t.Fatalf("create without a model: %d %s, want 404 app_not_found", r.Status, r.Body)
+	}
+	caps := string(h.do("GET", "/api/v1/capabilities", a.Key, nil).Body)
+	if strings.Contains(caps, "linkedin-post-writer") || !strings.Contains(caps, "cold-email-writer") {
+		t.Fatalf("capabilities without a model: %s", caps)
+	}
+	// The built-in writer still writes the cold email writer's runs.
+	if run := h.waitRun(a, h.create(a, coldEmailRun())); run["status"] != "completed" {
+		t.Fatalf("built-in run %v", run)
+	}
+
+	fake := llmtest.New()
+	defer fake.Close()
+	hm := start(t, withLimits(noLimits), withModel(fake))
+	caps = string(hm.do("GET", "/api/v1/capabilities", hm.account(1).Key, nil).Body)
+	for _, slug := range []string{"linkedin-post-writer", "oss-growth", "landing-page-copy", "ad-copy-variants", "seo-content-brief",
+		"product-launch-announcement", "prospect-reply-writer", "cold-email-writer"} {
+		if !strings.Contains(caps, slug) {
+			t.Fatalf("capabilities with a model lack %s: %s", slug, caps)
+		}
+	}
+}
+
+func TestServeRefusesABadCatalogOrModelConfig(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "broken.yaml")
+	if err := os.WriteFile(bad, []byte("slug: broken\nname: Broken\nprise: 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{AppsDir: dir}
+	if _, err := cfg.apps(); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), `unknown field "prise"`) {
+		t.Fatalf("a broken definition: %v, want an error naming %s and the field", err, bad)
+	}
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+	t.Setenv("APPRUN_LLM_MODEL", "")
+	if _, err := parseServe(nil); err == nil || !strings.Contains(err.Error(), "APPRUN_LLM_MODEL") {
+		t.Fatalf("a base URL without a model: %v", err)
+	}
+	t.Setenv("APPRUN_LLM_MODEL", "llama3.2")
+	t.Setenv("APPRUN_LLM_JSON_MODE", "xml")
+	c, err := parseServe(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.apps(); err == nil || !strings.Contains(err.Error(), "JSON mode") {
+		t.Fatalf("an unknown JSON mode: %v", err)
+	}
+}
