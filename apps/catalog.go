@@ -86,6 +86,26 @@ func Load(dir string, env *Env) ([]engine.App, error) {
 	return out, nil
 }
 
+// Shipped returns the shipped definitions as written (examples included:
+// reference pages and tests use them), sorted by slug.
+func Shipped() ([]Definition, error) {
+	names, _ := fs.Glob(embedded, "catalog/*.yaml")
+	out := make([]Definition, 0, len(names))
+	for _, name := range names {
+		data, err := embedded.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		d, err := parseDefinition(data)
+		if err != nil {
+			return nil, fmt.Errorf("apps: %s: %w", name, err)
+		}
+		out = append(out, d)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Slug < out[j].Slug })
+	return out, nil
+}
+
 // Default is the shipped catalog with no model provider configured.
 func Default() []engine.App {
 	list, err := Load("", &Env{})

@@ -81,20 +81,12 @@ func run(t *testing.T, c *engine.Catalog, slug string, input map[string]any, bc 
 
 func shippedDefinitions(t *testing.T) map[string]Definition {
 	t.Helper()
-	names, err := os.ReadDir("catalog")
+	list, err := Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]Definition{}
-	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join("catalog", n.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := parseDefinition(data)
-		if err != nil {
-			t.Fatalf("%s: %v", n.Name(), err)
-		}
+	for _, d := range list {
 		out[d.Slug] = d
 	}
 	return out
@@ -412,5 +404,27 @@ func TestADirectoryAddsAndReplacesDefinitions(t *testing.T) {
 	}
 	if _, err := Load(filepath.Join(dir, "missing"), &Env{}); err == nil || !strings.Contains(err.Error(), "APPRUN_APPS_DIR") {
 		t.Fatalf("a missing directory: %v", err)
+	}
+}
+
+func TestParseReplyForgivesWrappingButNotOtherShapes(t *testing.T) {
+	for _, tc := range []struct {
+		reply string
+		ok    bool
+	}{
+		{`{"a":1}`, true},
+		{"```json\n{\"a\":1}\n```", true},
+		{"```\n{\"a\":1}\n```", true},
+		{`Here you go: {"a":1}`, true},
+		{`{"a":1} Hope this helps!`, true},
+		{`[{"a":1}]`, false},
+		{`"a string"`, false},
+		{``, false},
+		{`{"a":`, false},
+	} {
+		out, err := parseReply(tc.reply)
+		if (err == nil) != tc.ok || (tc.ok && out["a"] != float64(1)) {
+			t.Errorf("parseReply(%q) = %v, %v; want ok=%v", tc.reply, out, err, tc.ok)
+		}
 	}
 }

@@ -77,6 +77,8 @@ func fetchRepository(ctx context.Context, env *Env, job engine.Job, field string
 		return nil, unavailable("GitHub could not be reached for %s/%s: %v", owner, name, err)
 	case status == http.StatusNotFound:
 		return nil, unavailable("GitHub has no public repository %s/%s", owner, name)
+	case status == http.StatusForbidden || status == http.StatusTooManyRequests:
+		return nil, unavailable("GitHub refused to answer for %s/%s (status %d: its rate limit; the operator can set GITHUB_TOKEN)", owner, name, status)
 	case status != http.StatusOK:
 		return nil, unavailable("GitHub answered %d for %s/%s", status, owner, name)
 	}

@@ -134,8 +134,8 @@ func parseReply(text string) (map[string]any, error) {
 		}
 		s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "```"))
 	}
-	if i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}'); i > 0 && j > i {
-		s = s[i : j+1]
+	if i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}'); i >= 0 && j > i && !strings.HasPrefix(s, "[") {
+		s = s[i : j+1] // a sentence before or after the object
 	}
 	var out map[string]any
 	if err := json.Unmarshal([]byte(s), &out); err != nil {

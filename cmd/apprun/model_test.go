@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/llm"
 	"github.com/apprun/apprun/llm/llmtest"
 )
@@ -221,5 +222,37 @@ func TestServeRefusesABadCatalogOrModelConfig(t *testing.T) {
 	}
 	if _, err := c.apps(); err == nil || !strings.Contains(err.Error(), "JSON mode") {
 		t.Fatalf("an unknown JSON mode: %v", err)
+	}
+}
+
+func TestEveryShippedAppRunsThroughTheAPIWithTheModel(t *testing.T) {
+	defs, err := apps.Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := llmtest.New()
+	defer fake.Close()
+	gh := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/readme") || strings.HasSuffix(r.URL.Path, "/languages") {
+			http.NotFound(w, r) // best effort: the run goes on without them
+			return
+		}
+		_, _ = w.Write([]byte(`{"full_name":"nats-io/nats-server","description":"NATS"}`))
+	}))
+	defer gh.Close()
+	h := start(t, withLimits(noLimits), withModel(fake), func(c *Config) { c.GitHubAPI = gh.URL })
+	a := h.account(10_000)
+	for _, d := range defs {
+		for _, ex := range d.Examples {
+			fake.Script(llmtest.Reply{Text: string(ex.Output)})
+			runNo := h.create(a, map[string]any{"app_slug": d.Slug, "input": ex.Input})
+			run := h.waitRun(a, runNo)
+			if run["status"] != "completed" || run["output"] == nil || run["summary"] == "" || run["credit_cost"] != float64(d.Price) {
+				t.Fatalf("%s: run %v", d.Slug, run)
+			}
+		}
+	}
+	if n := len(fake.Received()); n != len(defs) {
+		t.Fatalf("%d model calls for %d Apps", n, len(defs))
 	}
 }
