@@ -17,6 +17,7 @@ test:
 	$(GO) test -race -count=1 -timeout 15m ./...
 	$(GO) test ./httpapi -run '^$$' -fuzz '^FuzzDecodeCreateRun$$' -fuzztime 5s
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateInput$$' -fuzztime 5s
+	$(GO) test ./apps -run '^$$' -fuzz '^FuzzParseReply$$' -fuzztime 5s
 
 # The load tool: all five scenarios against servers it starts itself
 # (BENCHMARKS.md). The JSON report is bench.json (not committed).
@@ -29,10 +30,13 @@ bench: build
 chaos:
 	CHAOS_KILLS=25 $(GO) test ./cmd/apprun -run TestChaos -count=1 -v -timeout 20m
 
-# Longer fuzzing of the request decoders (make test runs the seed corpus).
+# Longer fuzzing of the decoders: requests, model replies, App definitions
+# (make test runs every seed corpus and the first three briefly).
 fuzz:
 	$(GO) test ./httpapi -run '^$$' -fuzz FuzzDecodeCreateRun -fuzztime 60s
 	$(GO) test ./engine -run '^$$' -fuzz FuzzValidateInput -fuzztime 60s
+	$(GO) test ./apps -run '^$$' -fuzz FuzzParseReply -fuzztime 60s
+	$(GO) test ./apps -run '^$$' -fuzz FuzzDefinition -fuzztime 60s
 
 clean:
 	rm -rf bin
