@@ -41,6 +41,9 @@ type Config struct {
 	// Backoff is the wait before the second try when the provider gives
 	// no Retry-After (default 1s); it doubles on each try, up to 30s.
 	Backoff time.Duration
+	// NoTemperature leaves the definitions' temperatures out of requests
+	// (OpenAI's reasoning models refuse any but the default).
+	NoTemperature bool
 	// HTTPClient is the client for the provider (default: a client
 	// with a 10-minute overall timeout; the run's deadline bounds it).
 	HTTPClient *http.Client
@@ -148,7 +151,7 @@ func (c *Client) params(req Request) openai.ChatCompletionNewParams {
 			openai.UserMessage(req.User),
 		},
 	}
-	if req.Temperature != nil {
+	if req.Temperature != nil && !c.cfg.NoTemperature {
 		p.Temperature = openai.Float(*req.Temperature)
 	}
 	switch c.cfg.JSONMode {

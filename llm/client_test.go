@@ -74,6 +74,25 @@ func TestJSONModesShapeTheResponseFormat(t *testing.T) {
 	}
 }
 
+func TestTemperatureIsSentUnlessTurnedOff(t *testing.T) {
+	temp := 0.7
+	for _, off := range []bool{false, true} {
+		srv := llmtest.New()
+		c, err := llm.New(llm.Config{BaseURL: srv.BaseURL(), Model: "m", NoTemperature: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Complete(context.Background(), llm.Request{System: "s", User: "u", Temperature: &temp}, nil); err != nil {
+			t.Fatal(err)
+		}
+		got := srv.Received()[0].Temperature
+		srv.Close()
+		if (got == nil) != off || (!off && *got != 0.7) {
+			t.Fatalf("NoTemperature=%v: temperature %v", off, got)
+		}
+	}
+}
+
 func TestRetries(t *testing.T) {
 	for _, tc := range []struct {
 		name     string

@@ -206,6 +206,7 @@ func parseServe(args []string) (Config, error) {
 	fs.StringVar(&c.Model.Model, "llm-model", env("APPRUN_LLM_MODEL", ""), "model name (APPRUN_LLM_MODEL)")
 	fs.StringVar(&c.Model.JSONMode, "llm-json-mode", env("APPRUN_LLM_JSON_MODE", llm.JSONObject), "how replies are asked to be JSON: json_object, json_schema or none (APPRUN_LLM_JSON_MODE)")
 	fs.IntVar(&c.Model.MaxAttempts, "llm-max-attempts", envInt("APPRUN_LLM_MAX_ATTEMPTS", 5), "tries of one completion on 429, 5xx or a dropped connection (APPRUN_LLM_MAX_ATTEMPTS)")
+	fs.BoolVar(&c.Model.NoTemperature, "llm-no-temperature", env("APPRUN_LLM_TEMPERATURE", "") == "off", "send no temperature: for models that refuse one (APPRUN_LLM_TEMPERATURE=off)")
 	fs.StringVar(&c.GitHubAPI, "github-api-url", env("APPRUN_GITHUB_API_URL", "https://api.github.com"), "GitHub REST API base for oss-growth (APPRUN_GITHUB_API_URL)")
 	c.GitHubToken = os.Getenv("GITHUB_TOKEN")
 	if err := fs.Parse(args); err != nil {

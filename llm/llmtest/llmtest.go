@@ -38,6 +38,7 @@ type Received struct {
 	Messages       []Message       `json:"messages"`
 	Stream         bool            `json:"stream"`
 	ResponseFormat json.RawMessage `json:"response_format"`
+	Temperature    *float64        `json:"temperature"`
 	Header         http.Header     `json:"-"`
 }
 
