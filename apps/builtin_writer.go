@@ -26,8 +26,6 @@ var ctaLineZH = map[string]string{
 	"Introduction":   "如果这件事由团队里的其他同事负责，能否告诉我应该联系哪一位？",
 }
 
-var ctaLabelZH = map[string]string{"Interest check": "确认兴趣", "Meeting": "约见会议", "Introduction": "引荐合适的人"}
-
 // plan is the shape of a sequence: which angle each touch takes and when.
 var plan = map[int][]struct {
 	angle string
@@ -38,7 +36,7 @@ var plan = map[int][]struct {
 	5: {{"opener", 0}, {"value", 3}, {"proof", 7}, {"idea", 11}, {"breakup", 16}},
 }
 
-// Write implements Writer.
+// Write writes the sequence the brief asks for, reporting each step.
 func (BuiltinWriter) Write(ctx context.Context, b Brief, progress func(engine.Step)) (Sequence, error) {
 	touches, ok := plan[b.Emails]
 	if !ok {

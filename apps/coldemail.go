@@ -1,7 +1,6 @@
 package apps
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/apprun/apprun/engine"
@@ -38,12 +37,6 @@ type Sequence struct {
 	Language string  `json:"language"`
 	CTAGoal  string  `json:"cta_goal"`
 	Emails   []Email `json:"emails"`
-}
-
-// Writer writes a sequence from a brief: the built-in writer, the
-// cold-email-writer's steps when no model is configured.
-type Writer interface {
-	Write(ctx context.Context, b Brief, progress func(engine.Step)) (Sequence, error)
 }
 
 func briefFrom(job engine.Job) Brief {

@@ -103,7 +103,7 @@ func TestColdEmailWritesChinese(t *testing.T) {
 	if s.Language != "Chinese" || !strings.Contains(s.Emails[0].Body, "您好") || !strings.Contains(s.Emails[0].Body, "应该联系哪一位") {
 		t.Fatalf("not a Chinese sequence with the introduction CTA: %+v", s.Emails[0])
 	}
-	if !strings.Contains(res.Summary, "封") {
+	if !strings.Contains(res.Summary, "封") || !strings.Contains(res.Summary, "目标：引荐合适的人") {
 		t.Fatalf("summary not in Chinese: %q", res.Summary)
 	}
 }
