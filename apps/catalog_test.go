@@ -363,6 +363,9 @@ func TestInvalidDefinitionsStopTheLoadNamingTheFile(t *testing.T) {
 		{"an example output that does not fit", mod("posting_tip: Post on", "posting_tip: 42\n      unused: Post on"), "examples[0]: output"},
 		{"needs a model but has none", mod("needs_model: true", "needs_model: false"), "without_model"},
 		{"a broken template", mod("{{.Input.tone}}", "{{.Input.tone"), "instructions"},
+		{"a comma that split a YAML value", mod(`description: "The idea, story or news the post is about"`, `description: The idea, story or news the post is about`),
+			`input_schema.properties.topic: "story or news the post is about" is not a JSON Schema keyword`},
+		{"a misspelt keyword", mod("maxLength: 1000,", "maxLenght: 1000,"), `"maxLenght" is not a JSON Schema keyword`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -158,6 +158,12 @@ func check(d Definition) (*compiled, error) {
 	if c.output, err = jsonschema.NewCompiler().Compile(d.OutputSchema); err != nil || len(d.OutputSchema) == 0 {
 		return nil, fmt.Errorf("output_schema: %v", orMissing(err))
 	}
+	if err := checkKeywords(d.InputSchema, "input_schema"); err != nil {
+		return nil, err
+	}
+	if err := checkKeywords(d.OutputSchema, "output_schema"); err != nil {
+		return nil, err
+	}
 	if c.choices, err = choiceFields(d.InputSchema); err != nil {
 		return nil, fmt.Errorf("input_schema: %w", err)
 	}

@@ -47,7 +47,7 @@ func (e *Engine) OpenAccount(ctx context.Context, email string, credits int64) (
 	if err != nil {
 		return NewAccount{}, Errorf(CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)
 	}
-	key, kev := e.newKey(id)
+	key, kev := e.newKey(id, "")
 	seq, err := e.log.append(ctx,
 		entry{subject: accountSubject(id), value: ev, expect: expectSeq(0)},
 		entry{subject: keySubject(kev.KeyID), value: kev, expect: expectSeq(0)},

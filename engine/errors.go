@@ -29,6 +29,7 @@ const (
 	CodeKeyNotFound         Code = "key_not_found"
 	CodeNotFound            Code = "not_found"
 	CodeMethodNotAllowed    Code = "method_not_allowed"
+	CodeEmailTaken          Code = "email_taken"
 )
 
 // Error is the one error type of the domain: a code, a message meant for the

@@ -144,6 +144,9 @@ type KeyEventType string
 const (
 	KeyCreated KeyEventType = "key_created"
 	KeyRevoked KeyEventType = "key_revoked"
+	// KeyUsed records that a key authenticated a request: at most one a
+	// minute a key and node, for the last-used time.
+	KeyUsed KeyEventType = "key_used"
 )
 
 // KeyEvent is one entry of an API key's log. The key itself is never stored,
@@ -156,6 +159,7 @@ type KeyEvent struct {
 	AccountID string       `json:"account_id"`
 	Hash      string       `json:"hash"`
 	Prefix    string       `json:"prefix"`
+	Name      string       `json:"name,omitempty"`
 }
 
 // PriceEvent sets an App's price or marks it recalibrating.

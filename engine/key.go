@@ -3,15 +3,24 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
+	"time"
 )
 
 // Key is an API key as the read models hold it.
 type Key struct {
-	KeyID     string `json:"key_id"`
-	AccountID string `json:"account_id"`
-	Prefix    string `json:"prefix"`
-	Revoked   bool   `json:"revoked"`
+	KeyID      string    `json:"key_id"`
+	AccountID  string    `json:"account_id"`
+	Prefix     string    `json:"prefix"`
+	Name       string    `json:"name,omitempty"`
+	Revoked    bool      `json:"revoked"`
+	CreatedAt  time.Time `json:"created_at"`
+	LastUsedAt time.Time `json:"last_used_at"`
+	RevokedAt  time.Time `json:"revoked_at"`
 }
+
+// MaxKeyName is the longest name a key may have.
+const MaxKeyName = 100
 
 // NewKey is a created API key: shown once, stored only as its hash.
 type NewKey struct {
@@ -20,18 +29,22 @@ type NewKey struct {
 	Seq    uint64
 }
 
-func (e *Engine) newKey(accountID string) (string, KeyEvent) {
+func (e *Engine) newKey(accountID, name string) (string, KeyEvent) {
 	key := newID(PrefixAPIKey, 20)
 	return key, KeyEvent{Type: KeyCreated, V: eventVersion, At: e.now(), KeyID: newID(PrefixKey, 8),
-		AccountID: accountID, Hash: HashKey(key), Prefix: key[:len(PrefixAPIKey)+4]}
+		AccountID: accountID, Hash: HashKey(key), Prefix: key[:len(PrefixAPIKey)+4], Name: name}
 }
 
-// CreateKey adds an API key to an existing account.
-func (e *Engine) CreateKey(ctx context.Context, accountID string) (NewKey, error) {
+// CreateKey adds an API key, with an optional name, to an existing account.
+func (e *Engine) CreateKey(ctx context.Context, accountID, name string) (NewKey, error) {
+	name = strings.TrimSpace(name)
+	if len(name) > MaxKeyName || strings.ContainsAny(name, "\r\n") {
+		return NewKey{}, Errorf(CodeInvalidInput, "name: at most %d characters on one line", MaxKeyName)
+	}
 	if _, _, err := e.Account(ctx, accountID); err != nil {
 		return NewKey{}, err
 	}
-	key, ev := e.newKey(accountID)
+	key, ev := e.newKey(accountID, name)
 	seq, err := e.log.append(ctx, entry{subject: keySubject(ev.KeyID), value: ev, expect: expectSeq(0)})
 	if err != nil {
 		return NewKey{}, internal("create key", err)
@@ -66,3 +79,34 @@ func (e *Engine) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 	}
 	return newSeq, nil
 }
+
+// TouchKey records that a key was used now, unless it is revoked. Callers
+// bound how often (httpapi: once a minute a key and node).
+func (e *Engine) TouchKey(ctx context.Context, keyID string) error {
+	for range maxCASRetries {
+		var last KeyEvent
+		seq, err := e.log.last(ctx, keySubject(keyID), &last)
+		if errors.Is(err, errNoMessage) || (err == nil && last.Type == KeyRevoked) {
+			return nil
+		}
+		if err != nil {
+			return internal("read key", err)
+		}
+		ev := last
+		ev.Type, ev.At = KeyUsed, e.now()
+		_, err = e.log.append(ctx, entry{subject: keySubject(keyID), value: ev, expect: expectSeq(seq)})
+		if errors.Is(err, errConflict) {
+			continue
+		}
+		if err != nil {
+			return internal("touch key", err)
+		}
+		return nil
+	}
+	return nil // busy: another writer recorded something newer
+}
+
+// SessionKeyID is what a website session's requests count against in
+// place of an API key (rate limits, open streams): one per account, never
+// a real key.
+func SessionKeyID(accountID string) string { return "web_" + accountID }

@@ -20,6 +20,7 @@ const (
 	subjSlot    = "apprun.slot."    // + index: platform-wide active-run slots
 	subjIdem    = "apprun.idem."    // + account_id.key-hash: Idempotency-Key records
 	subjExpired = "apprun.expired." // + run_no: the run's log was removed after retention
+	subjLogin   = "apprun.login."   // + hash of the email: the website login
 	subjLive    = "apprun.live."    // republished run events, core NATS only
 	subjRLC     = "apprun.rl.create."
 	subjRLR     = "apprun.rl.read."
@@ -34,7 +35,7 @@ func brandSubject(id string) string   { return subjBrand + id }
 func slotSubject(i int) string        { return subjSlot + strconv.Itoa(i) }
 func liveSubject(runNo string) string { return subjLive + "run." + runNo }
 func streamSubjects() []string {
-	return []string{subjAccount + "*", subjRun + "*", subjJob + "*", subjKey + "*", subjPrice + "*", subjBrand + "*", subjSlot + "*", subjIdem + "*.*", subjExpired + "*"}
+	return []string{subjAccount + "*", subjRun + "*", subjJob + "*", subjKey + "*", subjPrice + "*", subjBrand + "*", subjSlot + "*", subjIdem + "*.*", subjExpired + "*", subjLogin + "*"}
 }
 
 // Kind is what an event-log subject is about.

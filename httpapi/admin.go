@@ -88,7 +88,7 @@ func (a *API) grantCredits(w http.ResponseWriter, r *http.Request) {
 
 // createKey handles POST /admin/v1/accounts/{account_id}/keys.
 func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
-	k, err := a.cfg.Engine.CreateKey(r.Context(), mux.Vars(r)["account_id"])
+	k, err := a.cfg.Engine.CreateKey(r.Context(), mux.Vars(r)["account_id"], "")
 	if err == nil {
 		err = a.awaitRead(r.Context(), k.Seq)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/apprun/apprun/engine"
 )
@@ -50,7 +51,31 @@ func (a *API) authenticate(r *http.Request) (caller, error) {
 	if err != nil {
 		return caller{}, err
 	}
+	a.touch(k)
 	return caller{KeyID: k.KeyID, AccountID: k.AccountID}, nil
+}
+
+// touchEvery is how stale a key's last-used time may get.
+const touchEvery = time.Minute
+
+// touch records a key's use in the log, at most once a minute a key and
+// node, off the request's path.
+func (a *API) touch(k engine.Key) {
+	now := time.Now()
+	if now.Sub(k.LastUsedAt) < touchEvery {
+		return
+	}
+	if prev, ok := a.touched.Load(k.KeyID); ok && now.Sub(prev.(time.Time)) < touchEvery {
+		return
+	}
+	a.touched.Store(k.KeyID, now)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := a.cfg.Engine.TouchKey(ctx, k.KeyID); err != nil {
+			a.cfg.Logger.Warn("recording a key's use", "key_id", k.KeyID, "err", err)
+		}
+	}()
 }
 
 // reader authenticates a read and counts it against the key's read limit.

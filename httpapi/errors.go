@@ -21,6 +21,7 @@ var statusOf = map[engine.Code]int{
 	engine.CodeRunNotFound:         http.StatusNotFound,
 	engine.CodeAccountNotFound:     http.StatusNotFound,
 	engine.CodeKeyNotFound:         http.StatusNotFound,
+	engine.CodeEmailTaken:          http.StatusConflict,
 	engine.CodeNotFound:            http.StatusNotFound,
 	engine.CodeMethodNotAllowed:    http.StatusMethodNotAllowed,
 	engine.CodePricingNotReady:     http.StatusConflict,

@@ -15,7 +15,30 @@ import (
 )
 
 func (a *API) routeEvents() {
-	a.router.HandleFunc("/api/v1/runs/{run_no}/events", a.reader(a.streamEvents)).Methods(http.MethodGet)
+	a.router.HandleFunc("/api/v1/runs/{run_no}/events", a.streamReader(a.streamEvents)).Methods(http.MethodGet)
+}
+
+// streamReader is reader for the event stream: an API key, or, with no
+// Authorization header, the website session of the run's owner.
+func (a *API) streamReader(h func(http.ResponseWriter, *http.Request, caller)) http.HandlerFunc {
+	keyed := a.reader(h)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" || a.cfg.Sessions == nil {
+			keyed(w, r)
+			return
+		}
+		acct, ok := a.cfg.Sessions.SessionAccount(r)
+		if !ok {
+			keyed(w, r) // answers 401 as for any request without a key
+			return
+		}
+		c := caller{KeyID: engine.SessionKeyID(acct), AccountID: acct}
+		if err := a.cfg.Engine.AllowRead(r.Context(), c.KeyID); err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), callerKey, c)), c)
+	}
 }
 
 // resumeAfter reads Last-Event-ID (sent by EventSource on reconnect, so it

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -21,8 +22,9 @@ type Engine interface {
 	Follow(runNo string, after uint64) *engine.Follower
 	OpenAccount(ctx context.Context, email string, credits int64) (engine.NewAccount, error)
 	GrantCredits(ctx context.Context, id string, amount int64) (int64, uint64, error)
-	CreateKey(ctx context.Context, accountID string) (engine.NewKey, error)
+	CreateKey(ctx context.Context, accountID, name string) (engine.NewKey, error)
 	RevokeKey(ctx context.Context, keyID string) (uint64, error)
+	TouchKey(ctx context.Context, keyID string) error
 	SetPrice(ctx context.Context, slug string, cost int64, recalibrating bool) (engine.Price, uint64, error)
 	CreateBrandContext(ctx context.Context, accountID string, bc engine.BrandContext) (engine.BrandContext, uint64, error)
 	LogHead(ctx context.Context) (uint64, error)
@@ -43,6 +45,11 @@ type ReadModel interface {
 	RunsByStatus() (map[engine.Status]int64, error)
 }
 
+// Sessions resolves a website session to its account.
+type Sessions interface {
+	SessionAccount(r *http.Request) (accountID string, ok bool)
+}
+
 // Config configures the HTTP surface.
 type Config struct {
 	Engine     Engine
@@ -59,7 +66,11 @@ type Config struct {
 	// StreamsPerKey caps the event streams one API key holds open on this
 	// node (default 20).
 	StreamsPerKey int
-	Logger        *slog.Logger
+	// Sessions, when set, lets a website session follow its own runs'
+	// event streams without an API key (the browser's EventSource cannot
+	// send an Authorization header). Only GET of an event stream takes it.
+	Sessions Sessions
+	Logger   *slog.Logger
 }
 
 // API is the HTTP handler set.
@@ -73,6 +84,9 @@ type API struct {
 	// keyMisses bounds how often an unknown key makes this node catch up
 	// with the log before answering 401 (a key made on another node).
 	keyMisses *rate.Limiter
+	// touched is when this node last recorded each key's use (key id →
+	// time.Time): a key's last-used time is kept to the minute.
+	touched sync.Map
 }
 
 // New builds the router.

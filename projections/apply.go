@@ -155,8 +155,23 @@ func (b *batch) apply(subject string, data []byte, seq uint64) error {
 			return err
 		}
 		b.keysChanged = true
-		k := engine.Key{KeyID: ev.KeyID, AccountID: ev.AccountID, Prefix: ev.Prefix, Revoked: ev.Type == engine.KeyRevoked}
+		var k engine.Key
+		if err := getJSON(tx.Bucket(bucketKeys), []byte(ev.Hash), &k); err != nil && err != engine.ErrNotFound {
+			return err
+		}
+		k.KeyID, k.AccountID, k.Prefix, k.Name = ev.KeyID, ev.AccountID, ev.Prefix, ev.Name
+		switch ev.Type {
+		case engine.KeyCreated:
+			k.CreatedAt = ev.At
+		case engine.KeyUsed:
+			k.LastUsedAt = ev.At
+		case engine.KeyRevoked:
+			k.Revoked, k.RevokedAt = true, ev.At
+		}
 		if err := tx.Bucket(bucketKeyIDs).Put([]byte(ev.KeyID), []byte(ev.Hash)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketAcctKeys).Put([]byte(ev.AccountID+"/"+ev.KeyID), []byte(ev.Hash)); err != nil {
 			return err
 		}
 		return putJSON(tx.Bucket(bucketKeys), []byte(ev.Hash), k)

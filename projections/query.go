@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"sort"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -38,6 +39,25 @@ func cached[V any](s *Store, c *recordCache[V], bucket []byte, id string) (V, er
 // KeyByHash finds an API key by the hash of its secret.
 func (s *Store) KeyByHash(hash string) (engine.Key, error) {
 	return cached(s, s.keys, bucketKeys, hash)
+}
+
+// KeysOf lists an account's API keys, revoked ones too, newest first.
+func (s *Store) KeysOf(accountID string) ([]engine.Key, error) {
+	var out []engine.Key
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketAcctKeys).Cursor()
+		prefix := []byte(accountID + "/")
+		for k, hash := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, hash = c.Next() {
+			var key engine.Key
+			if err := getJSON(tx.Bucket(bucketKeys), hash, &key); err != nil {
+				return err
+			}
+			out = append(out, key)
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	return out, err
 }
 
 // Account returns an account's state as last applied.

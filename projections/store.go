@@ -20,8 +20,9 @@ import (
 var (
 	bucketMeta         = []byte("meta")
 	bucketAccounts     = []byte("accounts")
-	bucketKeys         = []byte("keys")    // key hash → Key
-	bucketKeyIDs       = []byte("key_ids") // key id → key hash
+	bucketKeys         = []byte("keys")         // key hash → Key
+	bucketKeyIDs       = []byte("key_ids")      // key id → key hash
+	bucketAcctKeys     = []byte("account_keys") // account id + key id → key hash
 	bucketRuns         = []byte("runs")
 	bucketAcctRuns     = []byte("account_runs") // account id + created seq → run_no
 	bucketBrands       = []byte("brand_contexts")
@@ -31,12 +32,12 @@ var (
 	bucketStatusCounts = []byte("run_status_counts") // status → how many runs have it
 	keyApplied         = []byte("applied_seq")
 	keySchema          = []byte("schema_version")
-	allBuckets         = [][]byte{bucketMeta, bucketAccounts, bucketKeys, bucketKeyIDs, bucketRuns, bucketAcctRuns, bucketBrands, bucketPrices, bucketLedger, bucketFinished, bucketStatusCounts}
+	allBuckets         = [][]byte{bucketMeta, bucketAccounts, bucketKeys, bucketKeyIDs, bucketAcctKeys, bucketRuns, bucketAcctRuns, bucketBrands, bucketPrices, bucketLedger, bucketFinished, bucketStatusCounts}
 )
 
 // schemaVersion changes whenever the read models change shape; a file of
 // another version is emptied and rebuilt from the log.
-const schemaVersion = "4"
+const schemaVersion = "5"
 
 // maxBatch bounds how many events one transaction applies.
 const maxBatch = 4096

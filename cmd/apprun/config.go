@@ -56,6 +56,13 @@ type Config struct {
 	// APPRUN_LLM_MODEL, APPRUN_LLM_JSON_MODE, APPRUN_LLM_MAX_ATTEMPTS);
 	// no base URL means none: Apps that need a model are not runnable.
 	Model llm.Config
+	// SignupCredits is the website's welcome balance (APPRUN_SIGNUP_CREDITS),
+	// SessionTTL how long a sign-in lasts (APPRUN_SESSION_TTL), and
+	// SecureCookies marks the session cookie Secure behind a TLS proxy
+	// (APPRUN_SECURE_COOKIES=1).
+	SignupCredits int64
+	SessionTTL    time.Duration
+	SecureCookies bool
 	// GitHubAPI and GitHubToken are where oss-growth reads repositories
 	// (APPRUN_GITHUB_API_URL, GITHUB_TOKEN).
 	GitHubAPI, GitHubToken string
@@ -209,6 +216,9 @@ func parseServe(args []string) (Config, error) {
 	fs.BoolVar(&c.Model.NoTemperature, "llm-no-temperature", env("APPRUN_LLM_TEMPERATURE", "") == "off", "send no temperature: for models that refuse one (APPRUN_LLM_TEMPERATURE=off)")
 	fs.StringVar(&c.GitHubAPI, "github-api-url", env("APPRUN_GITHUB_API_URL", "https://api.github.com"), "GitHub REST API base for oss-growth (APPRUN_GITHUB_API_URL)")
 	c.GitHubToken = os.Getenv("GITHUB_TOKEN")
+	fs.Int64Var(&c.SignupCredits, "signup-credits", int64(envInt("APPRUN_SIGNUP_CREDITS", 100)), "Credits a website sign-up starts with (APPRUN_SIGNUP_CREDITS)")
+	fs.DurationVar(&c.SessionTTL, "session-ttl", envDuration("APPRUN_SESSION_TTL", 7*24*time.Hour), "how long a website sign-in lasts (APPRUN_SESSION_TTL)")
+	fs.BoolVar(&c.SecureCookies, "secure-cookies", env("APPRUN_SECURE_COOKIES", "") == "1", "mark the session cookie Secure: TLS ends at a proxy in front (APPRUN_SECURE_COOKIES=1)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -249,6 +259,12 @@ func parseServe(args []string) (Config, error) {
 	}
 	if c.Model.BaseURL != "" && c.Model.Model == "" {
 		return c, errors.New("serve: OPENAI_BASE_URL is set but APPRUN_LLM_MODEL is not: name the model to use")
+	}
+	if c.SignupCredits < 0 {
+		return c, errors.New("serve: signup-credits must be 0 or more")
+	}
+	if c.SessionTTL < time.Second {
+		return c, errors.New("serve: session-ttl must be at least 1s")
 	}
 	if c.Heartbeat < 100*time.Millisecond {
 		return c, errors.New("serve: heartbeat must be at least 100ms")

@@ -12,10 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/embednats"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/projections"
+	"github.com/apprun/apprun/web"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -29,6 +31,8 @@ type Node struct {
 	store *projections.Store
 	eng   *engine.Engine
 	api   *httpapi.API
+	site  *web.Site
+	mux   http.Handler // the API and the website on one origin
 	srv   *http.Server
 	ln    net.Listener
 }
@@ -40,6 +44,9 @@ func NewNode(cfg Config) (*Node, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 7 * 24 * time.Hour
 	}
 	return &Node{cfg: cfg}, nil
 }
@@ -84,15 +91,24 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.store.Start(ctx, js, engine.StreamName); err != nil {
 		return err
 	}
-	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.store, AdminToken: n.cfg.AdminToken,
+	kv, err := web.SessionBucket(ctx, js, n.cfg.SessionTTL, n.cfg.Replicas)
+	if err != nil {
+		return fmt.Errorf("sessions: %w", err)
+	}
+	if n.site, err = web.New(web.Config{Engine: n.eng, Reads: n.store, Sessions: kv, SessionTTL: n.cfg.SessionTTL,
+		SignupCredits: n.cfg.SignupCredits, SecureCookies: n.cfg.SecureCookies, Examples: examples(), Logger: n.cfg.Logger}); err != nil {
+		return err
+	}
+	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.store, AdminToken: n.cfg.AdminToken, Sessions: n.site,
 		Heartbeat: n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey, RequestTimeout: n.cfg.RequestTimeout})
 	if err != nil {
 		return err
 	}
+	n.mux = oneOrigin(n.api, n.site)
 	if n.ln, err = net.Listen("tcp", n.cfg.Addr); err != nil {
 		return fmt.Errorf("listen %s: %w", n.cfg.Addr, err)
 	}
-	n.srv = &http.Server{Handler: n.api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	n.srv = &http.Server{Handler: n.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() {
 		if err := n.srv.Serve(n.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			n.cfg.Logger.Error("http server stopped", "err", err)
@@ -147,7 +163,37 @@ func (n *Node) natsOptions() []nats.Option {
 func (n *Node) Addr() string { return n.ln.Addr().String() }
 
 // Handler is the node's HTTP handler (tests serve it through httptest).
-func (n *Node) Handler() http.Handler { return n.api }
+func (n *Node) Handler() http.Handler { return n.mux }
+
+// oneOrigin serves the API's paths from the API and every other path from
+// the website.
+func oneOrigin(api, site http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/admin/") || strings.HasPrefix(p, "/debug/") ||
+			p == "/healthz" || p == "/metrics" || p == "/api" || p == "/admin" {
+			api.ServeHTTP(w, r)
+			return
+		}
+		site.ServeHTTP(w, r)
+	})
+}
+
+// examples are the shipped definitions' first example inputs, by slug:
+// the reference pages' curl examples.
+func examples() map[string]map[string]any {
+	out := map[string]map[string]any{}
+	defs, err := apps.Shipped()
+	if err != nil {
+		return out
+	}
+	for _, d := range defs {
+		if len(d.Examples) > 0 {
+			out[d.Slug] = d.Examples[0].Input
+		}
+	}
+	return out
+}
 
 // Engine is the node's engine (dev set-up and tests use it).
 func (n *Node) Engine() *engine.Engine { return n.eng }

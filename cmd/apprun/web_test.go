@@ -1,0 +1,390 @@
+package main
+
+import (
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+)
+
+// browser is a cookie-keeping client for the website that does not follow
+// redirects, so tests see each answer.
+type browser struct {
+	t      *testing.T
+	h      *harness
+	client *http.Client
+}
+
+func (h *harness) browser(t *testing.T) *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: t, h: h, client: &http.Client{Jar: jar, Timeout: 20 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+type page struct {
+	Status   int
+	Location string
+	Body     string
+	Header   http.Header
+}
+
+func (b *browser) send(method, path string, form url.Values, hdr ...string) page {
+	b.t.Helper()
+	var req *http.Request
+	if form != nil {
+		req, _ = http.NewRequest(method, b.h.srv.URL+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	} else {
+		req, _ = http.NewRequest(method, b.h.srv.URL+path, nil)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var sb strings.Builder
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		sb.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return page{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: sb.String(), Header: resp.Header}
+}
+
+func (b *browser) get(path string) page { return b.send("GET", path, nil) }
+func (b *browser) post(path string, form url.Values, hdr ...string) page {
+	return b.send("POST", path, form, hdr...)
+}
+
+const webPassword = "correct-horse-battery"
+
+func (b *browser) signUp(email string) page {
+	b.t.Helper()
+	p := b.post("/signup", url.Values{"email": {email}, "password": {webPassword}, "password_again": {webPassword}})
+	if p.Status != http.StatusSeeOther {
+		b.t.Fatalf("sign up %s: %d %s", email, p.Status, p.Body)
+	}
+	return p
+}
+
+var apiKeyShown = regexp.MustCompile(`id="new-key">(ak_[a-z0-9]+)<`)
+
+func (b *browser) createKey(name string) string {
+	b.t.Helper()
+	p := b.post("/settings/keys", url.Values{"name": {name}})
+	m := apiKeyShown.FindStringSubmatch(p.Body)
+	if p.Status != http.StatusCreated || m == nil {
+		b.t.Fatalf("create key: %d %s", p.Status, p.Body)
+	}
+	return m[1]
+}
+
+var formToken = regexp.MustCompile(`name="idempotency_key" value="([^"]+)"`)
+
+// startColdEmail sends the cold email writer's form and returns the run.
+func (b *browser) startColdEmail() string {
+	b.t.Helper()
+	tok := formToken.FindStringSubmatch(b.get("/apps/cold-email-writer").Body)
+	if tok == nil {
+		b.t.Fatal("no form on the reference page")
+	}
+	p := b.post("/apps/cold-email-writer/runs", url.Values{"idempotency_key": {tok[1]},
+		"product_description": {"Acme Ledger automates bookkeeping."}, "target_role": {"Agency founders"}})
+	if p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Location, "/runs/run_") {
+		b.t.Fatalf("start run: %d %s %s", p.Status, p.Location, p.Body)
+	}
+	return strings.TrimPrefix(p.Location, "/runs/")
+}
+
+func withSignupCredits(n int64) option { return func(c *Config) { c.SignupCredits = n } }
+
+func TestSignUpOpensAnAccountWithTheWelcomeBalance(t *testing.T) {
+	h := start(t, withLimits(noLimits), withSignupCredits(300))
+	b := h.browser(t)
+	p := b.signUp("New.User@Example.com")
+	if p.Location != "/settings/keys?welcome=1" {
+		t.Fatalf("after sign-up: %s", p.Location)
+	}
+	var cookie *http.Cookie
+	for _, c := range (&http.Response{Header: p.Header}).Cookies() {
+		if c.Name == "apprun_session" {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteLaxMode || len(cookie.Value) < 40 {
+		t.Fatalf("session cookie %+v: want HttpOnly, SameSite=Lax, a long random value", cookie)
+	}
+	credits := b.get("/credits")
+	if credits.Status != 200 || !strings.Contains(credits.Body, `id="balance">300<`) || !strings.Contains(credits.Body, "new.user@example.com") {
+		t.Fatalf("credits page: %d %s", credits.Status, credits.Body)
+	}
+	// The same account as any other: the API and the ledger see it.
+	key := b.createKey("first")
+	if r := h.do("GET", "/api/v1/account", key, nil); r.Status != 200 || !strings.Contains(string(r.Body), `"balance":300`) {
+		t.Fatalf("API account: %d %s", r.Status, r.Body)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		form   url.Values
+		status int
+		says   string
+	}{
+		{"an email taken (any case)", url.Values{"email": {"new.user@EXAMPLE.com"}, "password": {webPassword}, "password_again": {webPassword}}, 409, "exists"},
+		{"a short password", url.Values{"email": {"b@example.com"}, "password": {"short"}, "password_again": {"short"}}, 422, "password"},
+		{"passwords that differ", url.Values{"email": {"c@example.com"}, "password": {webPassword}, "password_again": {webPassword + "x"}}, 422, "differ"},
+		{"not an email", url.Values{"email": {"nobody"}, "password": {webPassword}, "password_again": {webPassword}}, 422, "email"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := h.browser(t).post("/signup", tc.form)
+			if p.Status != tc.status || !strings.Contains(p.Body, tc.says) || p.Header.Get("Set-Cookie") != "" {
+				t.Fatalf("%d, want %d saying %q and no session: %s", p.Status, tc.status, tc.says, p.Body)
+			}
+		})
+	}
+}
+
+func TestSignInSignOutAndThrottling(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	h.browser(t).signUp("ann@example.com")
+	b := h.browser(t)
+	if p := b.get("/runs"); p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Location, "/signin?next=") {
+		t.Fatalf("signed out /runs: %d %s", p.Status, p.Location)
+	}
+	if p := b.post("/signin", url.Values{"email": {"ann@example.com"}, "password": {"wrong password!"}}); p.Status != 401 ||
+		!strings.Contains(p.Body, "Wrong email or password") || p.Header.Get("Set-Cookie") != "" {
+		t.Fatalf("wrong password: %d %s", p.Status, p.Body)
+	}
+	if p := b.post("/signin", url.Values{"email": {"nobody@example.com"}, "password": {webPassword}}); p.Status != 401 ||
+		!strings.Contains(p.Body, "Wrong email or password") {
+		t.Fatalf("unknown email: %d, want the same answer as a wrong password", p.Status)
+	}
+	p := b.post("/signin", url.Values{"email": {" ANN@example.com"}, "password": {webPassword}, "next": {"/credits"}})
+	if p.Status != http.StatusSeeOther || p.Location != "/credits" {
+		t.Fatalf("sign in: %d %s", p.Status, p.Location)
+	}
+	if p := b.get("/runs"); p.Status != 200 {
+		t.Fatalf("signed in /runs: %d", p.Status)
+	}
+	// A next that leaves the site is not followed.
+	if p := h.browser(t).post("/signin", url.Values{"email": {"ann@example.com"}, "password": {webPassword}, "next": {"//evil.example/"}}); p.Location != "/runs" {
+		t.Fatalf("open redirect: %s", p.Location)
+	}
+	// Sign out ends the session on the server, not only in this browser.
+	cookies := b.client.Jar.Cookies(mustURL(h.srv.URL))
+	if p := b.post("/signout", url.Values{}); p.Status != http.StatusSeeOther {
+		t.Fatalf("sign out: %d", p.Status)
+	}
+	replay := h.browser(t)
+	replay.client.Jar.SetCookies(mustURL(h.srv.URL), cookies)
+	if p := replay.get("/runs"); p.Status != http.StatusSeeOther {
+		t.Fatalf("the signed-out session still works: %d", p.Status)
+	}
+
+	// Five wrong passwords for an email, then even the right one waits.
+	h.browser(t).signUp("target@example.com")
+	t2 := h.browser(t)
+	for range 5 {
+		if p := t2.post("/signin", url.Values{"email": {"target@example.com"}, "password": {"guess guess guess"}}); p.Status != 401 {
+			t.Fatalf("wrong password: %d", p.Status)
+		}
+	}
+	if p := t2.post("/signin", url.Values{"email": {"target@example.com"}, "password": {webPassword}}); p.Status != 429 || !strings.Contains(p.Body, "Too many") {
+		t.Fatalf("sixth try: %d, want 429", p.Status)
+	}
+}
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}
+
+func TestSessionsExpire(t *testing.T) {
+	h := start(t, withLimits(noLimits), func(c *Config) { c.SessionTTL = 1500 * time.Millisecond })
+	b := h.browser(t)
+	b.signUp("exp@example.com")
+	if p := b.get("/credits"); p.Status != 200 {
+		t.Fatalf("fresh session: %d", p.Status)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for b.get("/credits").Status == 200 { // the lifetime is a time, not an event: poll it
+		if time.Now().After(deadline) {
+			t.Fatal("the session outlived its 1.5s lifetime by 10s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if p := b.get("/credits"); p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Location, "/signin") {
+		t.Fatalf("expired session: %d %s", p.Status, p.Location)
+	}
+}
+
+func TestCrossOriginFormsAreRefused(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	b := h.browser(t)
+	b.signUp("csrf@example.com")
+	for _, hdr := range [][]string{{"Sec-Fetch-Site", "cross-site"}, {"Origin", "http://evil.example"}} {
+		p := b.post("/settings/keys", url.Values{"name": {"planted"}}, hdr...)
+		if p.Status != http.StatusForbidden || !strings.Contains(p.Body, "another site") {
+			t.Fatalf("POST with %s: %s: %d, want 403", hdr[0], hdr[1], p.Status)
+		}
+		if p := b.post("/signout", url.Values{}, hdr...); p.Status != http.StatusForbidden {
+			t.Fatalf("sign-out with %s: %d, want 403", hdr[0], p.Status)
+		}
+	}
+	if strings.Contains(b.get("/settings/keys").Body, "planted") {
+		t.Fatal("a cross-origin form made a key")
+	}
+	if p := b.post("/settings/keys", url.Values{"name": {"mine"}}, "Sec-Fetch-Site", "same-origin"); p.Status != http.StatusCreated {
+		t.Fatalf("same-origin form: %d", p.Status)
+	}
+}
+
+func TestKeysFromSettingsWorkOnTheAPIUntilRevoked(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	b := h.browser(t)
+	b.signUp("keys@example.com")
+	key := b.createKey("CRM sync")
+	list := b.get("/settings/keys").Body
+	if !strings.Contains(list, key[:7]+"…") || !strings.Contains(list, "CRM sync") || strings.Contains(list, key) {
+		t.Fatalf("key list: want the prefix and the name, never the key:\n%s", list)
+	}
+	if r := h.do("GET", "/api/v1/account", key, nil); r.Status != 200 {
+		t.Fatalf("new key on the API: %d", r.Status)
+	}
+	// Its use shows as the last-used time (recorded off the request's path).
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(b.get("/settings/keys").Body, "never") > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("last used still 'never' 10s after the key was used")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	keyID := regexp.MustCompile(`/settings/keys/(key_[a-z0-9]+)/revoke`).FindStringSubmatch(list)
+	if keyID == nil {
+		t.Fatal("no revoke form")
+	}
+	if p := b.post("/settings/keys/"+keyID[1]+"/revoke", url.Values{}); p.Status != http.StatusSeeOther {
+		t.Fatalf("revoke: %d", p.Status)
+	}
+	if r := h.do("GET", "/api/v1/account", key, nil); r.Status != 401 {
+		t.Fatalf("revoked key on the API at once: %d, want 401", r.Status)
+	}
+	if !strings.Contains(b.get("/settings/keys").Body, "revoked") {
+		t.Fatal("the list does not show the key revoked")
+	}
+}
+
+func TestEveryPageShowsOnlyTheSignedInAccountsData(t *testing.T) {
+	h := start(t, withLimits(noLimits), withSignupCredits(1000))
+	ann, bob := h.browser(t), h.browser(t)
+	ann.signUp("ann@example.com")
+	bob.signUp("bob@example.com")
+	bobKey := bob.createKey("bob's key")
+	bobRun := bob.startColdEmail()
+	annRun := ann.startColdEmail()
+	bobKeyID := regexp.MustCompile(`/settings/keys/(key_[a-z0-9]+)/revoke`).FindStringSubmatch(bob.get("/settings/keys").Body)[1]
+
+	for _, path := range []string{"/runs", "/credits", "/settings/keys", "/runs/" + annRun} {
+		body := ann.get(path).Body
+		if strings.Contains(body, bobRun) || strings.Contains(body, "bob@example.com") || strings.Contains(body, bobKeyID) || strings.Contains(body, bobKey[:7]) {
+			t.Fatalf("%s shows Bob's data to Ann:\n%s", path, body)
+		}
+	}
+	if !strings.Contains(ann.get("/runs").Body, annRun) || !strings.Contains(ann.get("/credits").Body, annRun) {
+		t.Fatal("Ann's own run is missing from her pages")
+	}
+	if p := ann.get("/runs/" + bobRun); p.Status != 404 {
+		t.Fatalf("Ann opening Bob's run: %d, want 404", p.Status)
+	}
+	if p := ann.post("/settings/keys/"+bobKeyID+"/revoke", url.Values{}); p.Status != 404 {
+		t.Fatalf("Ann revoking Bob's key: %d, want 404", p.Status)
+	}
+	if r := h.do("GET", "/api/v1/account", bobKey, nil); r.Status != 200 {
+		t.Fatal("Bob's key stopped working after Ann's attempt")
+	}
+	// The event stream takes the session cookie, for the owner's runs only.
+	if p := ann.get("/api/v1/runs/" + bobRun + "/events"); p.Status != 404 {
+		t.Fatalf("Ann streaming Bob's run: %d, want 404", p.Status)
+	}
+	if p := ann.get("/api/v1/runs/" + annRun + "/events"); p.Status != 200 || !strings.Contains(p.Body, "event: completed") {
+		t.Fatalf("Ann streaming her run with her session: %d %s", p.Status, p.Body)
+	}
+	// Other API calls do not take it: a cookie is not a key.
+	req, _ := http.NewRequest("POST", h.srv.URL+"/api/v1/runs", strings.NewReader(`{"app_slug":"cold-email-writer","input":{"product_description":"p","target_role":"r"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := ann.client.Do(req); err != nil || resp.StatusCode != 401 {
+		t.Fatalf("API create with only a session cookie: %v %v, want 401", resp.StatusCode, err)
+	}
+	if p := ann.get("/api/v1/runs/" + annRun); p.Status != 401 {
+		t.Fatalf("API read with only a session cookie: %d, want 401", p.Status)
+	}
+}
+
+func TestARunFormSentTwiceMakesOneRunAndOneCharge(t *testing.T) {
+	h := start(t, withLimits(noLimits), withSignupCredits(100))
+	b := h.browser(t)
+	b.signUp("twice@example.com")
+	tok := formToken.FindStringSubmatch(b.get("/apps/cold-email-writer").Body)[1]
+	form := url.Values{"idempotency_key": {tok}, "product_description": {"Acme Ledger"}, "target_role": {"Founders"}}
+	first, second := b.post("/apps/cold-email-writer/runs", form), b.post("/apps/cold-email-writer/runs", form)
+	if first.Status != 303 || first.Location != second.Location {
+		t.Fatalf("two sends: %s and %s", first.Location, second.Location)
+	}
+	if !strings.Contains(b.get("/credits").Body, `id="balance">75<`) {
+		t.Fatal("charged twice for one form")
+	}
+	// Input the schema refuses: the form again with the reason, no charge.
+	bad := b.post("/apps/cold-email-writer/runs", url.Values{"idempotency_key": {"web-other"}, "product_description": {"x"},
+		"target_role": {"y"}, "cta_goal": {"Sell hard"}})
+	if bad.Status != 422 || !strings.Contains(bad.Body, "cta_goal") || !strings.Contains(bad.Body, `id="run-form"`) {
+		t.Fatalf("refused input: %d %s", bad.Status, bad.Body)
+	}
+	if !strings.Contains(b.get("/credits").Body, `id="balance">75<`) {
+		t.Fatal("a refused form was charged")
+	}
+	acct, _, _ := h.node.Reads().RunsOf(accountOfSession(t, h, b), 0, 10)
+	if len(acct) != 1 {
+		t.Fatalf("%d runs, want 1", len(acct))
+	}
+}
+
+// accountOfSession finds the browser's account through its key.
+func accountOfSession(t *testing.T, h *harness, b *browser) string {
+	key := b.createKey("probe")
+	k, err := h.node.Reads().KeyByHash(engine.HashKey(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.AccountID
+}
+
+func TestReferencePagesComeFromTheSchema(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	p := h.browser(t).get("/apps/cold-email-writer")
+	for _, want := range []string{"25 Credits a run", "15 minutes", "30 days", "<code>product_description</code>", "2000",
+		`&#34;Interest check&#34;, &#34;Meeting&#34;, &#34;Introduction&#34;`, "curl -s -X POST http://", "/api/v1/runs"} {
+		if !strings.Contains(p.Body, want) {
+			t.Fatalf("reference page lacks %q:\n%s", want, p.Body)
+		}
+	}
+	if q := h.browser(t).get("/apps/no-such-app"); q.Status != 404 {
+		t.Fatalf("unknown App page: %d", q.Status)
+	}
+	if q := h.browser(t).get("/apps"); !strings.Contains(q.Body, "/apps/cold-email-writer") || strings.Contains(q.Body, "linkedin-post-writer") {
+		t.Fatal("the catalog page should list exactly the runnable Apps")
+	}
+}

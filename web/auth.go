@@ -1,0 +1,172 @@
+package web
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"golang.org/x/time/rate"
+)
+
+func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+
+// safeNext keeps a post-sign-in redirect on this site.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return "/runs"
+	}
+	return next
+}
+
+func (s *Site) home(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.viewerOf(r); ok {
+		http.Redirect(w, r, "/runs", http.StatusSeeOther)
+		return
+	}
+	s.render(w, r, http.StatusOK, "home", "apprun", map[string]any{"SignupCredits": s.cfg.SignupCredits})
+}
+
+type authForm struct {
+	Email, Next string
+}
+
+func (s *Site) signUpPage(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, http.StatusOK, "signup", "Sign up", map[string]any{"Form": authForm{}, "SignupCredits": s.cfg.SignupCredits,
+		"MinPassword": engine.MinPassword})
+}
+
+func (s *Site) signUp(w http.ResponseWriter, r *http.Request) {
+	email, password := r.PostFormValue("email"), r.PostFormValue("password")
+	data := map[string]any{"Form": authForm{Email: email}, "SignupCredits": s.cfg.SignupCredits, "MinPassword": engine.MinPassword}
+	if !s.throttle.allow("signup:"+clientIP(r), 10) {
+		s.render(w, r, http.StatusTooManyRequests, "signup", "Sign up", data, "Too many sign-ups from here. Try again in a few minutes.")
+		return
+	}
+	if password != r.PostFormValue("password_again") {
+		s.render(w, r, http.StatusUnprocessableEntity, "signup", "Sign up", data, "The two passwords differ.")
+		return
+	}
+	id, err := s.cfg.Engine.SignUp(r.Context(), email, password, s.cfg.SignupCredits)
+	var e *engine.Error
+	if errors.As(err, &e) {
+		s.render(w, r, statusOf(e.Code), "signup", "Sign up", data, e.Message)
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.sessions.start(r.Context(), w, r, s.cfg.SecureCookies, id, strings.ToLower(strings.TrimSpace(email))); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, "/settings/keys?welcome=1", http.StatusSeeOther)
+}
+
+func (s *Site) signInPage(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, http.StatusOK, "signin", "Sign in", map[string]any{"Form": authForm{Next: safeNext(r.URL.Query().Get("next"))}})
+}
+
+// signIn checks the credentials. Failures are throttled per email and per
+// client address: 5 and 20 quick tries, then one a minute and one every
+// 6 seconds (on this node).
+func (s *Site) signIn(w http.ResponseWriter, r *http.Request) {
+	email := strings.ToLower(strings.TrimSpace(r.PostFormValue("email")))
+	form := authForm{Email: email, Next: safeNext(r.PostFormValue("next"))}
+	data := map[string]any{"Form": form}
+	if !s.throttle.ok("email:"+email, 5) || !s.throttle.ok("ip:"+clientIP(r), 20) {
+		s.render(w, r, http.StatusTooManyRequests, "signin", "Sign in", data, "Too many failed sign-ins. Wait a minute, then try again.")
+		return
+	}
+	id, err := s.cfg.Engine.SignIn(r.Context(), email, r.PostFormValue("password"))
+	if errors.Is(err, engine.ErrBadCredentials) {
+		s.throttle.fail("email:"+email, 5)
+		s.throttle.fail("ip:"+clientIP(r), 20)
+		s.render(w, r, http.StatusUnauthorized, "signin", "Sign in", data, "Wrong email or password.")
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.sessions.start(r.Context(), w, r, s.cfg.SecureCookies, id, email); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, form.Next, http.StatusSeeOther)
+}
+
+func (s *Site) signOut(w http.ResponseWriter, r *http.Request) {
+	s.sessions.end(w, r)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// clientIP is the address the request came from (the proxy's, behind one).
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// throttle counts failures by name: burst quick ones, then one a minute
+// per 5 of burst. Names idle for an hour are forgotten.
+type throttle struct {
+	mu  sync.Mutex
+	now func() time.Time
+	by  map[string]*throttled
+}
+
+type throttled struct {
+	lim  *rate.Limiter
+	seen time.Time
+}
+
+func newThrottle(now func() time.Time) *throttle {
+	return &throttle{now: now, by: map[string]*throttled{}}
+}
+
+func (t *throttle) get(name string, burst int) *throttled {
+	now := t.now()
+	if len(t.by) > 100_000 { // forget the idle ones
+		for k, v := range t.by {
+			if now.Sub(v.seen) > time.Hour {
+				delete(t.by, k)
+			}
+		}
+	}
+	th, ok := t.by[name]
+	if !ok {
+		th = &throttled{lim: rate.NewLimiter(rate.Every(time.Minute*5/time.Duration(burst)), burst)}
+		t.by[name] = th
+	}
+	th.seen = now
+	return th
+}
+
+// ok says whether a try may go ahead (without spending one).
+func (t *throttle) ok(name string, burst int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.get(name, burst).lim.TokensAt(t.now()) >= 1
+}
+
+// fail spends one try.
+func (t *throttle) fail(name string, burst int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.get(name, burst).lim.AllowN(t.now(), 1)
+}
+
+// allow spends one try if there is one.
+func (t *throttle) allow(name string, burst int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.get(name, burst).lim.AllowN(t.now(), 1)
+}

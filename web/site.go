@@ -1,0 +1,330 @@
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
+	"github.com/gorilla/mux"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Engine is what the website needs of the domain.
+type Engine interface {
+	Catalog() *engine.Catalog
+	SignUp(ctx context.Context, email, password string, credits int64) (string, error)
+	SignIn(ctx context.Context, email, password string) (string, error)
+	CreateKey(ctx context.Context, accountID, name string) (engine.NewKey, error)
+	RevokeKey(ctx context.Context, keyID string) (uint64, error)
+	CreateRun(ctx context.Context, req engine.CreateRunRequest) (engine.CreatedRun, error)
+}
+
+// Reads is what the website reads: the projections.
+type Reads interface {
+	Account(id string) (ledger.Account, error)
+	Statement(accountID string, before uint64, limit int) ([]ledger.Line, uint64, error)
+	RunsOf(accountID string, before uint64, limit int) ([]engine.Run, uint64, error)
+	Run(runNo string) (engine.Run, error)
+	KeysOf(accountID string) ([]engine.Key, error)
+	Price(slug string) (engine.Price, error)
+	WaitFor(ctx context.Context, seq uint64) error
+}
+
+// Config configures the website.
+type Config struct {
+	Engine Engine
+	Reads  Reads
+	// Sessions is the sessions bucket (SessionBucket).
+	Sessions jetstream.KeyValue
+	// SessionTTL is how long a sign-in lasts (default 7 days).
+	SessionTTL time.Duration
+	// SignupCredits is the welcome balance of a new account.
+	SignupCredits int64
+	// SecureCookies marks the session cookie Secure even when this node
+	// sees plain HTTP (TLS ends at a proxy in front of it).
+	SecureCookies bool
+	// Examples are example inputs by App slug, for the reference pages.
+	Examples map[string]map[string]any
+	Logger   *slog.Logger
+	// Now is the clock (tests move it).
+	Now func() time.Time
+}
+
+// Site is the website's handler.
+type Site struct {
+	cfg      Config
+	sessions *sessions
+	pages    map[string]*template.Template
+	router   *mux.Router
+	throttle *throttle
+	handler  http.Handler
+}
+
+// New builds the website.
+func New(cfg Config) (*Site, error) {
+	if cfg.Engine == nil || cfg.Reads == nil || cfg.Sessions == nil {
+		return nil, errors.New("web: Engine, Reads and Sessions are required")
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 7 * 24 * time.Hour
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Site{cfg: cfg, sessions: &sessions{kv: cfg.Sessions, ttl: cfg.SessionTTL, now: cfg.Now},
+		router: mux.NewRouter(), throttle: newThrottle(cfg.Now)}
+	var err error
+	if s.pages, err = parsePages(); err != nil {
+		return nil, err
+	}
+	s.routes()
+	// Every form is a same-origin POST: a cross-origin one (a CSRF
+	// attempt) is refused before any handler runs.
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.problem(w, r, http.StatusForbidden, "This form was sent from another site, so it was refused. Go back, reload the page and send it again.")
+	}))
+	s.handler = s.headers(cop.Handler(s.router))
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Site) routes() {
+	r := s.router
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.problem(w, r, http.StatusNotFound, "There is no page here.")
+	})
+	r.PathPrefix("/static/").Handler(http.StripPrefix("/", http.FileServerFS(staticFS))).Methods(http.MethodGet)
+	r.HandleFunc("/", s.home).Methods(http.MethodGet)
+	r.HandleFunc("/signup", s.signUpPage).Methods(http.MethodGet)
+	r.HandleFunc("/signup", s.signUp).Methods(http.MethodPost)
+	r.HandleFunc("/signin", s.signInPage).Methods(http.MethodGet)
+	r.HandleFunc("/signin", s.signIn).Methods(http.MethodPost)
+	r.HandleFunc("/signout", s.signOut).Methods(http.MethodPost)
+	r.HandleFunc("/settings/keys", s.signedIn(s.keysPage)).Methods(http.MethodGet)
+	r.HandleFunc("/settings/keys", s.signedIn(s.createKey)).Methods(http.MethodPost)
+	r.HandleFunc("/settings/keys/{key_id}/revoke", s.signedIn(s.revokeKey)).Methods(http.MethodPost)
+	r.HandleFunc("/credits", s.signedIn(s.creditsPage)).Methods(http.MethodGet)
+	r.HandleFunc("/runs", s.signedIn(s.runsPage)).Methods(http.MethodGet)
+	r.HandleFunc("/runs/{run_no}", s.signedIn(s.runPage)).Methods(http.MethodGet)
+	r.HandleFunc("/apps", s.appsPage).Methods(http.MethodGet)
+	r.HandleFunc("/apps/{slug}", s.appPage).Methods(http.MethodGet)
+	r.HandleFunc("/apps/{slug}/runs", s.signedIn(s.startRun)).Methods(http.MethodPost)
+}
+
+// headers bounds each request and sets the headers every page carries.
+func (s *Site) headers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		at := time.Now().Add(30 * time.Second)
+		_ = rc.SetReadDeadline(at)
+		_ = rc.SetWriteDeadline(at)
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self'")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// SessionAccount returns the account of the request's session: the API
+// accepts it on the event stream, so the browser's EventSource can follow
+// a run.
+func (s *Site) SessionAccount(r *http.Request) (string, bool) {
+	sess, err := s.sessions.of(r)
+	return sess.AccountID, err == nil
+}
+
+// viewer is who is looking at a page.
+type viewer struct {
+	AccountID string
+	Email     string
+}
+
+type ctxKey struct{}
+
+// signedIn runs h for a signed-in browser, and sends anyone else to sign in.
+func (s *Site) signedIn(h func(http.ResponseWriter, *http.Request, viewer)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		sess, err := s.sessions.of(r)
+		if err != nil {
+			if !errors.Is(err, errNoSession) {
+				s.cfg.Logger.Error("reading a session", "err", err)
+				s.problem(w, r, http.StatusServiceUnavailable, "Sessions are unavailable for a moment. Try again shortly.")
+				return
+			}
+			if r.Method == http.MethodGet {
+				http.Redirect(w, r, "/signin?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
+			s.problem(w, r, http.StatusUnauthorized, "Your session has ended. Sign in again, then send the form again.")
+			return
+		}
+		v := viewer{AccountID: sess.AccountID, Email: sess.Email}
+		h(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, v)), v)
+	}
+}
+
+// viewerOf is the page's viewer, when signed in.
+func (s *Site) viewerOf(r *http.Request) (viewer, bool) {
+	if v, ok := r.Context().Value(ctxKey{}).(viewer); ok {
+		return v, true
+	}
+	sess, err := s.sessions.of(r)
+	if err != nil {
+		return viewer{}, false
+	}
+	return viewer{AccountID: sess.AccountID, Email: sess.Email}, true
+}
+
+// page is what every template gets.
+type page struct {
+	Title   string
+	Viewer  *viewer
+	Nav     string
+	Flash   string
+	Problem string
+	Data    any
+}
+
+func (s *Site) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any, problem ...string) {
+	p := page{Title: title, Nav: name, Data: data}
+	if v, ok := s.viewerOf(r); ok {
+		p.Viewer = &v
+	}
+	if len(problem) > 0 {
+		p.Problem = problem[0]
+	}
+	t, ok := s.pages[name]
+	if !ok {
+		panic("web: no page " + name)
+	}
+	var b strings.Builder
+	if err := t.ExecuteTemplate(&b, "layout", p); err != nil {
+		s.cfg.Logger.Error("rendering a page", "page", name, "err", err)
+		http.Error(w, "The page could not be shown.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(b.String()))
+}
+
+// problem shows a page that says what went wrong.
+func (s *Site) problem(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	s.render(w, r, status, "problem", http.StatusText(status), nil, msg)
+}
+
+// fail shows a domain error as a problem page with its status.
+func (s *Site) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var e *engine.Error
+	if errors.As(err, &e) {
+		s.problem(w, r, statusOf(e.Code), e.Message)
+		return
+	}
+	s.cfg.Logger.Error("website request failed", "path", r.URL.Path, "err", err)
+	s.problem(w, r, http.StatusInternalServerError, "Something went wrong on our side. Nothing was charged; try again.")
+}
+
+// statusOf is the HTTP status of a domain error code on a page.
+func statusOf(c engine.Code) int {
+	switch c {
+	case engine.CodeInvalidInput, engine.CodeInvalidRequest, engine.CodeInvalidBrandContext:
+		return http.StatusUnprocessableEntity
+	case engine.CodeInsufficientCredits:
+		return http.StatusPaymentRequired
+	case engine.CodeAppNotFound, engine.CodeRunNotFound, engine.CodeKeyNotFound, engine.CodeNotFound:
+		return http.StatusNotFound
+	case engine.CodeRateLimited, engine.CodeConcurrencyLimit:
+		return http.StatusTooManyRequests
+	case engine.CodePricingNotReady, engine.CodeEmailTaken, engine.CodeIdempotencyBusy:
+		return http.StatusConflict
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+var funcs = template.FuncMap{
+	"when": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			if v.IsZero() {
+				return "never"
+			}
+			return v.UTC().Format("2006-01-02 15:04 UTC")
+		case *time.Time:
+			if v == nil || v.IsZero() {
+				return "—"
+			}
+			return v.UTC().Format("2006-01-02 15:04 UTC")
+		}
+		return fmt.Sprint(t)
+	},
+	"credits": func(n int64) string { return groupThousands(n) },
+	"isMap":   func(v any) bool { _, ok := v.(map[string]any); return ok },
+	"isList":  func(v any) bool { _, ok := v.([]any); return ok },
+}
+
+// parsePages parses each page with the layout.
+func parsePages() (map[string]*template.Template, error) {
+	layout, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
+	if err != nil {
+		return nil, err
+	}
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*template.Template{}
+	for _, n := range names {
+		name := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
+		if name == "layout" {
+			continue
+		}
+		t, err := template.Must(layout.Clone()).ParseFS(templateFS, n)
+		if err != nil {
+			return nil, fmt.Errorf("web: %s: %w", n, err)
+		}
+		out[name] = t
+	}
+	return out, nil
+}
+
+func groupThousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

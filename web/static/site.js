@@ -1,0 +1,44 @@
+// apprun's only script: copy buttons, and the live view of a run, which
+// follows its event stream (EventSource sends the session cookie) and
+// reloads the page when the run ends, so the server renders the report.
+"use strict";
+document.addEventListener("click", (ev) => {
+  const b = ev.target.closest("button[data-copy]");
+  if (!b) return;
+  const text = b.dataset.copy.split(",").map((sel) => {
+    const el = document.querySelector(sel);
+    return el ? el.textContent : "";
+  }).join("\n\n");
+  navigator.clipboard.writeText(text).then(() => {
+    const label = b.textContent;
+    b.textContent = "Copied";
+    setTimeout(() => { b.textContent = label; }, 1500);
+  }, () => { b.textContent = "Select and copy by hand"; });
+});
+
+const live = document.getElementById("live");
+if (live && live.dataset.follow === "1") {
+  const status = document.getElementById("status");
+  const progress = document.getElementById("progress");
+  const src = new EventSource("/api/v1/runs/" + encodeURIComponent(live.dataset.run) + "/events");
+  const show = (state) => {
+    status.textContent = state;
+    status.className = "status " + state;
+    live.dataset.status = state;
+  };
+  src.addEventListener("started", () => show("running"));
+  src.addEventListener("tool_running", (e) => {
+    const d = JSON.parse(e.data);
+    show("running");
+    const li = document.createElement("li");
+    li.textContent = (d.steps > 1 ? "Step " + d.step + " of " + d.steps + ": " : "") + (d.message || d.tool || "working");
+    progress.appendChild(li);
+  });
+  const end = (state) => () => {
+    src.close();
+    show(state);
+    setTimeout(() => location.reload(), 300);
+  };
+  src.addEventListener("completed", end("completed"));
+  src.addEventListener("failed", end("failed"));
+}
