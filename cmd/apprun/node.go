@@ -91,8 +91,11 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.store.Start(ctx, js, engine.StreamName); err != nil {
 		return err
 	}
-	kv, err := web.SessionBucket(ctx, js, n.cfg.SessionTTL, n.cfg.Replicas)
-	if err != nil {
+	var kv jetstream.KeyValue
+	if err := engine.Retry(ctx, n.cfg.Logger, "create the sessions bucket", func(ctx context.Context) (err error) {
+		kv, err = web.SessionBucket(ctx, js, n.cfg.SessionTTL, n.cfg.Replicas)
+		return err
+	}); err != nil {
 		return fmt.Errorf("sessions: %w", err)
 	}
 	if n.site, err = web.New(web.Config{Engine: n.eng, Reads: n.store, Sessions: kv, SessionTTL: n.cfg.SessionTTL,
