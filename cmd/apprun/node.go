@@ -16,6 +16,7 @@ import (
 	"github.com/apprun/apprun/embednats"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/httpapi"
+	"github.com/apprun/apprun/mcp"
 	"github.com/apprun/apprun/projections"
 	"github.com/apprun/apprun/web"
 	"github.com/nats-io/nats.go"
@@ -107,7 +108,11 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	n.mux = oneOrigin(n.api, n.site)
+	mcpHandler, err := mcp.New(mcp.Config{Engine: n.eng, Reads: n.store, Logger: n.cfg.Logger, Version: "v1"})
+	if err != nil {
+		return err
+	}
+	n.mux = oneOrigin(n.api, n.site, mcpHandler)
 	if n.ln, err = net.Listen("tcp", n.cfg.Addr); err != nil {
 		return fmt.Errorf("listen %s: %w", n.cfg.Addr, err)
 	}
@@ -168,11 +173,15 @@ func (n *Node) Addr() string { return n.ln.Addr().String() }
 // Handler is the node's HTTP handler (tests serve it through httptest).
 func (n *Node) Handler() http.Handler { return n.mux }
 
-// oneOrigin serves the API's paths from the API and every other path from
-// the website.
-func oneOrigin(api, site http.Handler) http.Handler {
+// oneOrigin serves the API's paths from the API, /mcp from the MCP
+// surface and every other path from the website.
+func oneOrigin(api, site, mcpHandler http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
+		if p == "/mcp" {
+			mcpHandler.ServeHTTP(w, r)
+			return
+		}
 		if strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/admin/") || strings.HasPrefix(p, "/debug/") ||
 			p == "/healthz" || p == "/metrics" || p == "/api" || p == "/admin" {
 			api.ServeHTTP(w, r)

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// bearer adds an API key to every request of the MCP client.
+type bearer struct {
+	key  string
+	next http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	if b.key != "" {
+		r.Header.Set("Authorization", "Bearer "+b.key)
+	}
+	return b.next.RoundTrip(r)
+}
+
+// mcpConnect connects the official SDK's client to the node's /mcp over
+// real HTTP with key.
+func mcpConnect(t *testing.T, h *harness, key string, progress func(*sdk.ProgressNotificationParams)) (*sdk.ClientSession, error) {
+	t.Helper()
+	client := sdk.NewClient(&sdk.Implementation{Name: "apprun-test", Version: "v1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			if progress != nil {
+				progress(req.Params)
+			}
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: h.srv.URL + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{key: key, next: http.DefaultTransport}}, MaxRetries: -1}, nil)
+}
+
+func callTool(t *testing.T, s *sdk.ClientSession, name string, args map[string]any, token any) *sdk.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := &sdk.CallToolParams{Name: name, Arguments: args}
+	if token != nil {
+		p.SetProgressToken(token)
+	}
+	res, err := s.CallTool(ctx, p)
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	return res
+}
+
+// structured decodes a result's structured content.
+func structured(t *testing.T, res *sdk.CallToolResult) map[string]any {
+	t.Helper()
+	b, _ := json.Marshal(res.StructuredContent)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("structured content %s", b)
+	}
+	return m
+}
+
+func TestMCPRunsAppsAsToolsWithTheSameCreditsAndHistory(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	var mu sync.Mutex
+	var progress []string
+	s, err := mcpConnect(t, h, a.Key, func(p *sdk.ProgressNotificationParams) {
+		mu.Lock()
+		defer mu.Unlock()
+		progress = append(progress, p.Message)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tools, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*sdk.Tool{}
+	for _, tl := range tools.Tools {
+		byName[tl.Name] = tl
+	}
+	for _, want := range []string{"cold-email-writer", "list_apps", "get_run", "get_balance", testAppSlug} {
+		if byName[want] == nil {
+			t.Fatalf("tools %v lack %s", tools.Tools, want)
+		}
+	}
+	cold := byName["cold-email-writer"]
+	schema, _ := json.Marshal(cold.InputSchema)
+	if !strings.Contains(cold.Description, "25 Credits") || !strings.Contains(string(schema), `"product_description"`) {
+		t.Fatalf("cold-email-writer tool: %q %s", cold.Description, schema)
+	}
+	if byName["linkedin-post-writer"] != nil {
+		t.Fatal("an App that needs a model is a tool without one")
+	}
+
+	res := callTool(t, s, "cold-email-writer", map[string]any{"product_description": "Acme Ledger automates bookkeeping.",
+		"target_role": "Agency founders"}, "progress-1")
+	out := structured(t, res)
+	emails, _ := out["output"].(map[string]any)["emails"].([]any)
+	if res.IsError || out["status"] != "completed" || len(emails) != 3 {
+		t.Fatalf("cold-email-writer tool: %+v", out)
+	}
+	mu.Lock()
+	got := append([]string(nil), progress...)
+	mu.Unlock()
+	if len(got) < 3 || !strings.Contains(strings.Join(got, "|"), "Writing email") {
+		t.Fatalf("progress notifications %q: want the run's steps", got)
+	}
+	runNo := out["run_no"].(string)
+	if bal := structured(t, callTool(t, s, "get_balance", nil, nil)); bal["balance"] != float64(75) {
+		t.Fatalf("balance after a 25-Credit run: %v", bal)
+	}
+	// The same run in the API's history and through get_run.
+	found := false
+	for _, r := range h.pages(a, "/api/v1/runs?limit=50") {
+		found = found || r["run_no"] == runNo
+	}
+	if !found {
+		t.Fatalf("run %s is not in the API's run history", runNo)
+	}
+	if r := structured(t, callTool(t, s, "get_run", map[string]any{"run_no": runNo}, nil)); r["status"] != "completed" || r["output"] == nil {
+		t.Fatalf("get_run: %v", r)
+	}
+	apps := structured(t, callTool(t, s, "list_apps", nil, nil))
+	if !strings.Contains(mustJSON(apps), `"slug":"cold-email-writer"`) || !strings.Contains(mustJSON(apps), `"credit_cost":25`) {
+		t.Fatalf("list_apps: %v", apps)
+	}
+	// Another account's run is not found.
+	other := h.account(100)
+	otherRun := h.create(other, coldEmailRun())
+	if r := callTool(t, s, "get_run", map[string]any{"run_no": otherRun}, nil); !r.IsError || !strings.Contains(mustJSON(r.StructuredContent), "run_not_found") {
+		t.Fatalf("get_run of another account's run: %+v", r.StructuredContent)
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func TestMCPToolErrorsCarryTheAPICodes(t *testing.T) {
+	h := start(t, withLimits(engine.Limits{CreatePerMinute: 2}))
+	poor, rich := h.account(10), h.account(1000)
+	sp, err := mcpConnect(t, h, poor.Key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	sr, err := mcpConnect(t, h, rich.Key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sr.Close()
+	valid := map[string]any{"product_description": "p", "target_role": "r"}
+	expect := func(s *sdk.ClientSession, args map[string]any, code, says string) {
+		t.Helper()
+		res := callTool(t, s, "cold-email-writer", args, nil)
+		e, _ := structured(t, res)["error"].(map[string]any)
+		text := res.Content[0].(*sdk.TextContent).Text
+		if !res.IsError || e["code"] != code || !strings.Contains(text, says) {
+			t.Fatalf("result %v %q, want a tool error %s saying %q", e, text, code, says)
+		}
+		if code == "rate_limited" && e["retry_after_seconds"] == nil {
+			t.Fatal("rate_limited without retry_after_seconds")
+		}
+	}
+	expect(sp, valid, "insufficient_credits", "Credits")
+	expect(sr, map[string]any{"product_description": "p", "cta_goal": "Sell hard"}, "invalid_input", "target_role")
+	for range 2 { // the creation limit is 2 a minute
+		if res := callTool(t, sr, "cold-email-writer", valid, nil); res.IsError {
+			t.Fatalf("create within the limit: %v", res.StructuredContent)
+		}
+	}
+	expect(sr, valid, "rate_limited", "retry after")
+	if bal, _ := h.balance(poor); bal != 10 {
+		t.Fatalf("poor balance %d after a refused call, want 10", bal)
+	}
+	if bal, _ := h.balance(rich); bal != 1000-2*25 {
+		t.Fatalf("rich balance %d, want two runs charged and nothing for the refused calls", bal)
+	}
+}
+
+func TestMCPRefusesMissingAndRevokedKeys(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	if _, err := mcpConnect(t, h, "", nil); err == nil {
+		t.Fatal("connected without a key")
+	}
+	if _, err := mcpConnect(t, h, "ak_notakeyatall0000000000000000000", nil); err == nil {
+		t.Fatal("connected with an unknown key")
+	}
+	s, err := mcpConnect(t, h, a.Key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if r := h.do("DELETE", "/admin/v1/keys/"+a.KeyID, testAdminToken, nil); r.Status != 204 {
+		t.Fatalf("revoke: %d", r.Status)
+	}
+	if _, err := mcpConnect(t, h, a.Key, nil); err == nil || !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToLower(err.Error()), "unauthorized") {
+		t.Fatalf("connected with a revoked key: %v", err)
+	}
+}

@@ -1,0 +1,100 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// runApp is an App's tool: it creates a run as POST /api/v1/runs does
+// (same price lock, charge, limits and validation), sends the run's events
+// as progress notifications, and returns the output, or, when the run
+// outlasts Wait or the call, its run_no to fetch with get_run.
+func (s *surface) runApp(slug string) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		c, ok := callerOf(req)
+		if !ok {
+			return toolError(engine.Errorf(engine.CodeUnauthorized, "missing API key")), nil
+		}
+		input := map[string]any{}
+		if len(req.Params.Arguments) > 0 {
+			if err := json.Unmarshal(req.Params.Arguments, &input); err != nil || input == nil {
+				return toolError(engine.Errorf(engine.CodeInvalidInput, "input: the arguments must be a JSON object")), nil
+			}
+		}
+		created, err := s.cfg.Engine.CreateRun(ctx, engine.CreateRunRequest{AccountID: c.AccountID, KeyID: c.KeyID, AppSlug: slug, Input: input})
+		if err != nil {
+			return toolError(err), nil
+		}
+		_ = s.cfg.Reads.WaitFor(ctx, created.Seq)
+		return s.follow(ctx, req, created.RunNo), nil
+	}
+}
+
+// follow waits for the run's end, reporting progress, and returns it.
+func (s *surface) follow(ctx context.Context, req *sdk.CallToolRequest, runNo string) *sdk.CallToolResult {
+	wctx, cancel := context.WithTimeout(ctx, s.cfg.Wait)
+	defer cancel()
+	token := req.Params.GetProgressToken()
+	notify := func(ev engine.StreamEvent) {
+		if token == nil {
+			return
+		}
+		var d struct {
+			Step, Steps int
+			Message     string
+		}
+		_ = json.Unmarshal(ev.Data, &d)
+		msg := d.Message
+		if msg == "" {
+			msg = string(ev.Type)
+		}
+		_ = req.Session.NotifyProgress(wctx, &sdk.ProgressNotificationParams{ProgressToken: token,
+			Progress: float64(d.Step), Total: float64(d.Steps), Message: msg})
+	}
+	f := s.cfg.Engine.Follow(runNo, 0)
+	defer func() { f.Close() }() // the follower in use at the end
+	evs, err := f.Catchup(wctx)
+	for err == nil {
+		for _, ev := range evs {
+			if ev.Terminal {
+				return s.finished(ctx, runNo, ev.Seq)
+			}
+			notify(ev)
+		}
+		select {
+		case m, ok := <-f.Live():
+			if !ok { // fell behind: read the log again
+				f.Close()
+				f = s.cfg.Engine.Follow(runNo, f.Last())
+				evs, err = f.Catchup(wctx)
+				continue
+			}
+			evs, err = f.Receive(wctx, m)
+		case <-time.After(5 * time.Second): // a safety net under the live feed
+			evs, err = f.Catchup(wctx)
+		case <-wctx.Done():
+			err = wctx.Err()
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		if r, rerr := s.cfg.Reads.Run(runNo); rerr == nil {
+			return runResult(r) // still running: its run_no, to fetch later
+		}
+	}
+	return toolError(err)
+}
+
+// finished returns the run once the read model shows its end.
+func (s *surface) finished(ctx context.Context, runNo string, seq uint64) *sdk.CallToolResult {
+	_ = s.cfg.Reads.WaitFor(ctx, seq)
+	r, err := s.cfg.Reads.Run(runNo)
+	if err != nil {
+		return toolError(err)
+	}
+	return runResult(r)
+}
