@@ -18,6 +18,9 @@ type CreateRunRequest struct {
 	Input     map[string]any
 	// BrandContextID is nil when the request names none.
 	BrandContextID *string
+	// MaxCreditCost, when set, is the most the client agrees to pay: a
+	// higher price is refused with pricing_not_ready, nothing charged.
+	MaxCreditCost *int64
 	// IdempotencyKey, when set, makes the request safe to retry: the same
 	// key with the same BodyHash returns the first answer.
 	IdempotencyKey string
@@ -73,6 +76,10 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 	}
 	if err := priceReady(price); err != nil {
 		return CreatedRun{}, err
+	}
+	if req.MaxCreditCost != nil && price.CreditCost > *req.MaxCreditCost {
+		return CreatedRun{}, Errorf(CodePricingNotReady, "the price of %q is %d Credits, above your max_credit_cost of %d; nothing was charged",
+			app.Slug, price.CreditCost, *req.MaxCreditCost)
 	}
 	acct, acctSeq, err := e.Account(ctx, req.AccountID)
 	if err != nil {

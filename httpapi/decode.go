@@ -115,12 +115,14 @@ type createRunBody struct {
 	AppSlug        string
 	Input          map[string]any
 	BrandContextID *string
+	MaxCreditCost  *int64
 }
 
 // hash identifies the request for Idempotency-Key: the decoded body in
 // canonical JSON (sorted keys), so formatting does not make it "different".
 func (b createRunBody) hash() string {
-	data, _ := json.Marshal(map[string]any{"app_slug": b.AppSlug, "input": b.Input, "brand_context_id": b.BrandContextID})
+	data, _ := json.Marshal(map[string]any{"app_slug": b.AppSlug, "input": b.Input, "brand_context_id": b.BrandContextID,
+		"max_credit_cost": b.MaxCreditCost})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
@@ -130,7 +132,7 @@ func (b createRunBody) hash() string {
 // file fields anywhere in input.
 func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
 	var b createRunBody
-	if err := onlyFields(obj, "app_slug", "input", "brand_context_id"); err != nil {
+	if err := onlyFields(obj, "app_slug", "input", "brand_context_id", "max_credit_cost"); err != nil {
 		return b, err
 	}
 	slug, ok, err := stringField(obj, "app_slug")
@@ -155,6 +157,13 @@ func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
 		return b, err
 	} else if ok {
 		b.BrandContextID = &id
+	}
+	if raw, ok := obj["max_credit_cost"]; ok && string(raw) != "null" {
+		var n int64
+		if err := json.Unmarshal(raw, &n); err != nil || n < 0 || strings.ContainsAny(string(raw), ".eE") {
+			return b, errorf(engine.CodeInvalidRequest, "max_credit_cost must be a whole number of Credits, 0 or more")
+		}
+		b.MaxCreditCost = &n
 	}
 	return b, nil
 }

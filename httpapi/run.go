@@ -35,7 +35,7 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := engine.CreateRunRequest{AccountID: c.AccountID, KeyID: c.KeyID,
-		AppSlug: body.AppSlug, Input: body.Input, BrandContextID: body.BrandContextID}
+		AppSlug: body.AppSlug, Input: body.Input, BrandContextID: body.BrandContextID, MaxCreditCost: body.MaxCreditCost}
 	if vals, ok := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]; ok {
 		if len(vals) != 1 || !engine.ValidIdempotencyKey(vals[0]) {
 			a.fail(w, r, errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", engine.MaxIdempotencyKey))

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/apprun/apprun/engine"
 )
 
 func TestFailedRunIsRefunded(t *testing.T) {
@@ -75,5 +78,34 @@ func TestAppTimeoutsConfig(t *testing.T) {
 	}
 	if _, err := (Config{AppTimeouts: map[string]time.Duration{"nope": time.Second}}).apps(); err == nil {
 		t.Error("a timeout for an unknown App was accepted")
+	}
+}
+
+func TestMaxCreditCostRefusesAHigherPriceAndChargesNothing(t *testing.T) {
+	h := start(t, withLimits(engine.Limits{CreatePerMinute: 1}))
+	a := h.account(100)
+	over := coldEmailRun()
+	over["max_credit_cost"] = 24
+	r := h.do("POST", "/api/v1/runs", a.Key, over)
+	if r.Status != 409 || r.errorCode(t) != "pricing_not_ready" || !strings.Contains(string(r.Body), "25 Credits") {
+		t.Fatalf("over the cap: %d %s, want 409 pricing_not_ready naming the price", r.Status, r.Body)
+	}
+	if bal, active := h.balance(a); bal != 100 || active != 0 {
+		t.Fatalf("balance %d, %d active after a refused create", bal, active)
+	}
+	for _, bad := range []any{-1, 2.5, "25", true} {
+		body := coldEmailRun()
+		body["max_credit_cost"] = bad
+		if r := h.do("POST", "/api/v1/runs", a.Key, body); r.Status != 400 || r.errorCode(t) != "invalid_request" {
+			t.Fatalf("max_credit_cost %v: %d %s", bad, r.Status, r.Body)
+		}
+	}
+	// The refusals did not use the creation limit (1 a minute): a cap at
+	// the price is accepted and charged once.
+	at := coldEmailRun()
+	at["max_credit_cost"] = 25
+	h.waitRun(a, h.create(a, at))
+	if bal, _ := h.balance(a); bal != 75 {
+		t.Fatalf("balance %d after a run at its cap, want 75", bal)
 	}
 }
