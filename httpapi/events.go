@@ -86,9 +86,14 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	a.metrics.streams.Inc()
 	s := &stream{a: a, out: out, key: c.KeyID, runNo: run.RunNo, route: routeOf(r)}
-	if err != nil || (run.Terminal() && run.LastSeq <= after) {
-		s.end(err) // the client left before the headers, or the run ended before that id
+	if err != nil {
+		s.end(err) // the client left before the headers
 		return
+	}
+	if run.Terminal() && run.LastSeq <= after {
+		// Resumed at or after the end: the terminal event again (its id is
+		// the run's last), so a client that missed it learns the outcome.
+		after = run.LastSeq - 1
 	}
 	f := a.cfg.Engine.Follow(run.RunNo, after)
 	if out.conn == nil { // HTTP/2: the stream must stay in the handler

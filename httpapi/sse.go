@@ -27,8 +27,12 @@ type sseConn struct {
 	gone <-chan struct{}
 }
 
+// retryHint opens every stream: how long a client waits before it
+// reconnects (EventSource reads it; it then resumes with Last-Event-ID).
+const retryHint = "retry: 3000\n\n"
+
 var sseHeader = []byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n" +
-	"X-Accel-Buffering: no\r\nConnection: close\r\n\r\n")
+	"X-Accel-Buffering: no\r\nConnection: close\r\n\r\n" + retryHint)
 
 func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
 	if r.ProtoMajor == 1 && r.ProtoMinor == 1 {
@@ -47,6 +51,9 @@ func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	s := &sseConn{w: w, gone: r.Context().Done()}
+	if err := s.write([]byte(retryHint)); err != nil {
+		return s, err
+	}
 	return s, s.flush()
 }
 

@@ -65,6 +65,9 @@ func TestStreamResumesExactlyAfterTheGivenID(t *testing.T) {
 				rest = h.collect(a, runNo, "?lastEventSeq="+id)
 			}
 			want := all[cut+1:]
+			if cut == len(all)-1 {
+				want = all[cut:] // resumed at the end: the terminal event again
+			}
 			if len(rest) != len(want) {
 				t.Fatalf("%s=%s: %d events, want %d (%s vs %s)", via, id, len(rest), len(want), eventNames(rest), eventNames(want))
 			}
@@ -148,13 +151,21 @@ func TestStreamSendsHeartbeatComments(t *testing.T) {
 	}
 }
 
-func TestStreamAfterTheEndEndsAtOnce(t *testing.T) {
+func TestStreamResumedAtOrAfterTheEndReplaysTheTerminalEventAndEnds(t *testing.T) {
 	h := start(t, withLimits(noLimits))
 	a := h.account(100)
 	runNo := h.create(a, testRun("ok"))
 	all := h.collect(a, runNo)
-	last := strconv.FormatUint(all[len(all)-1].ID, 10)
-	if rest := h.collect(a, runNo, "Last-Event-ID", last); len(rest) != 0 {
-		t.Fatalf("resuming after the terminal event sent %s", eventNames(rest))
+	end := all[len(all)-1]
+	for _, id := range []uint64{end.ID, end.ID + 1000} {
+		rest := h.collect(a, runNo, "Last-Event-ID", strconv.FormatUint(id, 10))
+		if len(rest) != 1 || rest[0].ID != end.ID || rest[0].Event != end.Event {
+			t.Fatalf("resumed after %d: %s, want only the terminal event %d again", id, eventNames(rest), end.ID)
+		}
+	}
+	// Every stream opens with a reconnection hint.
+	r := h.do("GET", "/api/v1/runs/"+runNo+"/events", a.Key, nil)
+	if !strings.HasPrefix(string(r.Body), "retry: 3000\n\n") {
+		t.Fatalf("stream starts %q, want a retry: hint", string(r.Body)[:min(len(r.Body), 40)])
 	}
 }
