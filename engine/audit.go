@@ -36,13 +36,13 @@ type auditRun struct {
 
 // AuditReport is what an audit found.
 type AuditReport struct {
-	Events                     int
-	Accounts                   map[string]ledger.Account
-	Runs                       map[string]Status
-	Expired                    map[string]bool // runs removed after retention
-	Completed, Failed, Active  int
-	Granted, Charged, Refunded int64
-	Violations                 []string
+	Events                              int
+	Accounts                            map[string]ledger.Account
+	Runs                                map[string]Status
+	Expired                             map[string]bool // runs removed after retention
+	Completed, Failed, Canceled, Active int
+	Granted, Charged, Refunded          int64
+	Violations                          []string
 }
 
 // NewAudit starts an audit.
@@ -146,12 +146,9 @@ func (a *Audit) applyRun(runNo string, seq uint64, ev RunEvent) {
 		} else {
 			r.status = StatusRunning
 		}
-	case RunCompleted, RunFailed:
+	case RunCompleted, RunFailed, RunCanceled:
 		r.terminals++
-		r.status = StatusCompleted
-		if ev.Type == RunFailed {
-			r.status = StatusFailed
-		}
+		r.status = map[RunEventType]Status{RunCompleted: StatusCompleted, RunFailed: StatusFailed, RunCanceled: StatusCanceled}[ev.Type]
 	}
 }
 
@@ -192,10 +189,14 @@ func (a *Audit) Report() AuditReport {
 			if r.settles != 1 || r.refunds != 0 {
 				a.violation("run %s: completed, settled %d and refunded %d times (want 1 and 0)", no, r.settles, r.refunds)
 			}
-		case StatusFailed:
-			rep.Failed++
+		case StatusFailed, StatusCanceled:
+			if r.status == StatusFailed {
+				rep.Failed++
+			} else {
+				rep.Canceled++
+			}
 			if r.refunds != 1 || r.settles != 0 || r.refunded != r.cost {
-				a.violation("run %s: failed, refunded %d times (%d Credits) and settled %d times (want once, %d, 0)", no, r.refunds, r.refunded, r.settles, r.cost)
+				a.violation("run %s: %s, refunded %d times (%d Credits) and settled %d times (want once, %d, 0)", no, r.status, r.refunds, r.refunded, r.settles, r.cost)
 			}
 		default:
 			rep.Active++
@@ -206,7 +207,7 @@ func (a *Audit) Report() AuditReport {
 	}
 	active := map[string]int{}
 	for _, r := range a.runs {
-		if r.created && r.status != StatusCompleted && r.status != StatusFailed {
+		if r.created && r.status != StatusCompleted && r.status != StatusFailed && r.status != StatusCanceled {
 			active[r.account]++
 		}
 	}

@@ -30,6 +30,7 @@ const (
 	CodeNotFound            Code = "not_found"
 	CodeMethodNotAllowed    Code = "method_not_allowed"
 	CodeEmailTaken          Code = "email_taken"
+	CodeRunFinished         Code = "run_already_finished"
 )
 
 // Error is the one error type of the domain: a code, a message meant for the

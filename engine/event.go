@@ -16,10 +16,13 @@ const (
 	ToolRunning  RunEventType = "tool_running"
 	RunCompleted RunEventType = "completed"
 	RunFailed    RunEventType = "failed"
+	// RunCanceled is the terminal event of a run its owner cancelled; the
+	// charge is refunded in the same write.
+	RunCanceled RunEventType = "canceled"
 )
 
 // Terminal reports whether t ends a run.
-func (t RunEventType) Terminal() bool { return t == RunCompleted || t == RunFailed }
+func (t RunEventType) Terminal() bool { return t == RunCompleted || t == RunFailed || t == RunCanceled }
 
 // eventVersion is the schema version of every event apprun writes.
 const eventVersion = 1
@@ -110,6 +113,10 @@ func (e RunEvent) PublicData() PublicEventData {
 	case RunFailed:
 		d.Status = StatusFailed
 		d.Error, d.Refund = e.Error, &Refund{Credits: e.Refunded}
+		d.ResultURL = ResultURL(e.RunNo)
+	case RunCanceled:
+		d.Status = StatusCanceled
+		d.Refund = &Refund{Credits: e.Refunded}
 		d.ResultURL = ResultURL(e.RunNo)
 	}
 	return d

@@ -212,6 +212,9 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 	}
 	runCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
+	// A cancel writes the run's terminal event: stop the work at once
+	// (the finish that follows finds the run ended and leaves it).
+	defer x.e.onEnd(runNo, cancel)()
 	var progressErr error
 	res, runErr := app.Executor.Execute(runCtx, job, func(s Step) {
 		if progressErr == nil {

@@ -110,6 +110,20 @@ func (h *hub) dispatch(m *nats.Msg) {
 	}
 }
 
+// onEnd calls fn when a terminal event of the run arrives live, until the
+// returned stop is called.
+func (e *Engine) onEnd(runNo string, fn func()) (stop func()) {
+	s := e.hub.add(runNo)
+	go func() {
+		for m := range s.ch {
+			if m.ev.streamed && m.ev.Terminal {
+				fn()
+			}
+		}
+	}()
+	return func() { e.hub.remove(runNo, s) }
+}
+
 func (h *hub) add(runNo string) *liveSub {
 	s := &liveSub{ch: make(chan liveMsg, liveBuffer)}
 	h.mu.Lock()

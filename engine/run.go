@@ -15,6 +15,7 @@ const (
 	StatusRunning   Status = "running"
 	StatusCompleted Status = "completed"
 	StatusFailed    Status = "failed"
+	StatusCanceled  Status = "canceled"
 )
 
 // Run is the state of a run, a pure fold of its events.
@@ -59,12 +60,19 @@ func ApplyRun(r Run, e RunEvent, seq uint64) Run {
 		at := e.At
 		r.FinishedAt = &at
 		r.Error, r.Refunded = e.Error, e.Refunded
+	case RunCanceled:
+		r.Status = StatusCanceled
+		at := e.At
+		r.FinishedAt = &at
+		r.Refunded = e.Refunded
 	}
 	return r
 }
 
 // Terminal reports whether the run has ended.
-func (r Run) Terminal() bool { return r.Status == StatusCompleted || r.Status == StatusFailed }
+func (r Run) Terminal() bool {
+	return r.Status == StatusCompleted || r.Status == StatusFailed || r.Status == StatusCanceled
+}
 
 // StreamURL and ResultURL are the relative paths of a run's stream and result.
 func StreamURL(runNo string) string { return "/api/v1/runs/" + runNo + "/events" }

@@ -22,6 +22,7 @@ var statusOf = map[engine.Code]int{
 	engine.CodeAccountNotFound:     http.StatusNotFound,
 	engine.CodeKeyNotFound:         http.StatusNotFound,
 	engine.CodeEmailTaken:          http.StatusConflict,
+	engine.CodeRunFinished:         http.StatusConflict,
 	engine.CodeNotFound:            http.StatusNotFound,
 	engine.CodeMethodNotAllowed:    http.StatusMethodNotAllowed,
 	engine.CodePricingNotReady:     http.StatusConflict,

@@ -14,6 +14,23 @@ func (a *API) routeRuns() {
 	a.router.HandleFunc("/api/v1/runs", a.createRun).Methods(http.MethodPost)
 	a.router.HandleFunc("/api/v1/runs", a.reader(a.listRuns)).Methods(http.MethodGet)
 	a.router.HandleFunc("/api/v1/runs/{run_no}", a.reader(a.getRun)).Methods(http.MethodGet)
+	a.router.HandleFunc("/api/v1/runs/{run_no}/cancel", a.reader(a.cancelRun)).Methods(http.MethodPost)
+}
+
+// cancelRun handles POST /api/v1/runs/{run_no}/cancel: 200 with the
+// canceled run (again for a run already canceled), 409
+// run_already_finished for a completed or failed one.
+func (a *API) cancelRun(w http.ResponseWriter, r *http.Request, c caller) {
+	runNo := mux.Vars(r)["run_no"]
+	run, seq, err := a.cfg.Engine.CancelRun(r.Context(), c.AccountID, runNo)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if err := a.awaitRead(r.Context(), seq); err != nil {
+		a.cfg.Logger.Warn("canceled run not yet in the read model", "run_no", runNo, "err", err)
+	}
+	writeJSON(w, http.StatusOK, viewOf(run))
 }
 
 // createRun handles POST /api/v1/runs. Checks run in the spec's order: the
@@ -86,6 +103,8 @@ func viewOf(run engine.Run) runView {
 		v.Summary, v.Output = &run.Summary, run.Output
 	case engine.StatusFailed:
 		v.Error, v.Refunded = run.Error, &run.Refunded
+	case engine.StatusCanceled:
+		v.Refunded = &run.Refunded
 	}
 	return v
 }

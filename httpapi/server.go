@@ -18,6 +18,7 @@ import (
 type Engine interface {
 	Catalog() *engine.Catalog
 	CreateRun(ctx context.Context, req engine.CreateRunRequest) (engine.CreatedRun, error)
+	CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error)
 	AllowRead(ctx context.Context, keyID string) error
 	Follow(runNo string, after uint64) *engine.Follower
 	OpenAccount(ctx context.Context, email string, credits int64) (engine.NewAccount, error)

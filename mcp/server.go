@@ -219,6 +219,9 @@ func runResult(r engine.Run) *sdk.CallToolResult {
 		res := jsonResult(fmt.Sprintf("Run %s failed: %s: %s. %d Credits were refunded.", r.RunNo, r.Error.Code, r.Error.Message, r.Refunded), out)
 		res.IsError = true
 		return res
+	case engine.StatusCanceled:
+		out["refunded_credits"] = r.Refunded
+		text += fmt.Sprintf(" %d Credits were refunded.", r.Refunded)
 	default:
 		text += " Call get_run with this run_no later for its output."
 	}

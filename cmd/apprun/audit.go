@@ -62,8 +62,8 @@ func auditCommand(args []string, out io.Writer) error {
 		return fmt.Errorf("audit: %w", err)
 	}
 	fmt.Fprintf(out, "audit: %d events replayed (last sequence %d)\n", rep.Events, last)
-	fmt.Fprintf(out, "accounts %d, runs %d (completed %d, failed %d, unfinished %d; %d expired after retention)\n",
-		len(rep.Accounts), len(rep.Runs), rep.Completed, rep.Failed, rep.Active, len(rep.Expired))
+	fmt.Fprintf(out, "accounts %d, runs %d (completed %d, failed %d, canceled %d, unfinished %d; %d expired after retention)\n",
+		len(rep.Accounts), len(rep.Runs), rep.Completed, rep.Failed, rep.Canceled, rep.Active, len(rep.Expired))
 	fmt.Fprintf(out, "credits granted %d, charged %d, refunded %d\n", rep.Granted, rep.Charged, rep.Refunded)
 	problems := append(rep.Violations, mismatches...)
 	fmt.Fprintf(out, "invariant violations %d, projection mismatches %d\n", len(rep.Violations), len(mismatches))

@@ -41,4 +41,5 @@ if (live && live.dataset.follow === "1") {
   };
   src.addEventListener("completed", end("completed"));
   src.addEventListener("failed", end("failed"));
+  src.addEventListener("canceled", end("canceled"));
 }

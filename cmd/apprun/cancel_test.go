@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apprun/apprun/engine"
+)
+
+func TestCancelRefundsEndsTheStreamAndIsSafeToRepeat(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	runNo := h.create(a, testRun("hold"))
+	for i := range 2 { // a second cancel answers the same
+		r := h.do("POST", "/api/v1/runs/"+runNo+"/cancel", a.Key, nil)
+		m := r.json(t)
+		if r.Status != 200 || m["status"] != "canceled" || m["refunded_credits"] != float64(10) {
+			t.Fatalf("cancel %d: %d %s", i+1, r.Status, r.Body)
+		}
+	}
+	if bal, active := h.balance(a); bal != 100 || active != 0 {
+		t.Fatalf("after cancel: balance %d, %d active; want 100 and 0", bal, active)
+	}
+	evs := h.collect(a, runNo)
+	last := evs[len(evs)-1]
+	if last.Event != "canceled" || last.Data["status"] != "canceled" || last.Data["refund"].(map[string]any)["credits"] != float64(10) {
+		t.Fatalf("stream ends with %s %v, want the canceled event with its refund", last.Event, last.Data)
+	}
+	if run := h.do("GET", "/api/v1/runs/"+runNo, a.Key, nil).json(t); run["status"] != "canceled" {
+		t.Fatalf("run after cancel: %v", run)
+	}
+	// The held work is released now and must not write after the end.
+	h.releaseHeld()
+	done := h.waitRun(a, h.create(a, testRun("ok")))
+	if done["status"] != "completed" {
+		t.Fatalf("a later run: %v", done)
+	}
+	for _, tc := range []struct {
+		name, runNo, key string
+		status           int
+		code             string
+	}{
+		{"a finished run", done["run_no"].(string), a.Key, 409, "run_already_finished"},
+		{"another account's run", runNo, h.account(10).Key, 404, "run_not_found"},
+		{"no such run", "run_aaaaaaaaaaaaaaaa", a.Key, 404, "run_not_found"},
+	} {
+		r := h.do("POST", "/api/v1/runs/"+tc.runNo+"/cancel", tc.key, nil)
+		if r.Status != tc.status || r.errorCode(t) != tc.code {
+			t.Fatalf("cancel %s: %d %s, want %d %s", tc.name, r.Status, r.Body, tc.status, tc.code)
+		}
+	}
+	h.stop()
+	var out bytes.Buffer
+	if err := auditCommand([]string{"--data", h.dir}, &out); err != nil || !strings.Contains(out.String(), "canceled 1") {
+		t.Fatalf("audit: %v\n%s", err, out.String())
+	}
+}
+
+// TestCancelWinsAgainstCompletionUnderARace cancels held runs while they
+// are released to complete. Whatever the interleaving, an acknowledged
+// cancel means a canceled, refunded run, a refused one a completed,
+// charged run, and the Credits add up.
+func TestCancelWinsAgainstCompletionUnderARace(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(10_000)
+	const n = 24
+	runs := make([]string, n)
+	for i := range runs {
+		runs[i] = h.create(a, testRun("hold"))
+	}
+	answers := make([]response, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range runs {
+		wg.Go(func() {
+			<-start
+			answers[i] = h.do("POST", "/api/v1/runs/"+runs[i]+"/cancel", a.Key, nil)
+		})
+	}
+	wg.Go(func() {
+		<-start
+		h.releaseHeld()
+	})
+	close(start)
+	wg.Wait()
+	canceled, completed := 0, 0
+	for i, runNo := range runs {
+		run := h.waitRun(a, runNo)
+		switch ans := answers[i]; {
+		case ans.Status == 200:
+			canceled++
+			if run["status"] != "canceled" || run["refunded_credits"] != float64(10) {
+				t.Fatalf("run %s: cancel acknowledged but the run is %v", runNo, run)
+			}
+		case ans.Status == 409 && ans.errorCode(t) == string(engine.CodeRunFinished):
+			completed++
+			if run["status"] != "completed" {
+				t.Fatalf("run %s: cancel refused as finished but the run is %v", runNo, run)
+			}
+		default:
+			t.Fatalf("cancel of %s: %d %s", runNo, ans.Status, ans.Body)
+		}
+	}
+	if bal, active := h.balance(a); bal != 10_000-int64(10*completed) || active != 0 {
+		t.Fatalf("balance %d with %d active after %d completed and %d canceled runs", bal, active, completed, canceled)
+	}
+	t.Logf("%d canceled, %d completed", canceled, completed)
+	h.stop()
+	var out bytes.Buffer
+	if err := auditCommand([]string{"--data", h.dir}, &out); err != nil || !strings.Contains(out.String(), "invariant violations 0") {
+		t.Fatalf("audit: %v\n%s", err, out.String())
+	}
+}

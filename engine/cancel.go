@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/apprun/apprun/ledger"
+)
+
+// CancelRun ends an account's queued or running run with a canceled
+// event, refunding its charge and releasing its slot, in one atomic write
+// with compare-and-set on the run's log: if the run ended first the write
+// fails and the answer is run_already_finished; once this write is stored
+// no completion can follow it. Cancelling a canceled run answers it again.
+func (e *Engine) CancelRun(ctx context.Context, accountID, runNo string) (Run, uint64, error) {
+	if !ValidID(PrefixRun, runNo) {
+		return Run{}, 0, Errorf(CodeRunNotFound, "no run %q", runNo)
+	}
+	for range maxCASRetries {
+		events, err := e.log.runLog(ctx, runNo, 0)
+		if err != nil {
+			return Run{}, 0, internal("read run", err)
+		}
+		if len(events) == 0 || events[0].Event.AccountID != accountID {
+			return Run{}, 0, Errorf(CodeRunNotFound, "no run %q", runNo)
+		}
+		var run Run
+		var last uint64
+		for _, le := range events {
+			run, last = ApplyRun(run, le.Event, le.Seq), le.Seq
+		}
+		switch run.Status {
+		case StatusCanceled:
+			return run, last, nil
+		case StatusCompleted, StatusFailed:
+			return run, last, Errorf(CodeRunFinished, "run %s has already %s; there is nothing to cancel", runNo, run.Status)
+		}
+		acct, acctSeq, err := e.Account(ctx, run.AccountID)
+		if err != nil {
+			return Run{}, 0, err
+		}
+		at := e.now()
+		refund, err := ledger.Refund(acct, runNo, run.CreditCost, at)
+		if err != nil {
+			return Run{}, 0, internal("refund", err)
+		}
+		term := RunEvent{Type: RunCanceled, V: eventVersion, RunNo: runNo, At: at, Refunded: run.CreditCost}
+		entries := []entry{{subject: accountSubject(acct.ID), value: refund, expect: expectSeq(acctSeq)}}
+		if run.Slot > 0 {
+			entries = append(entries, entry{subject: slotSubject(run.Slot),
+				value: SlotEvent{Type: "slot_released", V: eventVersion, RunNo: runNo}})
+		}
+		entries = append(entries, entry{subject: runSubject(runNo), value: term, expect: expectSeq(last)})
+		seq, err := e.log.append(ctx, entries...)
+		if errors.Is(err, errConflict) {
+			continue // the run or the account moved: look again
+		}
+		if err != nil {
+			return Run{}, 0, internal("cancel run", err)
+		}
+		e.counters.ended(false, run.CreditCost)
+		return ApplyRun(run, term, seq), seq, nil
+	}
+	return Run{}, 0, Errorf(CodeInternal, "run busy; retry the cancel")
+}
