@@ -55,35 +55,35 @@ func loginSubject(email string) string {
 
 // SignUp opens an account with a welcome grant and a login for email, in
 // one atomic write. An email that already has a login is email_taken.
-func (e *Engine) SignUp(ctx context.Context, email, password string, credits int64) (string, error) {
+func (e *Engine) SignUp(ctx context.Context, email, password string, credits int64) (string, uint64, error) {
 	email, err := normalEmail(email)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	if len(password) < MinPassword || len(password) > MaxPassword {
-		return "", Errorf(CodeInvalidInput, "password: %d to %d characters", MinPassword, MaxPassword)
+		return "", 0, Errorf(CodeInvalidInput, "password: %d to %d characters", MinPassword, MaxPassword)
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 	if err != nil {
-		return "", internal("hash password", err)
+		return "", 0, internal("hash password", err)
 	}
 	id := newID(PrefixAccount, 10)
 	open, err := ledger.Open(id, email, credits, e.now())
 	if err != nil {
-		return "", Errorf(CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)
+		return "", 0, Errorf(CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)
 	}
 	login := LoginEvent{Type: "login_created", V: eventVersion, At: e.now(), AccountID: id, Email: email, Hash: string(hash)}
-	_, err = e.log.append(ctx,
+	seq, err := e.log.append(ctx,
 		entry{subject: loginSubject(email), value: login, expect: expectSeq(0)},
 		entry{subject: accountSubject(id), value: open, expect: expectSeq(0)},
 	)
 	if errors.Is(err, errConflict) {
-		return "", Errorf(CodeEmailTaken, "an account with this email exists: sign in instead")
+		return "", 0, Errorf(CodeEmailTaken, "an account with this email exists: sign in instead")
 	}
 	if err != nil {
-		return "", internal("sign up", err)
+		return "", 0, internal("sign up", err)
 	}
-	return id, nil
+	return id, seq, nil
 }
 
 // SignIn checks an email and password and returns the account they sign in to.

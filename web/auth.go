@@ -51,7 +51,7 @@ func (s *Site) signUp(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusUnprocessableEntity, "signup", "Sign up", data, "The two passwords differ.")
 		return
 	}
-	id, err := s.cfg.Engine.SignUp(r.Context(), email, password, s.cfg.SignupCredits)
+	id, seq, err := s.cfg.Engine.SignUp(r.Context(), email, password, s.cfg.SignupCredits)
 	var e *engine.Error
 	if errors.As(err, &e) {
 		s.render(w, r, statusOf(e.Code), "signup", "Sign up", data, e.Message)
@@ -61,6 +61,7 @@ func (s *Site) signUp(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	_ = s.cfg.Reads.WaitFor(r.Context(), seq) // the next page reads the new account
 	if err := s.sessions.start(r.Context(), w, r, s.cfg.SecureCookies, id, strings.ToLower(strings.TrimSpace(email))); err != nil {
 		s.fail(w, r, err)
 		return

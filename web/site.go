@@ -27,7 +27,7 @@ var staticFS embed.FS
 // Engine is what the website needs of the domain.
 type Engine interface {
 	Catalog() *engine.Catalog
-	SignUp(ctx context.Context, email, password string, credits int64) (string, error)
+	SignUp(ctx context.Context, email, password string, credits int64) (string, uint64, error)
 	SignIn(ctx context.Context, email, password string) (string, error)
 	CreateKey(ctx context.Context, accountID, name string) (engine.NewKey, error)
 	RevokeKey(ctx context.Context, keyID string) (uint64, error)
