@@ -36,6 +36,9 @@ type CreatedRun struct {
 	Seq uint64
 	// Replayed is true when an Idempotency-Key returned an earlier answer.
 	Replayed bool
+	// Quota is where the key stands in the creation window (set when the
+	// create was counted, or refused by the limit).
+	Quota Quota
 }
 
 // concurrencyRetryAfter is the Retry-After of a concurrency_limit answer.
@@ -100,8 +103,9 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 		}
 		brandID = bc.ID
 	}
-	if err := e.allow(ctx, limitCreate, req.KeyID); err != nil {
-		return CreatedRun{}, err
+	quota, err := e.allow(ctx, limitCreate, req.KeyID)
+	if err != nil {
+		return CreatedRun{Quota: quota}, err
 	}
 	rawInput, err := json.Marshal(input)
 	if err != nil {
@@ -109,7 +113,9 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 	}
 	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: newID(PrefixRun, 10), AccountID: req.AccountID,
 		KeyID: req.KeyID, AppSlug: app.Slug, Input: rawInput, BrandContextID: brandID, CreditCost: price.CreditCost}
-	return e.admit(ctx, created, acct, acctSeq, price, claim)
+	run, err := e.admit(ctx, created, acct, acctSeq, price, claim)
+	run.Quota = quota
+	return run, err
 }
 
 func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Account, acctSeq uint64, price Price, claim *idemClaim) (CreatedRun, error) {

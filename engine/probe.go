@@ -47,7 +47,7 @@ func (e *Engine) NewProbe(ctx context.Context, slug string, credits int64, first
 
 // Admit makes one admission's writes.
 func (p *Probe) Admit(ctx context.Context) error {
-	if err := p.e.allow(ctx, limitCreate, p.keyID); err != nil {
+	if _, err := p.e.allow(ctx, limitCreate, p.keyID); err != nil {
 		return err
 	}
 	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: newID(PrefixRun, 10), AccountID: p.acct.ID,

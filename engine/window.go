@@ -30,8 +30,9 @@ func newLocalWindows(limit int) *localWindows {
 }
 
 // allow counts one request for key at now, or returns how long until the
-// oldest counted one leaves the window.
-func (w *localWindows) allow(key string, now time.Time) (bool, time.Duration) {
+// oldest counted one leaves the window. It also returns how many requests
+// remain and when the oldest counted one leaves.
+func (w *localWindows) allow(key string, now time.Time) (ok bool, wait time.Duration, remaining int, reset time.Duration) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.calls++; w.calls%4096 == 0 {
@@ -44,14 +45,15 @@ func (w *localWindows) allow(key string, now time.Time) (bool, time.Duration) {
 	}
 	h.expire(now.Add(-w.span))
 	if len(h.t)-h.head >= w.limit {
-		return false, h.t[h.head].Add(w.span).Sub(now)
+		wait := h.t[h.head].Add(w.span).Sub(now)
+		return false, wait, 0, wait
 	}
 	if h.head > 0 && h.head >= len(h.t)/2 { // reuse the space of expired hits
 		h.t = h.t[:copy(h.t, h.t[h.head:])]
 		h.head = 0
 	}
 	h.t = append(h.t, now)
-	return true, 0
+	return true, 0, w.limit - (len(h.t) - h.head), h.t[h.head].Add(w.span).Sub(now)
 }
 
 func (h *hits) expire(before time.Time) {

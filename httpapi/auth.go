@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,12 +87,30 @@ func (a *API) reader(h func(http.ResponseWriter, *http.Request, caller)) http.Ha
 			a.fail(w, r, err)
 			return
 		}
-		if err := a.cfg.Engine.AllowRead(r.Context(), c.KeyID); err != nil {
+		q, err := a.cfg.Engine.AllowReadQuota(r.Context(), c.KeyID)
+		setQuota(w, q)
+		if err != nil {
 			a.fail(w, r, err)
 			return
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), callerKey, c)), c)
 	}
+}
+
+// setQuota writes the IETF RateLimit headers for the window a request
+// counted against (none when it counted against no limit): the limit a
+// minute, what is left of it, and the seconds until the oldest counted
+// request leaves the window.
+func setQuota(w http.ResponseWriter, q engine.Quota) {
+	if q.Limit <= 0 {
+		return
+	}
+	h := w.Header()
+	h.Set("RateLimit-Limit", strconv.Itoa(q.Limit))
+	if q.Remaining >= 0 {
+		h.Set("RateLimit-Remaining", strconv.Itoa(q.Remaining))
+	}
+	h.Set("RateLimit-Reset", strconv.Itoa(int(q.Reset/time.Second)))
 }
 
 // admin guards the admin API with the admin token.

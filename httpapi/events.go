@@ -33,7 +33,9 @@ func (a *API) streamReader(h func(http.ResponseWriter, *http.Request, caller)) h
 			return
 		}
 		c := caller{KeyID: engine.SessionKeyID(acct), AccountID: acct}
-		if err := a.cfg.Engine.AllowRead(r.Context(), c.KeyID); err != nil {
+		q, err := a.cfg.Engine.AllowReadQuota(r.Context(), c.KeyID)
+		setQuota(w, q)
+		if err != nil {
 			a.fail(w, r, err)
 			return
 		}

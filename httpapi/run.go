@@ -61,6 +61,7 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
 		req.IdempotencyKey, req.BodyHash = vals[0], body.hash()
 	}
 	run, err := a.cfg.Engine.CreateRun(r.Context(), req)
+	setQuota(w, run.Quota)
 	if err != nil {
 		a.fail(w, r, err)
 		return

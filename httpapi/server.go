@@ -19,7 +19,7 @@ type Engine interface {
 	Catalog() *engine.Catalog
 	CreateRun(ctx context.Context, req engine.CreateRunRequest) (engine.CreatedRun, error)
 	CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error)
-	AllowRead(ctx context.Context, keyID string) error
+	AllowReadQuota(ctx context.Context, keyID string) (engine.Quota, error)
 	Follow(runNo string, after uint64) *engine.Follower
 	OpenAccount(ctx context.Context, email string, credits int64) (engine.NewAccount, error)
 	GrantCredits(ctx context.Context, id string, amount int64) (int64, uint64, error)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"net"
 	"net/http"
 	"strconv"
@@ -43,7 +44,7 @@ func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
 				return nil, http.ErrAbortHandler
 			}
 			s := &sseConn{conn: conn, gone: watchHangUp(conn)}
-			return s, s.write(sseHeader)
+			return s, s.write(withQuotaHeaders(sseHeader, w.Header()))
 		}
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -55,6 +56,22 @@ func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
 		return s, err
 	}
 	return s, s.flush()
+}
+
+// withQuotaHeaders adds the RateLimit headers set on h to a raw response
+// head (the taken-over connection does not send h).
+func withQuotaHeaders(head []byte, h http.Header) []byte {
+	if h.Get("RateLimit-Limit") == "" {
+		return head
+	}
+	end := bytes.Index(head, []byte("\r\n\r\n"))
+	out := append([]byte(nil), head[:end+2]...)
+	for _, k := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
+		if v := h.Get(k); v != "" {
+			out = append(out, k+": "+v+"\r\n"...)
+		}
+	}
+	return append(out, head[end+2:]...)
 }
 
 // watchHangUp reads the connection (a client sends nothing on an event

@@ -148,3 +148,42 @@ func TestActiveRunsPlatformWide(t *testing.T) {
 		t.Fatalf("create after every run finished: %d %s", r.Status, r.Body)
 	}
 }
+
+func TestRateLimitHeadersCountDownAndEvery429HasRetryAfter(t *testing.T) {
+	h := start(t, withLimits(engine.Limits{ReadsPerMinute: 3, CreatePerMinute: 2}))
+	a := h.account(1000)
+	for i, want := range []string{"2", "1", "0"} {
+		r := h.do("GET", "/api/v1/account", a.Key, nil)
+		reset, err := strconv.Atoi(r.Header.Get("RateLimit-Reset"))
+		if r.Status != 200 || r.Header.Get("RateLimit-Limit") != "3" || r.Header.Get("RateLimit-Remaining") != want || err != nil || reset < 1 || reset > 60 {
+			t.Fatalf("read %d: %d limit %q remaining %q reset %q", i+1, r.Status, r.Header.Get("RateLimit-Limit"),
+				r.Header.Get("RateLimit-Remaining"), r.Header.Get("RateLimit-Reset"))
+		}
+	}
+	r := h.do("GET", "/api/v1/account", a.Key, nil)
+	if r.Status != 429 || r.Header.Get("Retry-After") == "" || r.Header.Get("RateLimit-Remaining") != "0" ||
+		r.Header.Get("RateLimit-Reset") != r.Header.Get("Retry-After") {
+		t.Fatalf("read over the limit: %d, headers %v", r.Status, r.Header)
+	}
+	// Creates count in the shared JetStream window, with the same headers.
+	for i, want := range []string{"1", "0"} {
+		r := h.do("POST", "/api/v1/runs", a.Key, coldEmailRun())
+		if r.Status != 201 || r.Header.Get("RateLimit-Limit") != "2" || r.Header.Get("RateLimit-Remaining") != want {
+			t.Fatalf("create %d: %d limit %q remaining %q", i+1, r.Status, r.Header.Get("RateLimit-Limit"), r.Header.Get("RateLimit-Remaining"))
+		}
+	}
+	r = h.do("POST", "/api/v1/runs", a.Key, coldEmailRun())
+	if r.Status != 429 || r.Header.Get("Retry-After") == "" || r.Header.Get("RateLimit-Remaining") != "0" || r.Header.Get("RateLimit-Reset") == "" {
+		t.Fatalf("create over the limit: %d, headers %v", r.Status, r.Header)
+	}
+	// The event stream (its connection taken over from net/http) says it too.
+	k := h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil).json(t)["api_key"].(string)
+	runNo := h.do("GET", "/api/v1/runs?limit=1", k, nil).json(t)["data"].([]any)[0].(map[string]any)["run_no"].(string)
+	if r := h.do("GET", "/api/v1/runs/"+runNo+"/events", k, nil); r.Status != 200 || r.Header.Get("RateLimit-Remaining") != "1" {
+		t.Fatalf("event stream: %d, headers %v", r.Status, r.Header)
+	}
+	// A request that counted against no limit carries none (admin calls).
+	if r := h.do("GET", "/admin/v1/accounts/"+a.ID, testAdminToken, nil); r.Header.Get("RateLimit-Limit") != "" {
+		t.Fatalf("admin answer with RateLimit headers: %v", r.Header)
+	}
+}
