@@ -16,6 +16,7 @@ import (
 
 func (a *API) routeEvents() {
 	a.router.HandleFunc("/api/v1/runs/{run_no}/events", a.streamReader(a.streamEvents)).Methods(http.MethodGet)
+	a.router.HandleFunc("/api/v1/runs/{run_no}/stream-token", a.reader(a.streamToken)).Methods(http.MethodPost)
 }
 
 // streamReader is reader for the event stream: an API key, or, with no
@@ -23,16 +24,28 @@ func (a *API) routeEvents() {
 func (a *API) streamReader(h func(http.ResponseWriter, *http.Request, caller)) http.HandlerFunc {
 	keyed := a.reader(h)
 	return func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "" || a.cfg.Sessions == nil {
+		var c caller
+		switch {
+		case r.Header.Get("Authorization") != "":
 			keyed(w, r)
 			return
+		case r.URL.Query().Has("token"):
+			var err error
+			if c, err = a.tokenCaller(r); err != nil {
+				a.fail(w, r, err)
+				return
+			}
+		default:
+			acct, ok := "", false
+			if a.cfg.Sessions != nil {
+				acct, ok = a.cfg.Sessions.SessionAccount(r)
+			}
+			if !ok {
+				keyed(w, r) // answers 401 as for any request without a key
+				return
+			}
+			c = caller{KeyID: engine.SessionKeyID(acct), AccountID: acct}
 		}
-		acct, ok := a.cfg.Sessions.SessionAccount(r)
-		if !ok {
-			keyed(w, r) // answers 401 as for any request without a key
-			return
-		}
-		c := caller{KeyID: engine.SessionKeyID(acct), AccountID: acct}
 		q, err := a.cfg.Engine.AllowReadQuota(r.Context(), c.KeyID)
 		setQuota(w, q)
 		if err != nil {

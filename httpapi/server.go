@@ -67,6 +67,8 @@ type Config struct {
 	// StreamsPerKey caps the event streams one API key holds open on this
 	// node (default 20).
 	StreamsPerKey int
+	// StreamTokenTTL is how long a stream token works (default 10 minutes).
+	StreamTokenTTL time.Duration
 	// Sessions, when set, lets a website session follow its own runs'
 	// event streams without an API key (the browser's EventSource cannot
 	// send an Authorization header). Only GET of an event stream takes it.
@@ -85,6 +87,8 @@ type API struct {
 	// keyMisses bounds how often an unknown key makes this node catch up
 	// with the log before answering 401 (a key made on another node).
 	keyMisses *rate.Limiter
+	// tokenKey signs stream tokens.
+	tokenKey []byte
 	// touched is when this node last recorded each key's use (key id →
 	// time.Time): a key's last-used time is kept to the minute.
 	touched sync.Map
@@ -110,6 +114,9 @@ func New(cfg Config) (*API, error) {
 	if cfg.StreamsPerKey <= 0 {
 		cfg.StreamsPerKey = 20
 	}
+	if cfg.StreamTokenTTL <= 0 {
+		cfg.StreamTokenTTL = 10 * time.Minute
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -122,6 +129,7 @@ func New(cfg Config) (*API, error) {
 		writeError(w, r, a.cfg.Logger, errorf(engine.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
 	})
 	a.metrics, a.views = newMetrics(a), newViewCache()
+	a.tokenKey = streamTokenKey(cfg.AdminToken)
 	a.router.Use(a.metrics.observe, a.recoverPanics, a.deadlines)
 	a.routeHealth()
 	a.routeRuns()

@@ -63,6 +63,9 @@ type Config struct {
 	SignupCredits int64
 	SessionTTL    time.Duration
 	SecureCookies bool
+	// StreamTokenTTL is how long a browser stream token works
+	// (APPRUN_STREAM_TOKEN_TTL, default 10m).
+	StreamTokenTTL time.Duration
 	// GitHubAPI and GitHubToken are where oss-growth reads repositories
 	// (APPRUN_GITHUB_API_URL, GITHUB_TOKEN).
 	GitHubAPI, GitHubToken string
@@ -218,6 +221,7 @@ func parseServe(args []string) (Config, error) {
 	c.GitHubToken = os.Getenv("GITHUB_TOKEN")
 	fs.Int64Var(&c.SignupCredits, "signup-credits", int64(envInt("APPRUN_SIGNUP_CREDITS", 100)), "Credits a website sign-up starts with (APPRUN_SIGNUP_CREDITS)")
 	fs.DurationVar(&c.SessionTTL, "session-ttl", envDuration("APPRUN_SESSION_TTL", 7*24*time.Hour), "how long a website sign-in lasts (APPRUN_SESSION_TTL)")
+	fs.DurationVar(&c.StreamTokenTTL, "stream-token-ttl", envDuration("APPRUN_STREAM_TOKEN_TTL", 10*time.Minute), "how long a stream token works (APPRUN_STREAM_TOKEN_TTL)")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", env("APPRUN_SECURE_COOKIES", "") == "1", "mark the session cookie Secure: TLS ends at a proxy in front (APPRUN_SECURE_COOKIES=1)")
 	if err := fs.Parse(args); err != nil {
 		return c, err

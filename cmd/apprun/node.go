@@ -104,7 +104,8 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.store, AdminToken: n.cfg.AdminToken, Sessions: n.site,
-		Heartbeat: n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey, RequestTimeout: n.cfg.RequestTimeout})
+		StreamTokenTTL: n.cfg.StreamTokenTTL,
+		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey, RequestTimeout: n.cfg.RequestTimeout})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,5 +168,49 @@ func TestStreamResumedAtOrAfterTheEndReplaysTheTerminalEventAndEnds(t *testing.T
 	r := h.do("GET", "/api/v1/runs/"+runNo+"/events", a.Key, nil)
 	if !strings.HasPrefix(string(r.Body), "retry: 3000\n\n") {
 		t.Fatalf("stream starts %q, want a retry: hint", string(r.Body)[:min(len(r.Body), 40)])
+	}
+}
+
+func TestStreamTokensOpenOnlyTheirRunAndExpire(t *testing.T) {
+	h := start(t, withLimits(noLimits), func(c *Config) { c.StreamTokenTTL = 2 * time.Second })
+	a := h.account(100)
+	runNo := h.create(a, testRun("ok"))
+	other := h.create(a, testRun("ok"))
+	r := h.do("POST", "/api/v1/runs/"+runNo+"/stream-token", a.Key, nil)
+	m := r.json(t)
+	tok, _ := m["token"].(string)
+	if r.Status != 201 || tok == "" || m["stream_url"] != "/api/v1/runs/"+runNo+"/events?token="+tok || m["expires_at"] == nil {
+		t.Fatalf("stream token: %d %s", r.Status, r.Body)
+	}
+	open := func(run, token string) response {
+		return h.do("GET", "/api/v1/runs/"+run+"/events?token="+url.QueryEscape(token), "", nil)
+	}
+	if s := open(runNo, tok); s.Status != 200 || !strings.Contains(string(s.Body), "event: completed") {
+		t.Fatalf("own run with its token: %d %s", s.Status, s.Body)
+	}
+	for name, s := range map[string]response{
+		"another run":    open(other, tok),
+		"a forged token": open(runNo, tok[:len(tok)-2]+"AA"),
+		"no token":       open(runNo, ""),
+	} {
+		if s.Status != 401 || s.errorCode(t) != "unauthorized" {
+			t.Fatalf("%s: %d %s, want 401", name, s.Status, s.Body)
+		}
+	}
+	if s := h.do("GET", "/api/v1/runs/"+runNo+"?token="+url.QueryEscape(tok), "", nil); s.Status != 401 {
+		t.Fatalf("the token opened the run itself: %d; it grants only the event stream", s.Status)
+	}
+	if s := h.do("POST", "/api/v1/runs/"+h.create(h.account(10), testRun("ok"))+"/stream-token", a.Key, nil); s.Status != 404 {
+		t.Fatalf("a token for another account's run: %d, want 404", s.Status)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for open(runNo, tok).Status == 200 { // expiry is a time, not an event: poll it
+		if time.Now().After(deadline) {
+			t.Fatal("the token outlived its 2s lifetime by 10s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if s := open(runNo, tok); s.Status != 401 || !strings.Contains(string(s.Body), "expired") {
+		t.Fatalf("expired token: %d %s", s.Status, s.Body)
 	}
 }
