@@ -1,6 +1,7 @@
 // Command apprun is the run engine for paid AI Apps: `apprun serve` runs
 // the service, `apprun admin ...` calls its admin API, `apprun audit` checks the log,
-// `apprun bench` measures it.
+// `apprun bench` measures it, and `apprun run`, `runs`, `balance` and
+// `cancel` are a client of its API.
 package main
 
 import (
@@ -20,7 +21,8 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: apprun serve [flags] | apprun admin <command> | apprun audit [flags] | apprun bench [flags]")
+		return fmt.Errorf("usage: apprun serve [flags] | apprun admin <command> | apprun audit [flags] | apprun bench [flags] | " +
+			"apprun run <app> --input file.json|- [--json] | apprun runs | apprun balance | apprun cancel <run_no>")
 	}
 	switch args[0] {
 	case "serve":
@@ -37,7 +39,19 @@ func run(args []string) error {
 		return auditCommand(args[1:], os.Stdout)
 	case "bench":
 		return benchCommand(args[1:], os.Stdout)
+	case "run":
+		return runCommand(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case "runs":
+		return runsCommand(args[1:], os.Stdout)
+	case "balance":
+		return balanceCommand(os.Stdout)
+	case "cancel":
+		return cancelCommand(args[1:], os.Stdout)
 	default:
-		return fmt.Errorf("unknown command %q: want serve, admin, audit or bench", args[0])
+		return fmt.Errorf("unknown command %q: want serve, admin, audit, bench, run, runs, balance or cancel", args[0])
 	}
+}
+
+func signalNotify(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 }
