@@ -139,6 +139,7 @@ func New(cfg Config) (*API, error) {
 	a.routeBrandContexts()
 	a.routeAdmin()
 	a.routeOperability()
+	a.routeOpenAPI()
 	return a, nil
 }
 

@@ -208,6 +208,9 @@ func examples() map[string]map[string]any {
 	return out
 }
 
+// API is the node's HTTP API (tests read its routes).
+func (n *Node) API() *httpapi.API { return n.api }
+
 // Engine is the node's engine (dev set-up and tests use it).
 func (n *Node) Engine() *engine.Engine { return n.eng }
 
