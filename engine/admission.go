@@ -18,6 +18,8 @@ type CreateRunRequest struct {
 	Input     map[string]any
 	// BrandContextID is nil when the request names none.
 	BrandContextID *string
+	// WebhookURL, when set, receives the run's terminal event.
+	WebhookURL string
 	// MaxCreditCost, when set, is the most the client agrees to pay: a
 	// higher price is refused with pricing_not_ready, nothing charged.
 	MaxCreditCost *int64
@@ -112,7 +114,8 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 		return CreatedRun{}, internal("encode input", err)
 	}
 	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: newID(PrefixRun, 10), AccountID: req.AccountID,
-		KeyID: req.KeyID, AppSlug: app.Slug, Input: rawInput, BrandContextID: brandID, CreditCost: price.CreditCost}
+		KeyID: req.KeyID, AppSlug: app.Slug, Input: rawInput, BrandContextID: brandID, CreditCost: price.CreditCost,
+		WebhookURL: req.WebhookURL}
 	run, err := e.admit(ctx, created, acct, acctSeq, price, claim)
 	run.Quota = quota
 	return run, err

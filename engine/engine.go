@@ -48,6 +48,8 @@ type Config struct {
 	// without a client port or cluster): the read limit is then counted
 	// in memory, exactly, without a JetStream request per read.
 	Standalone bool
+	// Webhooks configures webhook deliveries.
+	Webhooks WebhookConfig
 	// Now is the clock (default time.Now); events carry its time.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -65,6 +67,7 @@ type Engine struct {
 	hub     *hub
 	exec    *executor
 	sweep   *sweeper
+	hooks   *dispatcher
 	// counters feed Stats.
 	counters counters
 	// reads are the in-memory read windows of a standalone node (nil otherwise).
@@ -95,6 +98,12 @@ func New(nc *nats.Conn, cfg Config) (*Engine, error) {
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 32
+	}
+	if cfg.Webhooks.Backoff <= 0 {
+		cfg.Webhooks.Backoff = 5 * time.Second
+	}
+	if cfg.Webhooks.Window <= 0 {
+		cfg.Webhooks.Window = 24 * time.Hour
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -128,6 +137,13 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.hub.stop()
 		return fmt.Errorf("engine: executor: %w", err)
 	}
+	hooks, err := startDispatcher(ctx, e)
+	if err != nil {
+		e.exec.stop()
+		e.hub.stop()
+		return fmt.Errorf("engine: webhooks: %w", err)
+	}
+	e.hooks = hooks
 	e.sweep = startSweeper(e)
 	return nil
 }
@@ -169,6 +185,7 @@ func (e *Engine) Stop() {
 		if e.exec != nil {
 			e.exec.stop()
 		}
+		e.hooks.stop()
 		if e.hub != nil {
 			e.hub.stop()
 		}

@@ -40,6 +40,7 @@ type RunEvent struct {
 	AppSlug        string          `json:"app_slug,omitempty"`
 	Input          json.RawMessage `json:"input,omitempty"`
 	BrandContextID string          `json:"brand_context_id,omitempty"`
+	WebhookURL     string          `json:"webhook_url,omitempty"`
 	CreditCost     int64           `json:"credit_cost,omitempty"`
 	Slot           int             `json:"slot,omitempty"`
 

@@ -26,6 +26,7 @@ type Run struct {
 	Status         Status          `json:"status"`
 	CreditCost     int64           `json:"credit_cost"`
 	BrandContextID string          `json:"brand_context_id,omitempty"`
+	WebhookURL     string          `json:"webhook_url,omitempty"`
 	Slot           int             `json:"slot"`
 	CreatedAt      time.Time       `json:"created_at"`
 	StartedAt      *time.Time      `json:"started_at,omitempty"`
@@ -44,7 +45,7 @@ func ApplyRun(r Run, e RunEvent, seq uint64) Run {
 	switch e.Type {
 	case RunCreated:
 		r = Run{RunNo: e.RunNo, AccountID: e.AccountID, AppSlug: e.AppSlug, Status: StatusQueued,
-			CreditCost: e.CreditCost, BrandContextID: e.BrandContextID, Slot: e.Slot,
+			CreditCost: e.CreditCost, BrandContextID: e.BrandContextID, Slot: e.Slot, WebhookURL: e.WebhookURL,
 			CreatedAt: e.At, CreatedSeq: seq, LastSeq: seq}
 	case RunStarted:
 		r.Status = StatusRunning

@@ -116,13 +116,14 @@ type createRunBody struct {
 	Input          map[string]any
 	BrandContextID *string
 	MaxCreditCost  *int64
+	WebhookURL     string
 }
 
 // hash identifies the request for Idempotency-Key: the decoded body in
 // canonical JSON (sorted keys), so formatting does not make it "different".
 func (b createRunBody) hash() string {
 	data, _ := json.Marshal(map[string]any{"app_slug": b.AppSlug, "input": b.Input, "brand_context_id": b.BrandContextID,
-		"max_credit_cost": b.MaxCreditCost})
+		"max_credit_cost": b.MaxCreditCost, "webhook_url": b.WebhookURL})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
@@ -132,7 +133,7 @@ func (b createRunBody) hash() string {
 // file fields anywhere in input.
 func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
 	var b createRunBody
-	if err := onlyFields(obj, "app_slug", "input", "brand_context_id", "max_credit_cost"); err != nil {
+	if err := onlyFields(obj, "app_slug", "input", "brand_context_id", "max_credit_cost", "webhook_url"); err != nil {
 		return b, err
 	}
 	slug, ok, err := stringField(obj, "app_slug")
@@ -164,6 +165,11 @@ func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
 			return b, errorf(engine.CodeInvalidRequest, "max_credit_cost must be a whole number of Credits, 0 or more")
 		}
 		b.MaxCreditCost = &n
+	}
+	if u, ok, err := stringField(obj, "webhook_url"); err != nil {
+		return b, err
+	} else if ok {
+		b.WebhookURL = u
 	}
 	return b, nil
 }

@@ -48,6 +48,12 @@ var operations = []operation{
 		"", 200, "StatementPage", []int{400, 401, 429}},
 	{http.MethodPost, "/api/v1/brand-contexts", "createBrandContext", "Create a brand context for runs to write for", "key", nil, nil,
 		"BrandContextRequest", 201, "BrandContext", []int{400, 401, 422, 429}},
+	{http.MethodGet, "/api/v1/webhooks/secret", "getWebhookSecret", "The account's webhook signing secret (Standard Webhooks)", "key", nil, nil,
+		"", 200, "WebhookSecret", []int{401, 429}},
+	{http.MethodGet, "/api/v1/webhooks/deliveries", "listWebhookDeliveries", "The newest 100 webhook deliveries and their state", "key", nil, nil,
+		"", 200, "DeliveryList", []int{401, 429}},
+	{http.MethodPost, "/api/v1/webhooks/deliveries/{run_no}/redeliver", "redeliverWebhook", "Send a finished run's webhook again", "key", nil, nil,
+		"", 202, "object", []int{400, 401, 404, 429}},
 	{http.MethodGet, "/api/v1/openapi.json", "getOpenAPI", "This document", "none", nil, nil, "", 200, "object", nil},
 }
 
@@ -87,6 +93,7 @@ func (a *API) openAPIDocument() obj {
 			"input":            obj{"description": "The App's input: the schema named Input.<app_slug>", "oneOf": inputs},
 			"brand_context_id": obj{"type": "string"},
 			"max_credit_cost":  obj{"type": "integer", "minimum": 0, "description": "Refuse (409 pricing_not_ready) a higher price"},
+			"webhook_url":      obj{"type": "string", "format": "uri", "description": "Receives the run's terminal event, signed per Standard Webhooks"},
 		}}
 	paths := obj{}
 	for _, op := range operations {
@@ -229,6 +236,11 @@ func baseSchemas() obj {
 		"StatementLine": obj{"type": "object", "properties": obj{"type": obj{"type": "string", "enum": []string{"grant", "charge", "refund"}},
 			"amount": integer, "run_no": str, "at": stamp, "balance": integer}},
 		"StatementPage": page("StatementLine"),
+		"WebhookSecret": obj{"type": "object", "properties": obj{"secret": str}},
+		"Delivery": obj{"type": "object", "properties": obj{"webhook_id": str, "run_no": str, "event": str, "url": str,
+			"status": obj{"type": "string", "enum": []string{"retrying", "delivered", "failed"}}, "attempts": integer,
+			"last_status": integer, "last_error": str, "next_attempt_at": stamp, "updated_at": stamp}},
+		"DeliveryList": obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": ref("Delivery")}}},
 		"BrandContextRequest": obj{"type": "object", "required": []string{"name"}, "properties": obj{
 			"name": str, "description": str, "voice": str, "audience": str, "website": str}},
 		"BrandContext": obj{"type": "object", "properties": obj{"brand_context_id": str, "name": str, "description": str,

@@ -42,6 +42,9 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := decodeCreateRun(obj)
+	if err == nil && body.WebhookURL != "" {
+		err = a.cfg.Engine.CheckWebhookURL(body.WebhookURL)
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -52,7 +55,8 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := engine.CreateRunRequest{AccountID: c.AccountID, KeyID: c.KeyID,
-		AppSlug: body.AppSlug, Input: body.Input, BrandContextID: body.BrandContextID, MaxCreditCost: body.MaxCreditCost}
+		AppSlug: body.AppSlug, Input: body.Input, BrandContextID: body.BrandContextID, MaxCreditCost: body.MaxCreditCost,
+		WebhookURL: body.WebhookURL}
 	if vals, ok := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]; ok {
 		if len(vals) != 1 || !engine.ValidIdempotencyKey(vals[0]) {
 			a.fail(w, r, errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", engine.MaxIdempotencyKey))

@@ -19,6 +19,10 @@ type Engine interface {
 	Catalog() *engine.Catalog
 	CreateRun(ctx context.Context, req engine.CreateRunRequest) (engine.CreatedRun, error)
 	CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error)
+	CheckWebhookURL(raw string) error
+	WebhookSecret(ctx context.Context, accountID string) (string, error)
+	Deliveries(ctx context.Context, accountID string, limit int) ([]engine.Delivery, error)
+	Redeliver(ctx context.Context, accountID, runNo string) error
 	AllowReadQuota(ctx context.Context, keyID string) (engine.Quota, error)
 	Follow(runNo string, after uint64) *engine.Follower
 	OpenAccount(ctx context.Context, email string, credits int64) (engine.NewAccount, error)
@@ -140,6 +144,7 @@ func New(cfg Config) (*API, error) {
 	a.routeAdmin()
 	a.routeOperability()
 	a.routeOpenAPI()
+	a.routeWebhooks()
 	return a, nil
 }
 

@@ -63,6 +63,9 @@ type Config struct {
 	SignupCredits int64
 	SessionTTL    time.Duration
 	SecureCookies bool
+	// Webhooks configures webhook deliveries: loopback and private
+	// receivers only with APPRUN_WEBHOOKS_ALLOW_PRIVATE=1 (or --dev).
+	Webhooks engine.WebhookConfig
 	// StreamTokenTTL is how long a browser stream token works
 	// (APPRUN_STREAM_TOKEN_TTL, default 10m).
 	StreamTokenTTL time.Duration
@@ -222,6 +225,7 @@ func parseServe(args []string) (Config, error) {
 	fs.Int64Var(&c.SignupCredits, "signup-credits", int64(envInt("APPRUN_SIGNUP_CREDITS", 100)), "Credits a website sign-up starts with (APPRUN_SIGNUP_CREDITS)")
 	fs.DurationVar(&c.SessionTTL, "session-ttl", envDuration("APPRUN_SESSION_TTL", 7*24*time.Hour), "how long a website sign-in lasts (APPRUN_SESSION_TTL)")
 	fs.DurationVar(&c.StreamTokenTTL, "stream-token-ttl", envDuration("APPRUN_STREAM_TOKEN_TTL", 10*time.Minute), "how long a stream token works (APPRUN_STREAM_TOKEN_TTL)")
+	fs.BoolVar(&c.Webhooks.AllowPrivate, "webhooks-allow-private", env("APPRUN_WEBHOOKS_ALLOW_PRIVATE", "") == "1", "let webhook URLs reach loopback and private addresses (APPRUN_WEBHOOKS_ALLOW_PRIVATE=1; on in --dev)")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", env("APPRUN_SECURE_COOKIES", "") == "1", "mark the session cookie Secure: TLS ends at a proxy in front (APPRUN_SECURE_COOKIES=1)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -263,6 +267,9 @@ func parseServe(args []string) (Config, error) {
 	}
 	if c.Model.BaseURL != "" && c.Model.Model == "" {
 		return c, errors.New("serve: OPENAI_BASE_URL is set but APPRUN_LLM_MODEL is not: name the model to use")
+	}
+	if c.Dev {
+		c.Webhooks.AllowPrivate = true // a dev machine's receivers are local
 	}
 	if c.SignupCredits < 0 {
 		return c, errors.New("serve: signup-credits must be 0 or more")

@@ -78,7 +78,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}
 	n.eng, err = engine.New(n.nc, engine.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
 		Logger: n.cfg.Logger, Replicas: n.cfg.Replicas, SweepEvery: n.cfg.RetentionSweep,
-		Standalone: n.cfg.NATSURL == "" && n.cfg.NATSListen == "" && n.cfg.ClusterName == ""})
+		Standalone: n.cfg.NATSURL == "" && n.cfg.NATSListen == "" && n.cfg.ClusterName == "", Webhooks: n.cfg.Webhooks})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+)
+
+func withWebhooks(backoff time.Duration) option {
+	return func(c *Config) { c.Webhooks = engine.WebhookConfig{AllowPrivate: true, Backoff: backoff} }
+}
+
+// receiver is a webhook endpoint that answers from a script of statuses
+// (then 200) and records every delivery.
+type receiver struct {
+	*httptest.Server
+	mu       sync.Mutex
+	statuses []int
+	got      []delivery
+	arrived  chan struct{}
+}
+
+type delivery struct {
+	Header http.Header
+	Body   []byte
+}
+
+func newReceiver(t *testing.T, statuses ...int) *receiver {
+	rc := &receiver{statuses: statuses, arrived: make(chan struct{}, 100)}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		rc.got = append(rc.got, delivery{Header: r.Header.Clone(), Body: body})
+		status := http.StatusOK
+		if len(rc.statuses) > 0 {
+			status, rc.statuses = rc.statuses[0], rc.statuses[1:]
+		}
+		rc.mu.Unlock()
+		w.WriteHeader(status)
+		rc.arrived <- struct{}{}
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+// await waits for the n-th delivery.
+func (rc *receiver) await(t *testing.T, n int) []delivery {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		rc.mu.Lock()
+		got := append([]delivery(nil), rc.got...)
+		rc.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		select {
+		case <-rc.arrived:
+		case <-deadline:
+			t.Fatalf("%d deliveries after 30s, want %d", len(got), n)
+		}
+	}
+}
+
+// verify checks a delivery the way a receiver would (Standard Webhooks).
+func verify(t *testing.T, secret string, d delivery) {
+	t.Helper()
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil || !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("secret %q is not a whsec_ base64 key", secret)
+	}
+	id, ts := d.Header.Get("webhook-id"), d.Header.Get("webhook-timestamp")
+	m := hmac.New(sha256.New, key)
+	fmt.Fprintf(m, "%s.%s.%s", id, ts, d.Body)
+	want := "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil))
+	if d.Header.Get("webhook-signature") != want {
+		t.Fatalf("signature %q, want %q", d.Header.Get("webhook-signature"), want)
+	}
+	sec, _ := strconv.ParseInt(ts, 10, 64)
+	if age := time.Since(time.Unix(sec, 0)); age < -time.Minute || age > 5*time.Minute {
+		t.Fatalf("webhook-timestamp %s is %s off", ts, age)
+	}
+}
+
+func TestWebhookDeliveryIsSignedAndIdentifiedByTheEventID(t *testing.T) {
+	h := start(t, withLimits(noLimits), withWebhooks(50*time.Millisecond))
+	a := h.account(100)
+	rc := newReceiver(t)
+	body := coldEmailRun()
+	body["webhook_url"] = rc.URL + "/hooks"
+	runNo := h.create(a, body)
+	evs := h.collect(a, runNo)
+	got := rc.await(t, 1)
+	secret := h.do("GET", "/api/v1/webhooks/secret", a.Key, nil).json(t)["secret"].(string)
+	verify(t, secret, got[0])
+	if id := got[0].Header.Get("webhook-id"); id != strconv.FormatUint(evs[len(evs)-1].ID, 10) {
+		t.Fatalf("webhook-id %s, want the terminal event's id %d", id, evs[len(evs)-1].ID)
+	}
+	var payload struct {
+		Type string         `json:"type"`
+		Data map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(got[0].Body, &payload); err != nil || payload.Type != "run.completed" || payload.Data["run_no"] != runNo ||
+		payload.Data["output"] == nil {
+		t.Fatalf("payload %s", got[0].Body)
+	}
+	// The delivery log says so, and a redelivery sends the same id again.
+	waitDelivery(t, h, a, runNo, "delivered")
+	if r := h.do("POST", "/api/v1/webhooks/deliveries/"+runNo+"/redeliver", a.Key, nil); r.Status != 202 {
+		t.Fatalf("redeliver: %d %s", r.Status, r.Body)
+	}
+	if again := rc.await(t, 2); again[1].Header.Get("webhook-id") != got[0].Header.Get("webhook-id") {
+		t.Fatal("a redelivery changed the webhook-id")
+	}
+}
+
+// waitDelivery polls the delivery log until the run's delivery has status.
+func waitDelivery(t *testing.T, h *harness, a account, runNo, status string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := h.do("GET", "/api/v1/webhooks/deliveries", a.Key, nil)
+		for _, d := range r.json(t)["data"].([]any) {
+			if m := d.(map[string]any); m["run_no"] == runNo && m["status"] == status {
+				return m
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s delivery for %s in 30s: %s", status, runNo, r.Body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestAFailingReceiverIsRetriedUntilItSucceeds(t *testing.T) {
+	h := start(t, withLimits(noLimits), withWebhooks(50*time.Millisecond))
+	a := h.account(100)
+	rc := newReceiver(t, 500, 503)
+	body := testRun("fail")
+	body["webhook_url"] = rc.URL
+	runNo := h.create(a, body)
+	got := rc.await(t, 3)
+	if got[0].Header.Get("webhook-id") != got[2].Header.Get("webhook-id") {
+		t.Fatal("retries changed the webhook-id")
+	}
+	d := waitDelivery(t, h, a, runNo, "delivered")
+	if d["attempts"] != float64(3) || d["event"] != "failed" {
+		t.Fatalf("delivery %v: want delivered on the 3rd attempt, of the failed event", d)
+	}
+}
+
+func TestAWebhookDeliverySurvivesARestart(t *testing.T) {
+	h := start(t, withLimits(noLimits), withWebhooks(time.Second))
+	a := h.account(100)
+	rc := newReceiver(t, 503)
+	body := testRun("ok")
+	body["webhook_url"] = rc.URL
+	runNo := h.create(a, body)
+	rc.await(t, 1) // the first attempt failed; the retry is due in 1s
+	h.restart()
+	got := rc.await(t, 2)
+	if got[1].Header.Get("webhook-id") != got[0].Header.Get("webhook-id") {
+		t.Fatal("the delivery after the restart is not the same delivery")
+	}
+	waitDelivery(t, h, a, runNo, "delivered")
+}
+
+func TestWebhookURLsAreChecked(t *testing.T) {
+	h := start(t, withLimits(noLimits)) // production: no private receivers
+	a := h.account(100)
+	for _, u := range []string{"ftp://example.com/x", "http://127.0.0.1:9/x", "http://localhost/x", "https://user:pw@example.com/",
+		"http://10.0.0.1/x", "http://[::1]/x", "not a url"} {
+		body := coldEmailRun()
+		body["webhook_url"] = u
+		if r := h.do("POST", "/api/v1/runs", a.Key, body); r.Status != 400 || r.errorCode(t) != "invalid_request" {
+			t.Fatalf("webhook_url %q: %d %s, want 400", u, r.Status, r.Body)
+		}
+	}
+	if bal, _ := h.balance(a); bal != 100 {
+		t.Fatalf("refused webhook URLs charged: balance %d", bal)
+	}
+	body := coldEmailRun()
+	body["webhook_url"] = "https://hooks.example.com/apprun"
+	if r := h.do("POST", "/api/v1/runs", a.Key, body); r.Status != 201 {
+		t.Fatalf("a public https URL: %d %s", r.Status, r.Body)
+	}
+}

@@ -1,0 +1,353 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Webhooks: a run created with a webhook_url gets its terminal event
+// POSTed there, signed per Standard Webhooks with its account's secret.
+// The terminal write itself (finish or cancel) stores a hook job in the
+// same atomic batch, so a delivery is never lost; a durable consumer on
+// the jobs delivers them, retrying with backoff for a day (JetStream
+// redelivery: a restart resumes where it was). Each attempt's outcome is
+// an event on the account's delivery subject, the delivery log.
+
+// WebhookConfig configures deliveries.
+type WebhookConfig struct {
+	// AllowPrivate lets webhook URLs reach loopback and private addresses
+	// (dev mode and tests); production refuses them, at create and when
+	// dialling (so a name cannot be re-pointed inside).
+	AllowPrivate bool
+	// Backoff is the first retry delay (default 5s); it grows fivefold per
+	// attempt up to an hour.
+	Backoff time.Duration
+	// Window is how long a delivery is retried (default 24h).
+	Window time.Duration
+}
+
+const webhookConsumer = "apprun-webhooks"
+
+// HookJob asks for a run's terminal event to be delivered.
+type HookJob struct {
+	RunNo string `json:"run_no"`
+	V     int    `json:"v"`
+}
+
+// Delivery is the state of one run's webhook delivery (the log entry).
+type Delivery struct {
+	WebhookID  string    `json:"webhook_id"`
+	RunNo      string    `json:"run_no"`
+	Event      string    `json:"event"`
+	URL        string    `json:"url"`
+	Status     string    `json:"status"` // retrying | delivered | failed
+	Attempts   int       `json:"attempts"`
+	LastStatus int       `json:"last_status,omitempty"`
+	LastError  string    `json:"last_error,omitempty"`
+	NextAt     time.Time `json:"next_attempt_at,omitzero"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+type secretEvent struct {
+	Type   string    `json:"type"` // "webhook_secret"
+	V      int       `json:"v"`
+	At     time.Time `json:"at"`
+	Secret string    `json:"secret"`
+}
+
+func hookSubject(runNo string) string                { return subjHook + runNo }
+func secretSubject(accountID string) string          { return subjWHSecret + accountID }
+func deliverySubject(accountID, runNo string) string { return subjWHDelivery + accountID + "." + runNo }
+
+// CheckWebhookURL refuses what a webhook_url may not be: another scheme,
+// no host, and (unless private addresses are allowed) a loopback or
+// private literal address or localhost.
+func (e *Engine) CheckWebhookURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(raw) > 2000 || u.User != nil {
+		return Errorf(CodeInvalidRequest, "webhook_url must be an http(s) URL without credentials")
+	}
+	if e.cfg.Webhooks.AllowPrivate {
+		return nil
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return Errorf(CodeInvalidRequest, "webhook_url must not point at this machine")
+	}
+	if ip := net.ParseIP(host); ip != nil && !publicIP(ip) {
+		return Errorf(CodeInvalidRequest, "webhook_url must not point at a loopback or private address")
+	}
+	return nil
+}
+
+func publicIP(ip net.IP) bool {
+	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast())
+}
+
+// WebhookSecret returns the account's signing secret, made on first use
+// (compare-and-set: every node agrees on one).
+func (e *Engine) WebhookSecret(ctx context.Context, accountID string) (string, error) {
+	if _, _, err := e.Account(ctx, accountID); err != nil {
+		return "", err
+	}
+	for range maxCASRetries {
+		var ev secretEvent
+		_, err := e.log.last(ctx, secretSubject(accountID), &ev)
+		if err == nil {
+			return ev.Secret, nil
+		}
+		if !errors.Is(err, errNoMessage) {
+			return "", internal("read webhook secret", err)
+		}
+		b := make([]byte, 24)
+		_, _ = rand.Read(b)
+		ev = secretEvent{Type: "webhook_secret", V: eventVersion, At: e.now(), Secret: "whsec_" + base64.StdEncoding.EncodeToString(b)}
+		_, err = e.log.append(ctx, entry{subject: secretSubject(accountID), value: ev, expect: expectSeq(0)})
+		if err == nil {
+			return ev.Secret, nil
+		}
+		if !errors.Is(err, errConflict) {
+			return "", internal("store webhook secret", err)
+		}
+	}
+	return "", Errorf(CodeInternal, "webhook secret busy; retry")
+}
+
+// Sign is the Standard Webhooks signature of a delivery.
+func Sign(secret, id string, ts int64, body []byte) (string, error) {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	fmt.Fprintf(m, "%s.%d.", id, ts)
+	m.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil)), nil
+}
+
+// Redeliver queues a run's terminal event for delivery again.
+func (e *Engine) Redeliver(ctx context.Context, accountID, runNo string) error {
+	events, err := e.log.runLog(ctx, runNo, 0)
+	if err != nil {
+		return internal("read run", err)
+	}
+	if len(events) == 0 || events[0].Event.AccountID != accountID {
+		return Errorf(CodeRunNotFound, "no run %q", runNo)
+	}
+	if events[0].Event.WebhookURL == "" {
+		return Errorf(CodeInvalidRequest, "run %s has no webhook_url", runNo)
+	}
+	if !events[len(events)-1].Event.Type.Terminal() {
+		return Errorf(CodeInvalidRequest, "run %s has not finished: its webhook is sent when it does", runNo)
+	}
+	_, err = e.log.append(ctx, entry{subject: hookSubject(runNo), value: HookJob{RunNo: runNo, V: eventVersion}})
+	if err != nil {
+		return internal("queue redelivery", err)
+	}
+	return nil
+}
+
+// Deliveries lists an account's webhook deliveries, newest first.
+func (e *Engine) Deliveries(ctx context.Context, accountID string, limit int) ([]Delivery, error) {
+	info, err := e.log.stream.Info(ctx, jetstream.WithSubjectFilter(subjWHDelivery+accountID+".*"))
+	if err != nil {
+		return nil, internal("list deliveries", err)
+	}
+	var out []Delivery
+	for subj := range info.State.Subjects {
+		var d Delivery
+		if _, err := e.log.last(ctx, subj, &d); err == nil {
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UpdatedAt.After(out[j].UpdatedAt) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// dispatcher delivers hook jobs.
+type dispatcher struct {
+	e      *Engine
+	client *http.Client
+	cc     jetstream.ConsumeContext
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func startDispatcher(ctx context.Context, e *Engine) (*dispatcher, error) {
+	var cons jetstream.Consumer
+	err := Retry(ctx, e.cfg.Logger, "create the webhook consumer", func(ctx context.Context) error {
+		var err error
+		cons, err = e.log.js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
+			Durable: webhookConsumer, FilterSubject: subjHook + "*",
+			AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxAckPending: 256,
+			DeliverPolicy: jetstream.DeliverAllPolicy,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	d := &dispatcher{e: e}
+	d.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		DialContext:  (&net.Dialer{Timeout: 5 * time.Second, Control: d.dialCheck}).DialContext,
+		MaxIdleConns: 32, IdleConnTimeout: time.Minute}, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse // a redirect is an answer, not a delivery
+	}}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d.cc, err = cons.Consume(func(m jetstream.Msg) {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.handle(m)
+		}()
+	}, jetstream.PullMaxMessages(32))
+	if err != nil {
+		d.cancel()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *dispatcher) stop() {
+	if d == nil {
+		return
+	}
+	d.cc.Stop()
+	d.cancel()
+	d.wg.Wait()
+}
+
+// dialCheck refuses loopback and private addresses when they are not
+// allowed, whatever name led there.
+func (d *dispatcher) dialCheck(_, address string, _ syscall.RawConn) error {
+	if d.e.cfg.Webhooks.AllowPrivate {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); ip == nil || !publicIP(ip) {
+		return fmt.Errorf("webhook: %s is not a public address", host)
+	}
+	return nil
+}
+
+func (d *dispatcher) backoff(attempt int) time.Duration {
+	b := d.e.cfg.Webhooks.Backoff
+	for i := 1; i < attempt && b < time.Hour; i++ {
+		b *= 5
+	}
+	return min(b, time.Hour)
+}
+
+func (d *dispatcher) handle(m jetstream.Msg) {
+	var job HookJob
+	if err := json.Unmarshal(m.Data(), &job); err != nil || job.RunNo == "" {
+		_ = m.Term()
+		return
+	}
+	attempt := 1
+	if md, err := m.Metadata(); err == nil {
+		attempt = int(md.NumDelivered)
+	}
+	ctx, cancel := context.WithTimeout(d.ctx, 20*time.Second)
+	defer cancel()
+	events, err := d.e.log.runLog(ctx, job.RunNo, 0)
+	if err != nil || len(events) == 0 {
+		if err == nil { // purged after retention: nothing left to send
+			_ = m.Term()
+			return
+		}
+		_ = m.NakWithDelay(time.Second)
+		return
+	}
+	created, term := events[0], events[len(events)-1]
+	if !term.Event.Type.Terminal() || created.Event.WebhookURL == "" {
+		_ = m.Term()
+		return
+	}
+	secret, err := d.e.WebhookSecret(ctx, created.Event.AccountID)
+	if err != nil {
+		_ = m.NakWithDelay(time.Second)
+		return
+	}
+	id := strconv.FormatUint(term.Seq, 10)
+	body, _ := json.Marshal(map[string]any{"type": "run." + string(term.Event.Type), "timestamp": term.Event.At,
+		"data": term.Event.PublicData()})
+	status, derr := d.post(ctx, created.Event.WebhookURL, secret, id, body)
+	state := Delivery{WebhookID: id, RunNo: job.RunNo, Event: string(term.Event.Type), URL: created.Event.WebhookURL,
+		Attempts: attempt, LastStatus: status, UpdatedAt: d.e.now()}
+	switch {
+	case derr == nil:
+		state.Status = "delivered"
+	case d.e.now().Sub(term.Event.At) >= d.e.cfg.Webhooks.Window:
+		state.Status, state.LastError = "failed", derr.Error()
+	default:
+		state.Status, state.LastError = "retrying", derr.Error()
+		state.NextAt = d.e.now().Add(d.backoff(attempt))
+	}
+	if _, err := d.e.log.append(ctx, entry{subject: deliverySubject(created.Event.AccountID, job.RunNo), value: state}); err != nil {
+		d.e.cfg.Logger.Warn("recording a webhook delivery", "run_no", job.RunNo, "err", err)
+	}
+	switch state.Status {
+	case "retrying":
+		_ = m.NakWithDelay(d.backoff(attempt))
+	case "failed":
+		_ = m.Term()
+	default:
+		_ = m.Ack()
+	}
+}
+
+// post sends one delivery; an answer outside 2xx is a failure.
+func (d *dispatcher) post(ctx context.Context, target, secret, id string, body []byte) (int, error) {
+	ts := d.e.now().Unix()
+	sig, err := Sign(secret, id, ts, body)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "apprun-webhooks")
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", sig)
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, fmt.Errorf("the receiver answered %d", resp.StatusCode)
+	}
+	return resp.StatusCode, nil
+}
