@@ -105,6 +105,10 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 		}
 		brandID = bc.ID
 	}
+	endpoints, _, err := e.WebhookEndpoints(ctx, req.AccountID)
+	if err != nil {
+		return CreatedRun{}, err
+	}
 	quota, err := e.allow(ctx, limitCreate, req.KeyID)
 	if err != nil {
 		return CreatedRun{Quota: quota}, err
@@ -116,6 +120,9 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: newID(PrefixRun, 10), AccountID: req.AccountID,
 		KeyID: req.KeyID, AppSlug: app.Slug, Input: rawInput, BrandContextID: brandID, CreditCost: price.CreditCost,
 		WebhookURL: req.WebhookURL}
+	for _, ep := range endpoints {
+		created.WebhookEndpoints = append(created.WebhookEndpoints, ep.URL)
+	}
 	run, err := e.admit(ctx, created, acct, acctSeq, price, claim)
 	run.Quota = quota
 	return run, err

@@ -51,9 +51,7 @@ func (e *Engine) CancelRun(ctx context.Context, accountID, runNo string) (Run, u
 				value: SlotEvent{Type: "slot_released", V: eventVersion, RunNo: runNo}})
 		}
 		entries = append(entries, entry{subject: runSubject(runNo), value: term, expect: expectSeq(last)})
-		if run.WebhookURL != "" {
-			entries = append(entries, entry{subject: hookSubject(runNo), value: HookJob{RunNo: runNo, V: eventVersion}})
-		}
+		entries = append(entries, hookJobs(run)...)
 		seq, err := e.log.append(ctx, entries...)
 		if errors.Is(err, errConflict) {
 			continue // the run or the account moved: look again

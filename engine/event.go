@@ -41,8 +41,10 @@ type RunEvent struct {
 	Input          json.RawMessage `json:"input,omitempty"`
 	BrandContextID string          `json:"brand_context_id,omitempty"`
 	WebhookURL     string          `json:"webhook_url,omitempty"`
-	CreditCost     int64           `json:"credit_cost,omitempty"`
-	Slot           int             `json:"slot,omitempty"`
+	// WebhookEndpoints are the account's endpoints when the run was made.
+	WebhookEndpoints []string `json:"webhook_endpoints,omitempty"`
+	CreditCost       int64    `json:"credit_cost,omitempty"`
+	Slot             int      `json:"slot,omitempty"`
 
 	// tool_running
 	Step *Step `json:"step,omitempty"`

@@ -303,9 +303,7 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *
 				value: SlotEvent{Type: "slot_released", V: eventVersion, RunNo: w.run.RunNo}})
 		}
 		entries = append(entries, entry{subject: runSubject(w.run.RunNo), value: term, expect: expectSeq(w.last)})
-		if w.run.WebhookURL != "" {
-			entries = append(entries, entry{subject: hookSubject(w.run.RunNo), value: HookJob{RunNo: w.run.RunNo, V: eventVersion}})
-		}
+		entries = append(entries, hookJobs(w.run)...)
 		_, err = x.e.log.append(ctx, entries...)
 		if errors.Is(err, errConflict) {
 			events, rerr := x.e.log.runLog(ctx, w.run.RunNo, w.last)

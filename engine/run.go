@@ -20,23 +20,25 @@ const (
 
 // Run is the state of a run, a pure fold of its events.
 type Run struct {
-	RunNo          string          `json:"run_no"`
-	AccountID      string          `json:"account_id"`
-	AppSlug        string          `json:"app_slug"`
-	Status         Status          `json:"status"`
-	CreditCost     int64           `json:"credit_cost"`
-	BrandContextID string          `json:"brand_context_id,omitempty"`
-	WebhookURL     string          `json:"webhook_url,omitempty"`
-	Slot           int             `json:"slot"`
-	CreatedAt      time.Time       `json:"created_at"`
-	StartedAt      *time.Time      `json:"started_at,omitempty"`
-	FinishedAt     *time.Time      `json:"finished_at,omitempty"`
-	Summary        string          `json:"summary,omitempty"`
-	Output         json.RawMessage `json:"output,omitempty"`
-	Error          *RunError       `json:"error,omitempty"`
-	Refunded       int64           `json:"refunded,omitempty"`
-	CreatedSeq     uint64          `json:"created_seq"`
-	LastSeq        uint64          `json:"last_seq"`
+	RunNo          string `json:"run_no"`
+	AccountID      string `json:"account_id"`
+	AppSlug        string `json:"app_slug"`
+	Status         Status `json:"status"`
+	CreditCost     int64  `json:"credit_cost"`
+	BrandContextID string `json:"brand_context_id,omitempty"`
+	WebhookURL     string `json:"webhook_url,omitempty"`
+	// WebhookEndpoints are the account's endpoints when the run was made.
+	WebhookEndpoints []string        `json:"webhook_endpoints,omitempty"`
+	Slot             int             `json:"slot"`
+	CreatedAt        time.Time       `json:"created_at"`
+	StartedAt        *time.Time      `json:"started_at,omitempty"`
+	FinishedAt       *time.Time      `json:"finished_at,omitempty"`
+	Summary          string          `json:"summary,omitempty"`
+	Output           json.RawMessage `json:"output,omitempty"`
+	Error            *RunError       `json:"error,omitempty"`
+	Refunded         int64           `json:"refunded,omitempty"`
+	CreatedSeq       uint64          `json:"created_seq"`
+	LastSeq          uint64          `json:"last_seq"`
 }
 
 // ApplyRun folds the event stored at seq into r.
@@ -46,7 +48,8 @@ func ApplyRun(r Run, e RunEvent, seq uint64) Run {
 	case RunCreated:
 		r = Run{RunNo: e.RunNo, AccountID: e.AccountID, AppSlug: e.AppSlug, Status: StatusQueued,
 			CreditCost: e.CreditCost, BrandContextID: e.BrandContextID, Slot: e.Slot, WebhookURL: e.WebhookURL,
-			CreatedAt: e.At, CreatedSeq: seq, LastSeq: seq}
+			WebhookEndpoints: e.WebhookEndpoints,
+			CreatedAt:        e.At, CreatedSeq: seq, LastSeq: seq}
 	case RunStarted:
 		r.Status = StatusRunning
 		at := e.At
@@ -80,3 +83,13 @@ func StreamURL(runNo string) string { return "/api/v1/runs/" + runNo + "/events"
 
 // ResultURL is the relative path of a run's result.
 func ResultURL(runNo string) string { return "/api/v1/runs/" + runNo }
+
+// WebhookTargets are where the run's terminal event is delivered: its
+// webhook_url, then the account's endpoints as they were at creation.
+func (r Run) WebhookTargets() []string {
+	var out []string
+	if r.WebhookURL != "" {
+		out = append(out, r.WebhookURL)
+	}
+	return append(out, r.WebhookEndpoints...)
+}

@@ -11,22 +11,23 @@ const (
 	streamRLRead     = "APPRUN_RL_READ"
 	executorConsumer = "apprun-executor"
 
-	subjAccount    = "apprun.acct."    // + account_id: ledger events
-	subjRun        = "apprun.run."     // + run_no: the run's event log
-	subjJob        = "apprun.job."     // + run_no: work item for the executor
-	subjKey        = "apprun.key."     // + key_id: key created / revoked
-	subjPrice      = "apprun.price."   // + app slug: price set / recalibrating
-	subjBrand      = "apprun.brand."   // + brand_context_id
-	subjSlot       = "apprun.slot."    // + index: platform-wide active-run slots
-	subjIdem       = "apprun.idem."    // + account_id.key-hash: Idempotency-Key records
-	subjExpired    = "apprun.expired." // + run_no: the run's log was removed after retention
-	subjLogin      = "apprun.login."   // + hash of the email: the website login
-	subjHook       = "apprun.hook."    // + run_no: a webhook delivery to make
-	subjWHSecret   = "apprun.whsec."   // + account_id: the webhook signing secret
-	subjWHDelivery = "apprun.whdel."   // + account_id.run_no: a delivery's state
-	subjLive       = "apprun.live."    // republished run events, core NATS only
-	subjRLC        = "apprun.rl.create."
-	subjRLR        = "apprun.rl.read."
+	subjAccount     = "apprun.acct."    // + account_id: ledger events
+	subjRun         = "apprun.run."     // + run_no: the run's event log
+	subjJob         = "apprun.job."     // + run_no: work item for the executor
+	subjKey         = "apprun.key."     // + key_id: key created / revoked
+	subjPrice       = "apprun.price."   // + app slug: price set / recalibrating
+	subjBrand       = "apprun.brand."   // + brand_context_id
+	subjSlot        = "apprun.slot."    // + index: platform-wide active-run slots
+	subjIdem        = "apprun.idem."    // + account_id.key-hash: Idempotency-Key records
+	subjExpired     = "apprun.expired." // + run_no: the run's log was removed after retention
+	subjLogin       = "apprun.login."   // + hash of the email: the website login
+	subjHook        = "apprun.hook."    // + run_no: a webhook delivery to make
+	subjWHSecret    = "apprun.whsec."   // + account_id: the webhook signing secret
+	subjWHDelivery  = "apprun.whdel."   // + account_id.run_no.target: a delivery's state
+	subjWHEndpoints = "apprun.whep."    // + account_id: the account's webhook endpoints
+	subjLive        = "apprun.live."    // republished run events, core NATS only
+	subjRLC         = "apprun.rl.create."
+	subjRLR         = "apprun.rl.read."
 )
 
 func accountSubject(id string) string { return subjAccount + id }
@@ -39,7 +40,7 @@ func slotSubject(i int) string        { return subjSlot + strconv.Itoa(i) }
 func liveSubject(runNo string) string { return subjLive + "run." + runNo }
 func streamSubjects() []string {
 	return []string{subjAccount + "*", subjRun + "*", subjJob + "*", subjKey + "*", subjPrice + "*", subjBrand + "*", subjSlot + "*", subjIdem + "*.*", subjExpired + "*", subjLogin + "*",
-		subjHook + "*", subjWHSecret + "*", subjWHDelivery + "*.*"}
+		subjHook + "*", subjWHSecret + "*", subjWHDelivery + ">", subjWHEndpoints + "*"}
 }
 
 // Kind is what an event-log subject is about.

@@ -47,10 +47,21 @@ type WebhookConfig struct {
 
 const webhookConsumer = "apprun-webhooks"
 
-// HookJob asks for a run's terminal event to be delivered.
+// HookJob asks for a run's terminal event to be delivered to one of its
+// targets (0: the run's webhook_url, or the first account endpoint).
 type HookJob struct {
-	RunNo string `json:"run_no"`
-	V     int    `json:"v"`
+	RunNo  string `json:"run_no"`
+	V      int    `json:"v"`
+	Target int    `json:"target"`
+}
+
+// hookJobs are the terminal write's delivery jobs: one per target.
+func hookJobs(run Run) []entry {
+	var out []entry
+	for i := range run.WebhookTargets() {
+		out = append(out, entry{subject: hookSubject(run.RunNo), value: HookJob{RunNo: run.RunNo, V: eventVersion, Target: i}})
+	}
+	return out
 }
 
 // Delivery is the state of one run's webhook delivery (the log entry).
@@ -74,9 +85,11 @@ type secretEvent struct {
 	Secret string    `json:"secret"`
 }
 
-func hookSubject(runNo string) string                { return subjHook + runNo }
-func secretSubject(accountID string) string          { return subjWHSecret + accountID }
-func deliverySubject(accountID, runNo string) string { return subjWHDelivery + accountID + "." + runNo }
+func hookSubject(runNo string) string       { return subjHook + runNo }
+func secretSubject(accountID string) string { return subjWHSecret + accountID }
+func deliverySubject(accountID, runNo string, target int) string {
+	return subjWHDelivery + accountID + "." + runNo + "." + strconv.Itoa(target)
+}
 
 // CheckWebhookURL refuses what a webhook_url may not be: another scheme,
 // no host, and (unless private addresses are allowed) a loopback or
@@ -154,13 +167,14 @@ func (e *Engine) Redeliver(ctx context.Context, accountID, runNo string) error {
 	if len(events) == 0 || events[0].Event.AccountID != accountID {
 		return Errorf(CodeRunNotFound, "no run %q", runNo)
 	}
-	if events[0].Event.WebhookURL == "" {
-		return Errorf(CodeInvalidRequest, "run %s has no webhook_url", runNo)
+	run := ApplyRun(Run{}, events[0].Event, events[0].Seq)
+	if len(run.WebhookTargets()) == 0 {
+		return Errorf(CodeInvalidRequest, "run %s has no webhook_url and no account endpoint", runNo)
 	}
 	if !events[len(events)-1].Event.Type.Terminal() {
 		return Errorf(CodeInvalidRequest, "run %s has not finished: its webhook is sent when it does", runNo)
 	}
-	_, err = e.log.append(ctx, entry{subject: hookSubject(runNo), value: HookJob{RunNo: runNo, V: eventVersion}})
+	_, err = e.log.append(ctx, hookJobs(run)...)
 	if err != nil {
 		return internal("queue redelivery", err)
 	}
@@ -169,7 +183,7 @@ func (e *Engine) Redeliver(ctx context.Context, accountID, runNo string) error {
 
 // Deliveries lists an account's webhook deliveries, newest first.
 func (e *Engine) Deliveries(ctx context.Context, accountID string, limit int) ([]Delivery, error) {
-	info, err := e.log.stream.Info(ctx, jetstream.WithSubjectFilter(subjWHDelivery+accountID+".*"))
+	info, err := e.log.stream.Info(ctx, jetstream.WithSubjectFilter(subjWHDelivery+accountID+".>"))
 	if err != nil {
 		return nil, internal("list deliveries", err)
 	}
@@ -287,10 +301,12 @@ func (d *dispatcher) handle(m jetstream.Msg) {
 		return
 	}
 	created, term := events[0], events[len(events)-1]
-	if !term.Event.Type.Terminal() || created.Event.WebhookURL == "" {
+	targets := ApplyRun(Run{}, created.Event, created.Seq).WebhookTargets()
+	if !term.Event.Type.Terminal() || job.Target < 0 || job.Target >= len(targets) {
 		_ = m.Term()
 		return
 	}
+	target := targets[job.Target]
 	secret, err := d.e.WebhookSecret(ctx, created.Event.AccountID)
 	if err != nil {
 		_ = m.NakWithDelay(time.Second)
@@ -299,8 +315,8 @@ func (d *dispatcher) handle(m jetstream.Msg) {
 	id := strconv.FormatUint(term.Seq, 10)
 	body, _ := json.Marshal(map[string]any{"type": "run." + string(term.Event.Type), "timestamp": term.Event.At,
 		"data": term.Event.PublicData()})
-	status, derr := d.post(ctx, created.Event.WebhookURL, secret, id, body)
-	state := Delivery{WebhookID: id, RunNo: job.RunNo, Event: string(term.Event.Type), URL: created.Event.WebhookURL,
+	status, derr := d.post(ctx, target, secret, id, body)
+	state := Delivery{WebhookID: id, RunNo: job.RunNo, Event: string(term.Event.Type), URL: target,
 		Attempts: attempt, LastStatus: status, UpdatedAt: d.e.now()}
 	switch {
 	case derr == nil:
@@ -311,7 +327,7 @@ func (d *dispatcher) handle(m jetstream.Msg) {
 		state.Status, state.LastError = "retrying", derr.Error()
 		state.NextAt = d.e.now().Add(d.backoff(attempt))
 	}
-	if _, err := d.e.log.append(ctx, entry{subject: deliverySubject(created.Event.AccountID, job.RunNo), value: state}); err != nil {
+	if _, err := d.e.log.append(ctx, entry{subject: deliverySubject(created.Event.AccountID, job.RunNo, job.Target), value: state}); err != nil {
 		d.e.cfg.Logger.Warn("recording a webhook delivery", "run_no", job.RunNo, "err", err)
 	}
 	switch state.Status {

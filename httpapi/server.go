@@ -23,6 +23,9 @@ type Engine interface {
 	WebhookSecret(ctx context.Context, accountID string) (string, error)
 	Deliveries(ctx context.Context, accountID string, limit int) ([]engine.Delivery, error)
 	Redeliver(ctx context.Context, accountID, runNo string) error
+	WebhookEndpoints(ctx context.Context, accountID string) ([]engine.WebhookEndpoint, uint64, error)
+	AddWebhookEndpoint(ctx context.Context, accountID, url string) (engine.WebhookEndpoint, error)
+	RemoveWebhookEndpoint(ctx context.Context, accountID, id string) error
 	AllowReadQuota(ctx context.Context, keyID string) (engine.Quota, error)
 	Follow(runNo string, after uint64) *engine.Follower
 	OpenAccount(ctx context.Context, email string, credits int64) (engine.NewAccount, error)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/apprun/apprun/engine"
 	"github.com/gorilla/mux"
 )
 
@@ -10,6 +11,56 @@ func (a *API) routeWebhooks() {
 	a.router.HandleFunc("/api/v1/webhooks/secret", a.reader(a.webhookSecret)).Methods(http.MethodGet)
 	a.router.HandleFunc("/api/v1/webhooks/deliveries", a.reader(a.webhookDeliveries)).Methods(http.MethodGet)
 	a.router.HandleFunc("/api/v1/webhooks/deliveries/{run_no}/redeliver", a.reader(a.redeliver)).Methods(http.MethodPost)
+	a.router.HandleFunc("/api/v1/webhooks/endpoints", a.reader(a.listEndpoints)).Methods(http.MethodGet)
+	a.router.HandleFunc("/api/v1/webhooks/endpoints", a.reader(a.addEndpoint)).Methods(http.MethodPost)
+	a.router.HandleFunc("/api/v1/webhooks/endpoints/{endpoint_id}", a.reader(a.removeEndpoint)).Methods(http.MethodDelete)
+}
+
+func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request, c caller) {
+	list, _, err := a.cfg.Engine.WebhookEndpoints(r.Context(), c.AccountID)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if list == nil {
+		list = []engine.WebhookEndpoint{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": list})
+}
+
+// addEndpoint registers {"url": …} for the account's future runs (201).
+func (a *API) addEndpoint(w http.ResponseWriter, r *http.Request, c caller) {
+	obj, err := readJSONObject(w, r)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if err := onlyFields(obj, "url"); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	u, ok, err := stringField(obj, "url")
+	if err == nil && !ok {
+		err = errorf(engine.CodeInvalidRequest, "url is required")
+	}
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	ep, err := a.cfg.Engine.AddWebhookEndpoint(r.Context(), c.AccountID, u)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, ep)
+}
+
+func (a *API) removeEndpoint(w http.ResponseWriter, r *http.Request, c caller) {
+	if err := a.cfg.Engine.RemoveWebhookEndpoint(r.Context(), c.AccountID, mux.Vars(r)["endpoint_id"]); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // webhookSecret answers the account's signing secret (made on first use).

@@ -197,3 +197,46 @@ func TestWebhookURLsAreChecked(t *testing.T) {
 		t.Fatalf("a public https URL: %d %s", r.Status, r.Body)
 	}
 }
+
+func TestAccountEndpointsReceiveTheRunsMadeWhileTheyAreRegistered(t *testing.T) {
+	h := start(t, withLimits(noLimits), withWebhooks(50*time.Millisecond))
+	a := h.account(100)
+	perRun, account := newReceiver(t), newReceiver(t)
+	r := h.do("POST", "/api/v1/webhooks/endpoints", a.Key, map[string]any{"url": account.URL + "/all"})
+	ep := r.json(t)
+	if r.Status != 201 || ep["endpoint_id"] == nil || ep["url"] != account.URL+"/all" {
+		t.Fatalf("add endpoint: %d %s", r.Status, r.Body)
+	}
+	if list := h.do("GET", "/api/v1/webhooks/endpoints", a.Key, nil).json(t)["data"].([]any); len(list) != 1 {
+		t.Fatalf("endpoints: %v", list)
+	}
+	// A run with its own URL goes to both; each delivery has the same id.
+	body := testRun("ok")
+	body["webhook_url"] = perRun.URL
+	h.waitRun(a, h.create(a, body))
+	one, two := perRun.await(t, 1), account.await(t, 1)
+	if one[0].Header.Get("webhook-id") != two[0].Header.Get("webhook-id") {
+		t.Fatal("the two targets got different webhook-ids for one event")
+	}
+	// After removal, new runs no longer go to the endpoint.
+	if r := h.do("DELETE", "/api/v1/webhooks/endpoints/"+ep["endpoint_id"].(string), a.Key, nil); r.Status != 204 {
+		t.Fatalf("remove endpoint: %d %s", r.Status, r.Body)
+	}
+	if r := h.do("DELETE", "/api/v1/webhooks/endpoints/"+ep["endpoint_id"].(string), a.Key, nil); r.Status != 404 {
+		t.Fatalf("remove it again: %d, want 404", r.Status)
+	}
+	marker := testRun("ok")
+	marker["webhook_url"] = perRun.URL
+	h.waitRun(a, h.create(a, marker))
+	perRun.await(t, 2)
+	account.mu.Lock()
+	n := len(account.got)
+	account.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("the removed endpoint got %d deliveries, want only the first run's", n)
+	}
+	// Another account's endpoint list is its own, and private URLs are refused in production.
+	if list := h.do("GET", "/api/v1/webhooks/endpoints", h.account(1).Key, nil).json(t)["data"].([]any); len(list) != 0 {
+		t.Fatalf("another account sees endpoints: %v", list)
+	}
+}

@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// WebhookEndpoint is an account-level webhook receiver: every run the
+// account creates while it is registered delivers its terminal event there.
+type WebhookEndpoint struct {
+	ID        string    `json:"endpoint_id"`
+	URL       string    `json:"url"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// MaxWebhookEndpoints bounds an account's endpoints.
+const MaxWebhookEndpoints = 10
+
+type endpointsEvent struct {
+	Type      string            `json:"type"` // "webhook_endpoints"
+	V         int               `json:"v"`
+	At        time.Time         `json:"at"`
+	Endpoints []WebhookEndpoint `json:"endpoints"`
+}
+
+func endpointsSubject(accountID string) string { return subjWHEndpoints + accountID }
+
+// WebhookEndpoints lists an account's endpoints and the sequence they were
+// last written at (0: none yet).
+func (e *Engine) WebhookEndpoints(ctx context.Context, accountID string) ([]WebhookEndpoint, uint64, error) {
+	var ev endpointsEvent
+	seq, err := e.log.last(ctx, endpointsSubject(accountID), &ev)
+	if errors.Is(err, errNoMessage) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, internal("read webhook endpoints", err)
+	}
+	return ev.Endpoints, seq, nil
+}
+
+// AddWebhookEndpoint registers a receiver for the account's future runs.
+func (e *Engine) AddWebhookEndpoint(ctx context.Context, accountID, url string) (WebhookEndpoint, error) {
+	if err := e.CheckWebhookURL(url); err != nil {
+		return WebhookEndpoint{}, err
+	}
+	if _, _, err := e.Account(ctx, accountID); err != nil {
+		return WebhookEndpoint{}, err
+	}
+	ep := WebhookEndpoint{ID: newID("wh_", 10), URL: url, CreatedAt: e.now()}
+	return ep, e.updateEndpoints(ctx, accountID, func(list []WebhookEndpoint) ([]WebhookEndpoint, error) {
+		if len(list) >= MaxWebhookEndpoints {
+			return nil, Errorf(CodeInvalidRequest, "an account has at most %d webhook endpoints", MaxWebhookEndpoints)
+		}
+		return append(list, ep), nil
+	})
+}
+
+// RemoveWebhookEndpoint unregisters one; runs made before keep it.
+func (e *Engine) RemoveWebhookEndpoint(ctx context.Context, accountID, id string) error {
+	return e.updateEndpoints(ctx, accountID, func(list []WebhookEndpoint) ([]WebhookEndpoint, error) {
+		for i, ep := range list {
+			if ep.ID == id {
+				return append(list[:i:i], list[i+1:]...), nil
+			}
+		}
+		return nil, Errorf(CodeNotFound, "no webhook endpoint %q", id)
+	})
+}
+
+func (e *Engine) updateEndpoints(ctx context.Context, accountID string, change func([]WebhookEndpoint) ([]WebhookEndpoint, error)) error {
+	for range maxCASRetries {
+		list, seq, err := e.WebhookEndpoints(ctx, accountID)
+		if err != nil {
+			return err
+		}
+		next, err := change(append([]WebhookEndpoint(nil), list...))
+		if err != nil {
+			return err
+		}
+		_, err = e.log.append(ctx, entry{subject: endpointsSubject(accountID),
+			value: endpointsEvent{Type: "webhook_endpoints", V: eventVersion, At: e.now(), Endpoints: next}, expect: expectSeq(seq)})
+		if errors.Is(err, errConflict) {
+			continue
+		}
+		if err != nil {
+			return internal("write webhook endpoints", err)
+		}
+		return nil
+	}
+	return Errorf(CodeInternal, "webhook endpoints busy; retry")
+}
