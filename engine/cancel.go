@@ -17,6 +17,14 @@ func (e *Engine) CancelRun(ctx context.Context, accountID, runNo string) (Run, u
 		return Run{}, 0, Errorf(CodeRunNotFound, "no run %q", runNo)
 	}
 	for range maxCASRetries {
+		// The account first: a completion that lands after this read moves
+		// it, so the batch's check on it fails and the loop looks again
+		// (read after the run, a settle in between would leave no active
+		// run to refund).
+		acct, acctSeq, err := e.Account(ctx, accountID)
+		if err != nil {
+			return Run{}, 0, err
+		}
 		events, err := e.log.runLog(ctx, runNo, 0)
 		if err != nil {
 			return Run{}, 0, internal("read run", err)
@@ -35,14 +43,10 @@ func (e *Engine) CancelRun(ctx context.Context, accountID, runNo string) (Run, u
 		case StatusCompleted, StatusFailed:
 			return run, last, Errorf(CodeRunFinished, "run %s has already %s; there is nothing to cancel", runNo, run.Status)
 		}
-		acct, acctSeq, err := e.Account(ctx, run.AccountID)
-		if err != nil {
-			return Run{}, 0, err
-		}
 		at := e.now()
 		refund, err := ledger.Refund(acct, runNo, run.CreditCost, at)
 		if err != nil {
-			return Run{}, 0, internal("refund", err)
+			continue // the account moved since it was read: look again
 		}
 		term := RunEvent{Type: RunCanceled, V: eventVersion, RunNo: runNo, At: at, Refunded: run.CreditCost}
 		entries := []entry{{subject: accountSubject(acct.ID), value: refund, expect: expectSeq(acctSeq)}}
