@@ -117,9 +117,10 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if n.ln, err = net.Listen("tcp", n.cfg.Addr); err != nil {
 		return fmt.Errorf("listen %s: %w", n.cfg.Addr, err)
 	}
-	n.srv = &http.Server{Handler: n.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	go func() {
-		if err := n.srv.Serve(n.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	srv, ln := &http.Server{Handler: n.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}, n.ln
+	n.srv = srv
+	go func() { // its own copies: Stop clears the node's fields
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			n.cfg.Logger.Error("http server stopped", "err", err)
 		}
 	}()
