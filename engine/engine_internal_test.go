@@ -102,8 +102,10 @@ func finished(t *testing.T, e *Engine, runNo string) []StreamEvent {
 	return out
 }
 
-func TestFollowerRecoversMissedLiveEventsFromTheLog(t *testing.T) {
-	e := newTestEngine(t)
+// finishedOkRun opens an account, runs the ok App to its end, and returns
+// the run and its streamed events.
+func finishedOkRun(t *testing.T, e *Engine) (CreatedRun, []StreamEvent) {
+	t.Helper()
 	ctx := context.Background()
 	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
 	if err != nil {
@@ -113,7 +115,13 @@ func TestFollowerRecoversMissedLiveEventsFromTheLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := finished(t, e, run.RunNo)
+	return run, finished(t, e, run.RunNo)
+}
+
+func TestFollowerRecoversMissedLiveEventsFromTheLog(t *testing.T) {
+	e := newTestEngine(t)
+	ctx := context.Background()
+	run, all := finishedOkRun(t, e)
 	// A follower at the created event receives only the terminal event live:
 	// its previous sequence is not the follower's, so the gap is read from the log.
 	f := e.Follow(run.RunNo, run.Seq)
@@ -261,15 +269,7 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 func TestRunLogReadsWaitForATurn(t *testing.T) {
 	e := newTestEngine(t)
 	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := e.CreateRun(ctx, CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "ok", Input: map[string]any{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all := finished(t, e, run.RunNo)
+	run, all := finishedOkRun(t, e)
 	for range maxLogReaders { // every turn taken
 		e.log.readers <- struct{}{}
 	}
