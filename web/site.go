@@ -283,8 +283,15 @@ var funcs = template.FuncMap{
 		return fmt.Sprint(t)
 	},
 	"credits": func(n int64) string { return groupThousands(n) },
-	"isMap":   func(v any) bool { _, ok := v.(map[string]any); return ok },
-	"isList":  func(v any) bool { _, ok := v.([]any); return ok },
+	// signed shows a statement amount: +50, −25 (a true minus sign).
+	"signed": func(n int64) string {
+		if n < 0 {
+			return "−" + groupThousands(-n)
+		}
+		return "+" + groupThousands(n)
+	},
+	"isMap":  func(v any) bool { _, ok := v.(map[string]any); return ok },
+	"isList": func(v any) bool { _, ok := v.([]any); return ok },
 }
 
 // parsePages parses each page with the layout.

@@ -344,8 +344,12 @@ func TestARunFormSentTwiceMakesOneRunAndOneCharge(t *testing.T) {
 	if first.Status != 303 || first.Location != second.Location {
 		t.Fatalf("two sends: %s and %s", first.Location, second.Location)
 	}
-	if !strings.Contains(b.get("/credits").Body, `id="balance">75<`) {
+	credits := b.get("/credits").Body
+	if !strings.Contains(credits, `id="balance">75<`) {
 		t.Fatal("charged twice for one form")
+	}
+	if !strings.Contains(credits, ">−25<") || !strings.Contains(credits, ">&#43;100<") || strings.Contains(credits, "−-") {
+		t.Fatalf("statement amounts: want −25 for the charge and +100 for the grant:\n%s", credits)
 	}
 	// Input the schema refuses: the form again with the reason, no charge.
 	bad := b.post("/apps/cold-email-writer/runs", url.Values{"idempotency_key": {"web-other"}, "product_description": {"x"},
