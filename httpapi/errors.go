@@ -35,6 +35,15 @@ var statusOf = map[engine.Code]int{
 	engine.CodeInternal:            http.StatusInternalServerError,
 }
 
+// StatusOf is the HTTP status of a domain error code: the one table both
+// the API and the website answer with.
+func StatusOf(c engine.Code) int {
+	if st, ok := statusOf[c]; ok {
+		return st
+	}
+	return http.StatusInternalServerError
+}
+
 type envelope struct {
 	Error errorBody `json:"error"`
 }

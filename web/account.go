@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/httpapi"
 	"github.com/gorilla/mux"
 )
 
@@ -31,7 +32,7 @@ func (s *Site) showKeys(w http.ResponseWriter, r *http.Request, v viewer, status
 func (s *Site) createKey(w http.ResponseWriter, r *http.Request, v viewer) {
 	k, err := s.cfg.Engine.CreateKey(r.Context(), v.AccountID, r.PostFormValue("name"))
 	if e, ok := err.(*engine.Error); ok {
-		s.showKeys(w, r, v, statusOf(e.Code), nil, e.Message)
+		s.showKeys(w, r, v, httpapi.StatusOf(e.Code), nil, e.Message)
 		return
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/httpapi"
 	"golang.org/x/time/rate"
 )
 
@@ -54,7 +55,7 @@ func (s *Site) signUp(w http.ResponseWriter, r *http.Request) {
 	id, seq, err := s.cfg.Engine.SignUp(r.Context(), email, password, s.cfg.SignupCredits)
 	var e *engine.Error
 	if errors.As(err, &e) {
-		s.render(w, r, statusOf(e.Code), "signup", "Sign up", data, e.Message)
+		s.render(w, r, httpapi.StatusOf(e.Code), "signup", "Sign up", data, e.Message)
 		return
 	}
 	if err != nil {

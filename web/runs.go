@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
+	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/httpapi"
 	"github.com/gorilla/mux"
 )
 
@@ -20,15 +21,6 @@ func (s *Site) runsPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		return
 	}
 	s.render(w, r, http.StatusOK, "runs", "Runs", map[string]any{"Runs": runs})
-}
-
-// email is one touch of a cold email sequence, as the run page shows it.
-type email struct {
-	Touch   int    `json:"touch"`
-	SendDay int    `json:"send_day"`
-	Angle   string `json:"angle"`
-	Subject string `json:"subject"`
-	Body    string `json:"body"`
 }
 
 func (s *Site) runPage(w http.ResponseWriter, r *http.Request, v viewer) {
@@ -49,10 +41,8 @@ func (s *Site) runPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		var out any
 		_ = json.Unmarshal(run.Output, &out)
 		data["Output"] = out
-		var seq struct {
-			Emails []email `json:"emails"`
-		}
-		if run.AppSlug == "cold-email-writer" && json.Unmarshal(run.Output, &seq) == nil && len(seq.Emails) > 0 {
+		var seq apps.Sequence
+		if run.AppSlug == apps.ColdEmailSlug && json.Unmarshal(run.Output, &seq) == nil && len(seq.Emails) > 0 {
 			data["Emails"] = seq.Emails
 		}
 	}
@@ -98,7 +88,7 @@ func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 	run, err := s.cfg.Engine.CreateRun(r.Context(), req)
 	var e *engine.Error
 	if errors.As(err, &e) {
-		s.showApp(w, r, app, statusOf(e.Code), r.PostForm, e.Message)
+		s.showApp(w, r, app, httpapi.StatusOf(e.Code), r.PostForm, e.Message)
 		return
 	}
 	if err != nil {
@@ -112,5 +102,5 @@ func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 func newFormToken() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
-	return "web-" + hex.EncodeToString(b) + "-" + time.Now().UTC().Format("20060102")
+	return "web-" + hex.EncodeToString(b)
 }

@@ -25,8 +25,6 @@ type session struct {
 	Email     string    `json:"email"`
 	CreatedAt time.Time `json:"created_at"`
 	ExpiresAt time.Time `json:"expires_at"`
-	// CSRF is not needed (cross-origin requests are refused outright); the
-	// token only names the session.
 }
 
 // sessions stores sessions by the SHA-256 of their cookie value, so the

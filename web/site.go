@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/ledger"
 	"github.com/gorilla/mux"
 	"github.com/nats-io/nats.go/jetstream"
@@ -241,29 +242,11 @@ func (s *Site) problem(w http.ResponseWriter, r *http.Request, status int, msg s
 func (s *Site) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var e *engine.Error
 	if errors.As(err, &e) {
-		s.problem(w, r, statusOf(e.Code), e.Message)
+		s.problem(w, r, httpapi.StatusOf(e.Code), e.Message)
 		return
 	}
 	s.cfg.Logger.Error("website request failed", "path", r.URL.Path, "err", err)
 	s.problem(w, r, http.StatusInternalServerError, "Something went wrong on our side. Nothing was charged; try again.")
-}
-
-// statusOf is the HTTP status of a domain error code on a page.
-func statusOf(c engine.Code) int {
-	switch c {
-	case engine.CodeInvalidInput, engine.CodeInvalidRequest, engine.CodeInvalidBrandContext:
-		return http.StatusUnprocessableEntity
-	case engine.CodeInsufficientCredits:
-		return http.StatusPaymentRequired
-	case engine.CodeAppNotFound, engine.CodeRunNotFound, engine.CodeKeyNotFound, engine.CodeNotFound:
-		return http.StatusNotFound
-	case engine.CodeRateLimited, engine.CodeConcurrencyLimit:
-		return http.StatusTooManyRequests
-	case engine.CodePricingNotReady, engine.CodeEmailTaken, engine.CodeIdempotencyBusy:
-		return http.StatusConflict
-	default:
-		return http.StatusInternalServerError
-	}
 }
 
 var funcs = template.FuncMap{

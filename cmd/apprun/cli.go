@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/client"
 )
 
@@ -159,15 +162,7 @@ func printRun(w io.Writer, r client.Run) {
 		return
 	}
 	fmt.Fprintln(w, r.Summary)
-	var seq struct {
-		Emails []struct {
-			Touch   int    `json:"touch"`
-			SendDay int    `json:"send_day"`
-			Angle   string `json:"angle"`
-			Subject string `json:"subject"`
-			Body    string `json:"body"`
-		} `json:"emails"`
-	}
+	var seq apps.Sequence
 	if json.Unmarshal(r.Output, &seq) == nil && len(seq.Emails) > 0 {
 		for _, e := range seq.Emails {
 			fmt.Fprintf(w, "\n── Email %d · day %d · %s ──\nSubject: %s\n\n%s\n", e.Touch, e.SendDay, e.Angle, e.Subject, e.Body)
@@ -243,6 +238,7 @@ func cancelCommand(args []string, stdout io.Writer) error {
 	return nil
 }
 
+// signalContext ends on SIGINT or SIGTERM.
 func signalContext() (context.Context, context.CancelFunc) {
-	return signalNotify(context.Background())
+	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 }

@@ -51,7 +51,3 @@ func run(args []string) error {
 		return fmt.Errorf("unknown command %q: want serve, admin, audit, bench, run, runs, balance or cancel", args[0])
 	}
 }
-
-func signalNotify(ctx context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-}
