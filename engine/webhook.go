@@ -123,6 +123,12 @@ func (e *Engine) WebhookSecret(ctx context.Context, accountID string) (string, e
 	if _, _, err := e.Account(ctx, accountID); err != nil {
 		return "", err
 	}
+	return e.secretOf(ctx, accountID)
+}
+
+// secretOf is WebhookSecret for an account known to exist (a delivery's:
+// its run exists), without reading the account again.
+func (e *Engine) secretOf(ctx context.Context, accountID string) (string, error) {
 	for range maxCASRetries {
 		var ev secretEvent
 		_, err := e.log.last(ctx, secretSubject(accountID), &ev)
@@ -307,7 +313,7 @@ func (d *dispatcher) handle(m jetstream.Msg) {
 		return
 	}
 	target := targets[job.Target]
-	secret, err := d.e.WebhookSecret(ctx, created.Event.AccountID)
+	secret, err := d.e.secretOf(ctx, created.Event.AccountID)
 	if err != nil {
 		_ = m.NakWithDelay(time.Second)
 		return
