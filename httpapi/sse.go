@@ -32,10 +32,11 @@ type sseConn struct {
 // reconnects (EventSource reads it; it then resumes with Last-Event-ID).
 const retryHint = "retry: 3000\n\n"
 
-var sseHeader = []byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n" +
-	"X-Accel-Buffering: no\r\nConnection: close\r\n\r\n" + retryHint)
-
 func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
 	if r.ProtoMajor == 1 && r.ProtoMinor == 1 {
 		conn, brw, err := http.NewResponseController(w).Hijack()
 		if err == nil {
@@ -44,12 +45,9 @@ func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
 				return nil, http.ErrAbortHandler
 			}
 			s := &sseConn{conn: conn, gone: watchHangUp(conn)}
-			return s, s.write(withQuotaHeaders(sseHeader, w.Header()))
+			return s, s.write(rawHead(h))
 		}
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	s := &sseConn{w: w, gone: r.Context().Done()}
 	if err := s.write([]byte(retryHint)); err != nil {
@@ -58,20 +56,15 @@ func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
 	return s, s.flush()
 }
 
-// withQuotaHeaders adds the RateLimit headers set on h to a raw response
-// head (the taken-over connection does not send h).
-func withQuotaHeaders(head []byte, h http.Header) []byte {
-	if h.Get("RateLimit-Limit") == "" {
-		return head
-	}
-	end := bytes.Index(head, []byte("\r\n\r\n"))
-	out := append([]byte(nil), head[:end+2]...)
-	for _, k := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
-		if v := h.Get(k); v != "" {
-			out = append(out, k+": "+v+"\r\n"...)
-		}
-	}
-	return append(out, head[end+2:]...)
+// rawHead is the response head of a taken-over connection: every header
+// the handlers set (RateLimit ones included), the end of the body marked
+// by closing the connection, then the retry hint.
+func rawHead(h http.Header) []byte {
+	var b bytes.Buffer
+	b.WriteString("HTTP/1.1 200 OK\r\n")
+	_ = h.Write(&b)
+	b.WriteString("Connection: close\r\n\r\n" + retryHint)
+	return b.Bytes()
 }
 
 // watchHangUp reads the connection (a client sends nothing on an event
