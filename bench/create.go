@@ -10,6 +10,7 @@ import (
 
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/eventlog"
 	"github.com/nats-io/nats.go"
 )
 
@@ -102,7 +103,11 @@ func preparedEngine(ctx context.Context, nc *nats.Conn, lim engine.Limits, list 
 	if err != nil {
 		return nil, err
 	}
-	e, err := engine.New(nc, engine.Config{Catalog: catalog, Reads: noReads{}, Limits: lim})
+	st, err := eventlog.Open(ctx, nc, eventlog.Config{CreatePerMinute: lim.CreatePerMinute, ReadsPerMinute: lim.ReadsPerMinute})
+	if err != nil {
+		return nil, err
+	}
+	e, err := engine.New(st.Ports(), engine.Config{Catalog: catalog, Reads: noReads{}, Limits: lim})
 	if err != nil {
 		return nil, err
 	}

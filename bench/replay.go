@@ -14,6 +14,7 @@ import (
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/embednats"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/projections"
 	"github.com/nats-io/nats.go"
@@ -75,7 +76,7 @@ func rebuild(ctx context.Context, cfg Config) (int, time.Duration, error) {
 		}
 		defer p.Close()
 		start := time.Now()
-		if err := p.Start(ctx, js, engine.StreamName); err != nil {
+		if err := p.Start(ctx, js, eventlog.StreamName); err != nil {
 			return err
 		}
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
@@ -196,11 +197,9 @@ func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
 	case <-time.After(5 * time.Minute):
 		return 0, fmt.Errorf("synthetic log not acknowledged within 5 minutes")
 	}
-	info, err := e.Stream().Info(ctx)
-	if err != nil {
+	if last, err = e.LogHead(ctx); err != nil {
 		return 0, err
 	}
-	last = info.State.LastSeq
 	return last, nil
 }
 

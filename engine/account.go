@@ -42,7 +42,7 @@ func (e *Engine) OpenAccount(ctx context.Context, email string, credits int64) (
 	if email == "" || len(email) > 254 || !strings.Contains(email, "@") {
 		return NewAccount{}, Errorf(CodeInvalidInput, "email: must be an email address")
 	}
-	id := newID(PrefixAccount, 10)
+	id := e.id(PrefixAccount, 10)
 	ev, err := ledger.Open(id, email, credits, e.now())
 	if err != nil {
 		return NewAccount{}, Errorf(CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)

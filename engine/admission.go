@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/apprun/apprun/ledger"
@@ -117,7 +116,7 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 	if err != nil {
 		return CreatedRun{}, internal("encode input", err)
 	}
-	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: newID(PrefixRun, 10), AccountID: req.AccountID,
+	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: e.id(PrefixRun, 10), AccountID: req.AccountID,
 		KeyID: req.KeyID, AppSlug: app.Slug, Input: rawInput, BrandContextID: brandID, CreditCost: price.CreditCost,
 		WebhookURL: req.WebhookURL}
 	for _, ep := range endpoints {
@@ -149,7 +148,7 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 				return CreatedRun{}, Errorf(CodePricingNotReady, "the price of %q changed while the run was being created; retry to run at the current price", created.AppSlug)
 			}
 			if attempt > 4 {
-				backoff(attempt)
+				e.cfg.Sleep(e.backoff(attempt))
 			}
 		}
 		created.At = e.now()
@@ -173,6 +172,22 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 		seq, err := e.log.append(ctx, admission(created, charge, acctSeq, slotSeq, price, claim)...)
 		if errors.Is(err, errConflict) {
 			continue
+		}
+		if isAmbiguous(err) {
+			// Sent, outcome unknown: resolve it before answering (fence.go).
+			var stored bool
+			seq, stored, err = e.resolveAdmission(ctx, created.RunNo)
+			switch {
+			case err != nil:
+				if claim == nil {
+					// With a claim, releasing it fences the batch and a retry
+					// with the key gets the run if it was stored.
+					e.voidLater(created.AccountID, created.RunNo)
+				}
+				return CreatedRun{}, err
+			case !stored:
+				return CreatedRun{}, errNothingCharged
+			}
 		}
 		if err != nil {
 			return CreatedRun{}, internal("admit run", err)
@@ -224,7 +239,7 @@ func insufficient(balance, cost int64) error {
 // compare-and-set, so a stale read only costs a retry.
 func (e *Engine) freeSlot(ctx context.Context) (int, uint64, error) {
 	n := e.cfg.Limits.PlatformActiveRuns
-	start := rand.IntN(n)
+	start := e.cfg.IntN(n)
 	for i := range n {
 		slot := 1 + (start+i)%n
 		var ev SlotEvent
@@ -243,7 +258,6 @@ func (e *Engine) freeSlot(ctx context.Context) (int, uint64, error) {
 		Message: "the platform is at its maximum of active runs; wait for a run to finish"}
 }
 
-func backoff(attempt int) {
-	d := time.Duration(rand.IntN(attempt*200)+50) * time.Microsecond
-	time.Sleep(d)
+func (e *Engine) backoff(attempt int) time.Duration {
+	return time.Duration(e.cfg.IntN(attempt*200)+50) * time.Microsecond
 }

@@ -1,10 +1,12 @@
-package engine
+package engine_test
 
 import (
 	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
+
+	. "github.com/apprun/apprun/engine"
 )
 
 // BenchmarkAdmission measures CreateRun (price and account reads, the
@@ -18,7 +20,7 @@ func BenchmarkAdmission(b *testing.B) {
 			idle := App{Slug: "idle", Name: "idle", Price: 1, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
 				Executor: ExecutorFunc(func(ctx context.Context, _ Job, _ func(Step)) (Result, error) { return Result{}, nil })}
 			e := startEngine(b, sync, Limits{}, idle)
-			e.exec.stop() // measure admission alone
+			e.StopExecutor() // measure admission alone
 			accts := make([]NewAccount, 64)
 			for i := range accts {
 				accts[i], _ = e.OpenAccount(context.Background(), "a@example.com", 1_000_000)
@@ -51,12 +53,14 @@ func BenchmarkEventAppend(b *testing.B) {
 			b.SetParallelism(16)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
-				w := &runWriter{e: e, run: Run{RunNo: newID(PrefixRun, 10)}}
+				runNo, last := NewRunNo(), uint64(0)
 				for pb.Next() {
-					if err := w.write(context.Background(), RunEvent{Type: ToolRunning, Step: &Step{Index: int(n.Add(1))}}); err != nil {
+					seq, err := e.WriteRunEvent(context.Background(), runNo, last, RunEvent{Type: ToolRunning, Step: &Step{Index: int(n.Add(1))}})
+					if err != nil {
 						b.Error(err)
 						return
 					}
+					last = seq
 				}
 			})
 		})

@@ -18,6 +18,7 @@ import (
 type Audit struct {
 	accounts map[string]*ledger.Account
 	runs     map[string]*auditRun
+	fenced   map[string]bool
 	report   AuditReport
 }
 
@@ -42,7 +43,10 @@ type AuditReport struct {
 	Expired                             map[string]bool // runs removed after retention
 	Completed, Failed, Canceled, Active int
 	Granted, Charged, Refunded          int64
-	Violations                          []string
+	// Fenced counts admissions whose outcome a node could not see and
+	// fenced off (fence.go): never runs, never charged.
+	Fenced     int
+	Violations []string
 }
 
 // NewAudit starts an audit.
@@ -133,11 +137,27 @@ func (a *Audit) applyLedger(id string, seq uint64, ev ledger.Event) {
 }
 
 func (a *Audit) applyRun(runNo string, seq uint64, ev RunEvent) {
+	if ev.Type == RunFenced {
+		// Stored only on an empty subject (compare-and-set): the run's
+		// admission never can be. A fence after a created event is a bug.
+		if r := a.runs[runNo]; r != nil && r.created {
+			a.violation("event %d: run %s fenced after it was created", seq, runNo)
+		}
+		if a.fenced == nil {
+			a.fenced = map[string]bool{}
+		}
+		a.fenced[runNo] = true
+		a.report.Fenced++
+		return
+	}
 	r := a.run(runNo)
 	switch ev.Type {
 	case RunCreated:
 		if r.created {
 			a.violation("event %d: run %s created twice", seq, runNo)
+		}
+		if a.fenced[runNo] {
+			a.violation("event %d: run %s created after its admission was fenced", seq, runNo)
 		}
 		r.created, r.account, r.cost, r.status = true, ev.AccountID, ev.CreditCost, StatusQueued
 	case RunStarted, ToolRunning:

@@ -21,7 +21,7 @@ func (e *Engine) CreateBrandContext(ctx context.Context, accountID string, bc Br
 			return BrandContext{}, 0, Errorf(CodeInvalidInput, "%s: at most %d characters (got %d)", field, brandFieldMax[field], n)
 		}
 	}
-	bc.ID, bc.AccountID, bc.CreatedAt = newID(PrefixBrand, 10), accountID, e.now()
+	bc.ID, bc.AccountID, bc.CreatedAt = e.id(PrefixBrand, 10), accountID, e.now()
 	ev := BrandContextEvent{Type: "brand_context_created", V: eventVersion, At: bc.CreatedAt, BrandContext: bc}
 	seq, err := e.log.append(ctx, entry{subject: brandSubject(bc.ID), value: ev, expect: expectSeq(0)})
 	if err != nil {
@@ -38,7 +38,7 @@ func (e *Engine) brandContextFor(ctx context.Context, app *App, accountID, id st
 	if !ValidID(PrefixBrand, id) {
 		return nil, Errorf(CodeInvalidBrandContext, "brand_context_id %q is not a brand context id", id)
 	}
-	bc, err := e.cfg.Reads.BrandContext(ctx, id)
+	bc, err := e.brandContext(ctx, id)
 	if errors.Is(err, ErrNotFound) || (err == nil && bc.AccountID != accountID) {
 		return nil, Errorf(CodeInvalidBrandContext, "no brand context %q in this account", id)
 	}
@@ -46,4 +46,19 @@ func (e *Engine) brandContextFor(ctx context.Context, app *App, accountID, id st
 		return nil, internal("read brand context", err)
 	}
 	return &bc, nil
+}
+
+// brandContext reads a brand context from the log, not from a read model
+// that may not have reached it yet (a new node, a rebuild, a write made a
+// moment ago on another node).
+func (e *Engine) brandContext(ctx context.Context, id string) (BrandContext, error) {
+	var ev BrandContextEvent
+	_, err := e.log.last(ctx, brandSubject(id), &ev)
+	if errors.Is(err, errNoMessage) {
+		return BrandContext{}, ErrNotFound
+	}
+	if err != nil {
+		return BrandContext{}, err
+	}
+	return ev.BrandContext, nil
 }

@@ -1,9 +1,11 @@
-package engine
+package engine_test
 
 import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	. "github.com/apprun/apprun/engine"
 )
 
 // BenchmarkEventEncoding measures the two encodings every run event goes
@@ -12,13 +14,12 @@ import (
 //
 //	go test ./engine -run '^$' -bench EventEncoding
 func BenchmarkEventEncoding(b *testing.B) {
-	ev := RunEvent{Type: ToolRunning, V: eventVersion, At: time.Now().UTC(), RunNo: "run_abcdefghij",
+	ev := RunEvent{Type: ToolRunning, V: 1, At: time.Now().UTC(), RunNo: "run_abcdefghij",
 		Step: &Step{Index: 3, Total: 6, Tool: "write_email", Message: "writing touch 2 of 3"}}
-	l := &eventLog{}
 	b.Run("log", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := l.msg(entry{subject: runSubject(ev.RunNo), value: ev, expect: expectSeq(41)}); err != nil {
+			if _, err := EncodeEntry(ev); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -31,7 +32,7 @@ func BenchmarkEventEncoding(b *testing.B) {
 			if err := json.Unmarshal(data, &e); err != nil {
 				b.Fatal(err)
 			}
-			if se, ok := streamed(42, e); !ok || len(se.Data) == 0 {
+			if se, ok := Streamed(42, e); !ok || len(se.Data) == 0 {
 				b.Fatal("not streamed")
 			}
 		}

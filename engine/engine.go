@@ -2,14 +2,14 @@ package engine
 
 import (
 	"context"
+	crand "crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
-
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Limits are the rate and concurrency limits of spec §8. Zero disables one.
@@ -21,9 +21,9 @@ type Limits struct {
 }
 
 // Reads is what the engine reads from the read models (the projections
-// implement it): brand contexts for runs, finished runs for retention.
+// implement it): finished runs for retention. Everything a decision or a
+// run needs (accounts, prices, brand contexts) it reads from the log.
 type Reads interface {
-	BrandContext(ctx context.Context, id string) (BrandContext, error)
 	// FinishedBefore lists up to limit runs that ended before t, oldest first.
 	FinishedBefore(t time.Time, limit int) ([]FinishedRun, error)
 }
@@ -36,10 +36,6 @@ type Config struct {
 	Catalog *Catalog
 	Limits  Limits
 	Reads   Reads
-	// Replicas of the streams (1 embedded, 3 on a cluster).
-	Replicas int
-	// Timeout bounds each JetStream request (default 5s).
-	Timeout time.Duration
 	// Workers bounds how many runs this node executes at once (default 32).
 	Workers int
 	// SweepEvery is how often expired runs are removed (default 1m).
@@ -51,23 +47,29 @@ type Config struct {
 	// Webhooks configures webhook deliveries.
 	Webhooks WebhookConfig
 	// Now is the clock (default time.Now); events carry its time.
-	Now    func() time.Time
+	Now func() time.Time
+	// IntN picks a random number in [0, n) (default math/rand/v2's): where
+	// a free platform slot is looked for first. The simulation seeds it.
+	IntN func(n int) int
+	// Entropy makes ids and API keys (default crypto/rand); only the
+	// simulation replaces it, with a seeded source.
+	Entropy io.Reader
+	// Sleep waits between retries (default time.Sleep); the simulation
+	// moves its clock instead.
+	Sleep  func(time.Duration)
 	Logger *slog.Logger
 }
 
-// Engine runs apprun's domain on a JetStream event log: admission of runs
+// Engine runs apprun's domain on its ports (port.go): admission of runs
 // with their charge, execution, accounts, keys, prices and brand contexts.
 type Engine struct {
-	cfg Config
-	nc  *nats.Conn
-	log *eventLog
-	// windows are the rate-limit streams, kept from start-up so a refusal
-	// costs one read of the oldest counted request, not a stream lookup.
-	windows map[string]jetstream.Stream
-	hub     *hub
-	exec    *executor
-	sweep   *sweeper
-	hooks   *dispatcher
+	cfg   Config
+	ports Ports
+	log   *store
+	hub   *hub
+	exec  *executor
+	sweep *sweeper
+	hooks *dispatcher
 	// counters feed Stats.
 	counters counters
 	// reads are the in-memory read windows of a standalone node (nil otherwise).
@@ -76,10 +78,10 @@ type Engine struct {
 	stopOnce sync.Once
 }
 
-// New validates cfg and prepares an Engine on the connection nc.
-func New(nc *nats.Conn, cfg Config) (*Engine, error) {
-	if nc == nil {
-		return nil, errors.New("engine: nil NATS connection")
+// New validates cfg and prepares an Engine on its ports.
+func New(ports Ports, cfg Config) (*Engine, error) {
+	if ports.Log == nil || ports.Queue == nil || ports.Live == nil || ports.Windows == nil {
+		return nil, errors.New("engine: every port (Log, Queue, Live, Windows) is required")
 	}
 	if cfg.Catalog == nil {
 		return nil, errors.New("engine: Catalog is required")
@@ -89,12 +91,6 @@ func New(nc *nats.Conn, cfg Config) (*Engine, error) {
 	}
 	if cfg.SweepEvery <= 0 {
 		cfg.SweepEvery = time.Minute
-	}
-	if cfg.Replicas <= 0 {
-		cfg.Replicas = 1
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 5 * time.Second
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 32
@@ -108,28 +104,34 @@ func New(nc *nats.Conn, cfg Config) (*Engine, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.IntN == nil {
+		cfg.IntN = rand.IntN
+	}
+	if cfg.Entropy == nil {
+		cfg.Entropy = crand.Reader
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = time.Sleep
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("engine: jetstream: %w", err)
-	}
-	e := &Engine{cfg: cfg, nc: nc, log: newEventLog(nc, js, cfg.Timeout)}
+	e := &Engine{cfg: cfg, ports: ports, log: &store{log: ports.Log}}
 	if cfg.Standalone && cfg.Limits.ReadsPerMinute > 0 {
 		e.reads = newLocalWindows(cfg.Limits.ReadsPerMinute)
 	}
 	return e, nil
 }
 
-// Start creates the streams, writes the catalog's initial prices, and starts
-// the live-event hub and the executor. It returns once all are running.
+// Start writes the catalog's initial prices, and starts the live-event hub,
+// the executor, the webhook dispatcher and the retention sweeper. It
+// returns once all are running.
 func (e *Engine) Start(ctx context.Context) error {
 	if err := e.Prepare(ctx); err != nil {
 		return err
 	}
 	e.hub = newHub(e.cfg.Logger)
-	if err := e.hub.start(e.nc); err != nil {
+	if err := e.hub.start(e.ports.Live); err != nil {
 		return fmt.Errorf("engine: live hub: %w", err)
 	}
 	e.exec = newExecutor(e)
@@ -148,31 +150,13 @@ func (e *Engine) Start(ctx context.Context) error {
 	return nil
 }
 
-// Prepare creates the streams and the catalog's prices, as Start does, but
-// starts no executor, hub or sweeper: enough to write (engine.Probe).
+// Prepare writes the catalog's prices, as Start does, but starts no
+// executor, hub or sweeper: enough to write (engine.Probe).
 func (e *Engine) Prepare(ctx context.Context) error {
-	st, windows, err := e.waitForStreams(ctx)
-	if err != nil {
-		return fmt.Errorf("engine: %w", err)
-	}
-	e.log.stream, e.windows = st, windows
 	if err := e.seedPrices(ctx); err != nil {
 		return fmt.Errorf("engine: seed prices: %w", err)
 	}
 	return nil
-}
-
-// waitForStreams creates the streams, retrying while JetStream is not
-// ready yet (a cluster without a quorum, a server still starting).
-func (e *Engine) waitForStreams(ctx context.Context) (jetstream.Stream, map[string]jetstream.Stream, error) {
-	var st jetstream.Stream
-	var windows map[string]jetstream.Stream
-	err := Retry(ctx, e.cfg.Logger, "create streams", func(ctx context.Context) error {
-		var err error
-		st, windows, err = ensureStreams(ctx, e.log.js, e.cfg.Limits, e.cfg.Replicas)
-		return err
-	})
-	return st, windows, err
 }
 
 // Stop stops the executor (runs in flight are abandoned to redelivery) and
@@ -195,9 +179,6 @@ func (e *Engine) Stop() {
 // Catalog returns the Apps.
 func (e *Engine) Catalog() *Catalog { return e.cfg.Catalog }
 
-// Stream returns the JetStream stream of the event log, for the projections.
-func (e *Engine) Stream() jetstream.Stream { return e.log.stream }
-
 func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
 
 // internal wraps an unexpected failure: logged by the caller's adapter and
@@ -209,16 +190,11 @@ func internal(op string, err error) error {
 // LogHead is the sequence of the newest message in the log: a node whose
 // read models have reached it has seen every write made anywhere before.
 func (e *Engine) LogHead(ctx context.Context) (uint64, error) {
-	if !e.nc.IsConnected() {
-		return 0, errUnavailable
-	}
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
-	defer cancel()
-	info, err := e.log.stream.Info(ctx)
+	head, err := e.ports.Log.Head(ctx)
 	if err != nil {
 		return 0, internal("log head", err)
 	}
-	return info.State.LastSeq, nil
+	return head, nil
 }
 
 // RunSeq is the sequence of a run's newest event, or ErrNotFound: it lets

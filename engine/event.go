@@ -19,6 +19,12 @@ const (
 	// RunCanceled is the terminal event of a run its owner cancelled; the
 	// charge is refunded in the same write.
 	RunCanceled RunEventType = "canceled"
+	// RunFenced is not a run event: a node that could not learn whether
+	// its admission was stored writes it on the run's subject, expecting
+	// no message yet, so that the admission never can be (fence.go). A
+	// subject that starts with it holds no run; nothing streams or
+	// projects it.
+	RunFenced RunEventType = "admission_fenced"
 )
 
 // Terminal reports whether t ends a run.

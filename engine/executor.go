@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/ledger"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ackWait is how long a job may go without a heartbeat before JetStream
@@ -19,6 +18,9 @@ const ackWait = 10 * time.Second
 
 // errStaleRead: a read came from a replica behind the write it must see.
 var errStaleRead = errors.New("engine: read from a replica that is behind; retrying")
+
+// errRunMoved: another executor wrote the run while this one ran it.
+var errRunMoved = errors.New("engine: another executor wrote this run meanwhile; retrying")
 
 // maxAttempts bounds how often a run is executed: a run interrupted this
 // many times (crashes, stops) fails with code interrupted and is refunded.
@@ -29,7 +31,7 @@ const maxAttempts = 5
 // each run to exactly one terminal event.
 type executor struct {
 	e      *Engine
-	cc     jetstream.ConsumeContext
+	halt   func() // stops the consumption
 	ctx    context.Context
 	cancel context.CancelFunc
 	slots  chan struct{}
@@ -44,34 +46,20 @@ func newExecutor(e *Engine) *executor {
 }
 
 func (x *executor) start(ctx context.Context) error {
-	var cons jetstream.Consumer
-	err := Retry(ctx, x.e.cfg.Logger, "create the executor consumer", func(ctx context.Context) error {
-		var err error
-		cons, err = x.e.log.js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
-			Durable:       executorConsumer,
-			FilterSubject: subjJob + "*",
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       ackWait,
-			MaxAckPending: 1024,
-			DeliverPolicy: jetstream.DeliverAllPolicy,
-		})
-		return err
-	})
-	if err != nil {
-		return err
-	}
 	x.ctx, x.cancel = context.WithCancel(context.Background())
-	x.cc, err = cons.Consume(x.handle, jetstream.PullMaxMessages(x.e.cfg.Workers))
+	halt, err := x.e.ports.Queue.Consume(ctx, QueueSpec{Name: executorConsumer, Filter: subjJob + "*",
+		AckWait: ackWait, MaxPending: 1024, Batch: x.e.cfg.Workers}, x.handle)
 	if err != nil {
 		x.cancel()
 		return err
 	}
+	x.halt = halt
 	return nil
 }
 
 func (x *executor) stop() {
-	if x.cc != nil {
-		x.cc.Stop()
+	if x.halt != nil {
+		x.halt()
 	}
 	x.mu.Lock()
 	x.stopped = true
@@ -82,19 +70,19 @@ func (x *executor) stop() {
 	x.running.Wait()
 }
 
-func (x *executor) handle(msg jetstream.Msg) {
+func (x *executor) handle(msg QueueMsg) {
 	runNo := strings.TrimPrefix(msg.Subject(), subjJob)
 	select {
 	case x.slots <- struct{}{}:
 	case <-x.ctx.Done():
-		_ = msg.Nak() // not started: hand it back at once
+		msg.Nak(0) // not started: hand it back at once
 		return
 	}
 	x.mu.Lock()
 	if x.stopped {
 		x.mu.Unlock()
 		<-x.slots
-		_ = msg.Nak()
+		msg.Nak(0)
 		return
 	}
 	x.running.Add(1)
@@ -103,29 +91,25 @@ func (x *executor) handle(msg jetstream.Msg) {
 		defer x.running.Done()
 		defer func() { <-x.slots }()
 		stopBeat := heartbeat(msg, ackWait/3)
-		attempt := uint64(1)
-		if md, err := msg.Metadata(); err == nil {
-			attempt = md.NumDelivered
-		}
-		err := x.execute(x.ctx, runNo, attempt)
+		err := x.e.ExecuteRun(x.ctx, runNo, msg.Attempt())
 		stopBeat()
 		if errors.Is(err, errStaleRead) {
-			_ = msg.NakWithDelay(100 * time.Millisecond)
+			msg.Nak(100 * time.Millisecond)
 			return
 		}
 		if err != nil {
 			if x.ctx.Err() == nil {
 				x.e.cfg.Logger.Error("run execution interrupted; will be redelivered", "run_no", runNo, "err", err)
 			}
-			_ = msg.NakWithDelay(time.Second)
+			msg.Nak(time.Second)
 			return
 		}
-		_ = msg.Ack()
+		msg.Ack()
 	}()
 }
 
-// heartbeat tells JetStream the job is still in progress until stopped.
-func heartbeat(msg jetstream.Msg, every time.Duration) func() {
+// heartbeat tells the queue the job is still in progress until stopped.
+func heartbeat(msg QueueMsg, every time.Duration) func() {
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(every)
@@ -135,7 +119,7 @@ func heartbeat(msg jetstream.Msg, every time.Duration) func() {
 			case <-done:
 				return
 			case <-t.C:
-				_ = msg.InProgress()
+				msg.InProgress()
 			}
 		}
 	}()
@@ -161,8 +145,14 @@ func (w *runWriter) write(ctx context.Context, ev RunEvent) error {
 	return nil
 }
 
-// execute drives one run from its log to a terminal event. A run found
-// already terminal is left alone; an error means "try again later".
+// ExecuteRun drives one run from its log to a terminal event: what the
+// executor does with each delivery of a run's job (attempt counts them).
+// A run found already terminal is left alone; an error means "try again
+// later" (the job is delivered again).
+func (e *Engine) ExecuteRun(ctx context.Context, runNo string, attempt uint64) error {
+	return (&executor{e: e}).execute(ctx, runNo, attempt)
+}
+
 func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) error {
 	events, err := x.e.log.runLog(ctx, runNo, 0)
 	if err != nil {
@@ -196,6 +186,9 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 		return x.finish(ctx, w, nil, &RunError{Code: FailExecution, Message: "the App is no longer runnable"})
 	}
 	job, err := x.jobFor(ctx, app, created)
+	if errors.Is(err, ErrUnavailable) || isAmbiguous(err) {
+		return err // the log is away: try again, do not fail a good run
+	}
 	if err != nil {
 		return x.finish(ctx, w, nil, &RunError{Code: FailExecution, Message: err.Error()})
 	}
@@ -242,7 +235,7 @@ func (x *executor) jobFor(ctx context.Context, app *App, created RunEvent) (Job,
 		return Job{}, fmt.Errorf("stored input unreadable: %w", err)
 	}
 	if created.BrandContextID != "" {
-		bc, err := x.e.cfg.Reads.BrandContext(ctx, created.BrandContextID)
+		bc, err := x.e.brandContext(ctx, created.BrandContextID)
 		if err != nil {
 			return Job{}, fmt.Errorf("brand context %s unreadable: %w", created.BrandContextID, err)
 		}
@@ -311,7 +304,15 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *
 				return rerr
 			}
 			if len(events) > 0 {
-				return nil // another executor wrote the run meanwhile; it owns the end
+				// Another executor wrote the run meanwhile (a job delivered
+				// again while this one still ran). Done only if the run has
+				// ended: otherwise ask for the job again, or an ack here
+				// would leave a run the other executor fails to finish
+				// unfinished for ever (the simulation found this).
+				if events[len(events)-1].Event.Type.Terminal() {
+					return nil
+				}
+				return errRunMoved
 			}
 			continue // the account moved: read it again
 		}

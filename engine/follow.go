@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
-
-	"github.com/nats-io/nats.go"
 )
 
 // liveBuffer is how many events a follower may fall behind before it is
@@ -22,7 +18,7 @@ type hub struct {
 	logger *slog.Logger
 	mu     sync.Mutex
 	subs   map[string]map[*liveSub]struct{}
-	sub    *nats.Subscription
+	unsub  func()
 }
 
 type liveSub struct {
@@ -50,20 +46,18 @@ func newHub(logger *slog.Logger) *hub {
 	return &hub{logger: logger, subs: map[string]map[*liveSub]struct{}{}}
 }
 
-func (h *hub) start(nc *nats.Conn) error {
-	sub, err := nc.Subscribe(subjLive+"run.*", h.dispatch)
+func (h *hub) start(live Live) error {
+	unsub, err := live.FollowRuns(h.dispatch)
 	if err != nil {
 		return err
 	}
-	// A dropped message is recovered by gap detection, but never drop early.
-	_ = sub.SetPendingLimits(1<<20, 256<<20)
-	h.sub = sub
-	return nc.Flush()
+	h.unsub = unsub
+	return nil
 }
 
 func (h *hub) stop() {
-	if h.sub != nil {
-		_ = h.sub.Unsubscribe()
+	if h.unsub != nil {
+		h.unsub()
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -75,14 +69,8 @@ func (h *hub) stop() {
 	h.subs = map[string]map[*liveSub]struct{}{}
 }
 
-func (h *hub) dispatch(m *nats.Msg) {
-	runNo := strings.TrimPrefix(m.Subject, subjLive+"run.")
-	seq, err1 := strconv.ParseUint(m.Header.Get("Nats-Sequence"), 10, 64)
-	prev, err2 := strconv.ParseUint(m.Header.Get("Nats-Last-Sequence"), 10, 64)
-	if err1 != nil || err2 != nil {
-		h.logger.Warn("republished event without sequence headers", "subject", m.Subject)
-		return
-	}
+func (h *hub) dispatch(m LiveRunMsg) {
+	runNo, seq, prev := m.RunNo, m.Seq, m.Prev
 	h.mu.Lock()
 	following := len(h.subs[runNo]) > 0
 	h.mu.Unlock()
@@ -113,6 +101,9 @@ func (h *hub) dispatch(m *nats.Msg) {
 // onEnd calls fn when a terminal event of the run arrives live, until the
 // returned stop is called.
 func (e *Engine) onEnd(runNo string, fn func()) (stop func()) {
+	if e.hub == nil { // not started: driven directly (the simulation)
+		return func() {}
+	}
 	s := e.hub.add(runNo)
 	go func() {
 		for m := range s.ch {
@@ -226,7 +217,7 @@ func (f *Follower) Receive(ctx context.Context, m liveMsg) ([]StreamEvent, error
 }
 
 func streamed(seq uint64, e RunEvent) (StreamEvent, bool) {
-	if e.Type == RunCreated {
+	if e.Type == RunCreated || e.Type == RunFenced {
 		return StreamEvent{}, false
 	}
 	data, err := json.Marshal(e.PublicData())

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/hex"
+	"io"
 	"strings"
 )
 
@@ -12,10 +13,16 @@ var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadd
 
 // newID returns prefix followed by n random bytes in lowercase base32: a
 // valid single NATS subject token.
-func newID(prefix string, n int) string {
+func newID(prefix string, n int) string { return readID(rand.Reader, prefix, n) }
+
+// id is newID from the engine's entropy (crypto/rand unless the
+// simulation seeds it).
+func (e *Engine) id(prefix string, n int) string { return readID(e.cfg.Entropy, prefix, n) }
+
+func readID(r io.Reader, prefix string, n int) string {
 	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic("engine: crypto/rand failed: " + err.Error())
+	if _, err := io.ReadFull(r, b); err != nil {
+		panic("engine: reading entropy failed: " + err.Error())
 	}
 	return prefix + idEncoding.EncodeToString(b)
 }

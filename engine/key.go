@@ -30,8 +30,8 @@ type NewKey struct {
 }
 
 func (e *Engine) newKey(accountID, name string) (string, KeyEvent) {
-	key := newID(PrefixAPIKey, 20)
-	return key, KeyEvent{Type: KeyCreated, V: eventVersion, At: e.now(), KeyID: newID(PrefixKey, 8),
+	key := e.id(PrefixAPIKey, 20)
+	return key, KeyEvent{Type: KeyCreated, V: eventVersion, At: e.now(), KeyID: e.id(PrefixKey, 8),
 		AccountID: accountID, Hash: HashKey(key), Prefix: key[:len(PrefixAPIKey)+4], Name: name}
 }
 

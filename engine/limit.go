@@ -2,11 +2,8 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"math"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 type limitKind int
@@ -39,22 +36,22 @@ func (e *Engine) AllowReadQuota(ctx context.Context, keyID string) (Quota, error
 	return e.allow(ctx, limitRead, keyID)
 }
 
-// allow records one request in the key's sliding window. The window is a
-// memory stream that keeps at most `limit` messages per key for one minute
-// and refuses more (discard-new per subject), so the count is exact across
-// every node that shares the stream, with no read-modify-write race. A
-// standalone node counts reads in memory (localWindows): it is the only
-// node, so that count is exact too, and a read costs no JetStream request.
+// allow records one request in the key's sliding window (the Windows
+// port: exact across every node that shares it). A standalone node counts
+// reads in memory (localWindows): it is the only node, so that count is
+// exact too, and a read costs no request to the log.
 func (e *Engine) allow(ctx context.Context, kind limitKind, keyID string) (Quota, error) {
-	stream, subj, limit := streamRLCreate, subjRLC, e.cfg.Limits.CreatePerMinute
+	win, limit := WindowCreate, e.cfg.Limits.CreatePerMinute
 	if kind == limitRead {
-		stream, subj, limit = streamRLRead, subjRLR, e.cfg.Limits.ReadsPerMinute
+		win, limit = WindowRead, e.cfg.Limits.ReadsPerMinute
 	}
 	if limit <= 0 {
 		return Quota{}, nil
 	}
-	if !e.nc.IsConnected() {
-		return Quota{}, errUnavailable // as every request does while the log is away
+	if !e.ports.Log.Available() {
+		// As every request does while the log is away, even one that
+		// could be counted and answered from this node alone.
+		return Quota{}, internal("rate limit", ErrUnavailable)
 	}
 	if kind == limitRead && e.reads != nil {
 		ok, wait, remaining, reset := e.reads.allow(keyID, time.Now())
@@ -63,42 +60,14 @@ func (e *Engine) allow(ctx context.Context, kind limitKind, keyID string) (Quota
 		}
 		return Quota{Limit: limit, Remaining: remaining, Reset: wholeSeconds(reset)}, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
-	defer cancel()
-	_, err := e.log.js.Publish(ctx, subj+keyID, nil)
-	if err == nil {
-		return e.quotaOf(ctx, stream, subj+keyID, limit), nil
-	}
-	var apiErr *jetstream.APIError
-	if !errors.As(err, &apiErr) || apiErr.ErrorCode != jsErrMaxMsgsPerSubj {
+	ok, remaining, reset, err := e.ports.Windows.Hit(ctx, win, keyID)
+	if err != nil {
 		return Quota{}, internal("rate limit", err)
 	}
-	wait := time.Second
-	if st := e.windows[stream]; st != nil {
-		if oldest, err := st.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(subj+keyID)); err == nil {
-			wait = time.Until(oldest.Time.Add(time.Minute))
-		}
+	if !ok {
+		return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(reset)}, rateLimited(reset)
 	}
-	return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(wait)}, rateLimited(wait)
-}
-
-// quotaOf reads a key's place in a window stream: how many requests it
-// holds and when the oldest leaves (best effort: -1 when unreadable).
-func (e *Engine) quotaOf(ctx context.Context, stream, subject string, limit int) Quota {
-	q := Quota{Limit: limit, Remaining: -1}
-	st := e.windows[stream]
-	if st == nil {
-		return q
-	}
-	info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject))
-	if err != nil {
-		return q
-	}
-	q.Remaining = max(limit-int(info.State.Subjects[subject]), 0)
-	if oldest, err := st.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(subject)); err == nil {
-		q.Reset = wholeSeconds(time.Until(oldest.Time.Add(time.Minute)))
-	}
-	return q
+	return Quota{Limit: limit, Remaining: remaining, Reset: wholeSeconds(reset)}, nil
 }
 
 func rateLimited(wait time.Duration) error {

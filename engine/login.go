@@ -67,7 +67,7 @@ func (e *Engine) SignUp(ctx context.Context, email, password string, credits int
 	if err != nil {
 		return "", 0, internal("hash password", err)
 	}
-	id := newID(PrefixAccount, 10)
+	id := e.id(PrefixAccount, 10)
 	open, err := ledger.Open(id, email, credits, e.now())
 	if err != nil {
 		return "", 0, Errorf(CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)

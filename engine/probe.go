@@ -50,7 +50,7 @@ func (p *Probe) Admit(ctx context.Context) error {
 	if _, err := p.e.allow(ctx, limitCreate, p.keyID); err != nil {
 		return err
 	}
-	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: newID(PrefixRun, 10), AccountID: p.acct.ID,
+	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: p.e.id(PrefixRun, 10), AccountID: p.acct.ID,
 		KeyID: p.keyID, AppSlug: p.price.Slug, Input: []byte(`{}`), CreditCost: p.price.CreditCost, At: p.e.now()}
 	if p.e.cfg.Limits.PlatformActiveRuns > 0 {
 		created.Slot = p.slot

@@ -1,8 +1,10 @@
-package engine
+package engine_test
 
 import (
 	"context"
 	"testing"
+
+	. "github.com/apprun/apprun/engine"
 )
 
 // BenchmarkRunLogReplay measures reading a 1,000-event run log back for a
@@ -12,15 +14,17 @@ import (
 //	go test ./engine -run '^$' -bench RunLogReplay -benchtime 200x
 func BenchmarkRunLogReplay(b *testing.B) {
 	e := startEngine(b, true, Limits{}, okApp())
-	w := &runWriter{e: e, run: Run{RunNo: newID(PrefixRun, 10)}}
+	runNo, last := NewRunNo(), uint64(0)
 	for i := range 1000 {
-		if err := w.write(context.Background(), RunEvent{Type: ToolRunning, Step: &Step{Index: i, Total: 1000, Tool: "tick", Message: "tick"}}); err != nil {
+		seq, err := e.WriteRunEvent(context.Background(), runNo, last, RunEvent{Type: ToolRunning, Step: &Step{Index: i, Total: 1000, Tool: "tick", Message: "tick"}})
+		if err != nil {
 			b.Fatal(err)
 		}
+		last = seq
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		f := e.Follow(w.run.RunNo, 0)
+		f := e.Follow(runNo, 0)
 		evs, err := f.Catchup(context.Background())
 		f.Close()
 		if err != nil || len(evs) != 1000 {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // FinishedRun is a run that has ended, as retention needs it.
@@ -108,7 +106,7 @@ func (e *Engine) expire(ctx context.Context, r FinishedRun) error {
 		return internal("mark run expired", err)
 	}
 	for _, subj := range []string{runSubject(r.RunNo), jobSubject(r.RunNo)} {
-		if err := e.log.stream.Purge(ctx, jetstream.WithPurgeSubject(subj)); err != nil {
+		if err := e.ports.Log.Purge(ctx, subj); err != nil {
 			return internal(fmt.Sprintf("purge %s", subj), err)
 		}
 	}

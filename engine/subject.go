@@ -6,9 +6,6 @@ import "strconv"
 // entity is one subject, so its last message is its state and a
 // compare-and-set on that subject serialises its writers.
 const (
-	StreamName       = "APPRUN"
-	streamRLCreate   = "APPRUN_RL_CREATE"
-	streamRLRead     = "APPRUN_RL_READ"
 	executorConsumer = "apprun-executor"
 
 	subjAccount     = "apprun.acct."    // + account_id: ledger events
@@ -25,9 +22,6 @@ const (
 	subjWHSecret    = "apprun.whsec."   // + account_id: the webhook signing secret
 	subjWHDelivery  = "apprun.whdel."   // + account_id.run_no.target: a delivery's state
 	subjWHEndpoints = "apprun.whep."    // + account_id: the account's webhook endpoints
-	subjLive        = "apprun.live."    // republished run events, core NATS only
-	subjRLC         = "apprun.rl.create."
-	subjRLR         = "apprun.rl.read."
 )
 
 func accountSubject(id string) string { return subjAccount + id }
@@ -37,8 +31,9 @@ func keySubject(id string) string     { return subjKey + id }
 func priceSubject(slug string) string { return subjPrice + slug }
 func brandSubject(id string) string   { return subjBrand + id }
 func slotSubject(i int) string        { return subjSlot + strconv.Itoa(i) }
-func liveSubject(runNo string) string { return subjLive + "run." + runNo }
-func streamSubjects() []string {
+
+// StreamSubjects are the subjects of every entity in the event log.
+func StreamSubjects() []string {
 	return []string{subjAccount + "*", subjRun + "*", subjJob + "*", subjKey + "*", subjPrice + "*", subjBrand + "*", subjSlot + "*", subjIdem + "*.*", subjExpired + "*", subjLogin + "*",
 		subjHook + "*", subjWHSecret + "*", subjWHDelivery + ">", subjWHEndpoints + "*"}
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -10,18 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Webhooks: a run created with a webhook_url gets its terminal event
@@ -43,6 +37,14 @@ type WebhookConfig struct {
 	Backoff time.Duration
 	// Window is how long a delivery is retried (default 24h).
 	Window time.Duration
+	// Sender posts deliveries (package webhook); required by Start.
+	Sender WebhookSender
+}
+
+// WebhookSender posts one signed delivery and returns the receiver's
+// status; an answer outside 2xx is an error.
+type WebhookSender interface {
+	Send(ctx context.Context, url string, headers map[string]string, body []byte) (int, error)
 }
 
 const webhookConsumer = "apprun-webhooks"
@@ -106,13 +108,15 @@ func (e *Engine) CheckWebhookURL(raw string) error {
 	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
 		return Errorf(CodeInvalidRequest, "webhook_url must not point at this machine")
 	}
-	if ip := net.ParseIP(host); ip != nil && !publicIP(ip) {
+	if ip := net.ParseIP(host); ip != nil && !PublicIP(ip) {
 		return Errorf(CodeInvalidRequest, "webhook_url must not point at a loopback or private address")
 	}
 	return nil
 }
 
-func publicIP(ip net.IP) bool {
+// PublicIP reports whether ip is neither loopback, private, link-local,
+// unspecified nor multicast: where a webhook may go.
+func PublicIP(ip net.IP) bool {
 	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast())
 }
@@ -189,12 +193,12 @@ func (e *Engine) Redeliver(ctx context.Context, accountID, runNo string) error {
 
 // Deliveries lists an account's webhook deliveries, newest first.
 func (e *Engine) Deliveries(ctx context.Context, accountID string, limit int) ([]Delivery, error) {
-	info, err := e.log.stream.Info(ctx, jetstream.WithSubjectFilter(subjWHDelivery+accountID+".>"))
+	subjects, err := e.ports.Log.Subjects(ctx, subjWHDelivery+accountID+".>")
 	if err != nil {
 		return nil, internal("list deliveries", err)
 	}
 	var out []Delivery
-	for subj := range info.State.Subjects {
+	for _, subj := range subjects {
 		var d Delivery
 		if _, err := e.log.last(ctx, subj, &d); err == nil {
 			out = append(out, d)
@@ -210,45 +214,31 @@ func (e *Engine) Deliveries(ctx context.Context, accountID string, limit int) ([
 // dispatcher delivers hook jobs.
 type dispatcher struct {
 	e      *Engine
-	client *http.Client
-	cc     jetstream.ConsumeContext
+	halt   func()
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
 func startDispatcher(ctx context.Context, e *Engine) (*dispatcher, error) {
-	var cons jetstream.Consumer
-	err := Retry(ctx, e.cfg.Logger, "create the webhook consumer", func(ctx context.Context) error {
-		var err error
-		cons, err = e.log.js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
-			Durable: webhookConsumer, FilterSubject: subjHook + "*",
-			AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, MaxAckPending: 256,
-			DeliverPolicy: jetstream.DeliverAllPolicy,
-		})
-		return err
-	})
-	if err != nil {
-		return nil, err
+	if e.cfg.Webhooks.Sender == nil {
+		return nil, errors.New("Webhooks.Sender is required")
 	}
 	d := &dispatcher{e: e}
-	d.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext:  (&net.Dialer{Timeout: 5 * time.Second, Control: d.dialCheck}).DialContext,
-		MaxIdleConns: 32, IdleConnTimeout: time.Minute}, CheckRedirect: func(*http.Request, []*http.Request) error {
-		return http.ErrUseLastResponse // a redirect is an answer, not a delivery
-	}}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
-	d.cc, err = cons.Consume(func(m jetstream.Msg) {
+	halt, err := e.ports.Queue.Consume(ctx, QueueSpec{Name: webhookConsumer, Filter: subjHook + "*",
+		AckWait: 30 * time.Second, MaxPending: 256, Batch: 32}, func(m QueueMsg) {
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
 			d.handle(m)
 		}()
-	}, jetstream.PullMaxMessages(32))
+	})
 	if err != nil {
 		d.cancel()
 		return nil, err
 	}
+	d.halt = halt
 	return d, nil
 }
 
@@ -256,25 +246,9 @@ func (d *dispatcher) stop() {
 	if d == nil {
 		return
 	}
-	d.cc.Stop()
+	d.halt()
 	d.cancel()
 	d.wg.Wait()
-}
-
-// dialCheck refuses loopback and private addresses when they are not
-// allowed, whatever name led there.
-func (d *dispatcher) dialCheck(_, address string, _ syscall.RawConn) error {
-	if d.e.cfg.Webhooks.AllowPrivate {
-		return nil
-	}
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	if ip := net.ParseIP(host); ip == nil || !publicIP(ip) {
-		return fmt.Errorf("webhook: %s is not a public address", host)
-	}
-	return nil
 }
 
 func (d *dispatcher) backoff(attempt int) time.Duration {
@@ -285,37 +259,34 @@ func (d *dispatcher) backoff(attempt int) time.Duration {
 	return min(b, time.Hour)
 }
 
-func (d *dispatcher) handle(m jetstream.Msg) {
+func (d *dispatcher) handle(m QueueMsg) {
 	var job HookJob
 	if err := json.Unmarshal(m.Data(), &job); err != nil || job.RunNo == "" {
-		_ = m.Term()
+		m.Term()
 		return
 	}
-	attempt := 1
-	if md, err := m.Metadata(); err == nil {
-		attempt = int(md.NumDelivered)
-	}
+	attempt := int(m.Attempt())
 	ctx, cancel := context.WithTimeout(d.ctx, 20*time.Second)
 	defer cancel()
 	events, err := d.e.log.runLog(ctx, job.RunNo, 0)
 	if err != nil || len(events) == 0 {
 		if err == nil { // purged after retention: nothing left to send
-			_ = m.Term()
+			m.Term()
 			return
 		}
-		_ = m.NakWithDelay(time.Second)
+		m.Nak(time.Second)
 		return
 	}
 	created, term := events[0], events[len(events)-1]
 	targets := ApplyRun(Run{}, created.Event, created.Seq).WebhookTargets()
 	if !term.Event.Type.Terminal() || job.Target < 0 || job.Target >= len(targets) {
-		_ = m.Term()
+		m.Term()
 		return
 	}
 	target := targets[job.Target]
 	secret, err := d.e.secretOf(ctx, created.Event.AccountID)
 	if err != nil {
-		_ = m.NakWithDelay(time.Second)
+		m.Nak(time.Second)
 		return
 	}
 	id := strconv.FormatUint(term.Seq, 10)
@@ -338,11 +309,11 @@ func (d *dispatcher) handle(m jetstream.Msg) {
 	}
 	switch state.Status {
 	case "retrying":
-		_ = m.NakWithDelay(d.backoff(attempt))
+		m.Nak(d.backoff(attempt))
 	case "failed":
-		_ = m.Term()
+		m.Term()
 	default:
-		_ = m.Ack()
+		m.Ack()
 	}
 }
 
@@ -353,23 +324,8 @@ func (d *dispatcher) post(ctx context.Context, target, secret, id string, body [
 	if err != nil {
 		return 0, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "apprun-webhooks")
-	req.Header.Set("webhook-id", id)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
-	req.Header.Set("webhook-signature", sig)
-	resp, err := d.client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp.StatusCode, fmt.Errorf("the receiver answered %d", resp.StatusCode)
-	}
-	return resp.StatusCode, nil
+	return d.e.cfg.Webhooks.Sender.Send(ctx, target, map[string]string{
+		"Content-Type": "application/json", "User-Agent": "apprun-webhooks",
+		"webhook-id": id, "webhook-timestamp": strconv.FormatInt(ts, 10), "webhook-signature": sig,
+	}, body)
 }

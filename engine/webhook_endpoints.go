@@ -48,7 +48,7 @@ func (e *Engine) AddWebhookEndpoint(ctx context.Context, accountID, url string) 
 	if _, _, err := e.Account(ctx, accountID); err != nil {
 		return WebhookEndpoint{}, err
 	}
-	ep := WebhookEndpoint{ID: newID("wh_", 10), URL: url, CreatedAt: e.now()}
+	ep := WebhookEndpoint{ID: e.id("wh_", 10), URL: url, CreatedAt: e.now()}
 	return ep, e.updateEndpoints(ctx, accountID, func(list []WebhookEndpoint) ([]WebhookEndpoint, error) {
 		if len(list) >= MaxWebhookEndpoints {
 			return nil, Errorf(CodeInvalidRequest, "an account has at most %d webhook endpoints", MaxWebhookEndpoints)

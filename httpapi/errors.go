@@ -8,8 +8,6 @@ import (
 	"strconv"
 
 	"github.com/apprun/apprun/engine"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // statusOf is the one table from error code to HTTP status.
@@ -86,9 +84,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 }
 
 func unavailable(err error) bool {
-	return errors.Is(err, engine.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionClosed) ||
-		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, jetstream.ErrNoStreamResponse)
+	return errors.Is(err, engine.ErrUnavailable) || errors.Is(err, engine.ErrAmbiguous) || errors.Is(err, context.DeadlineExceeded)
 }
 
 func errorf(code engine.Code, format string, args ...any) error {

@@ -120,6 +120,9 @@ func (b *batch) apply(subject string, data []byte, seq uint64) error {
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return err
 		}
+		if ev.Type == engine.RunFenced {
+			return nil // an admission that was never stored: no run
+		}
 		r, err := b.run(id)
 		if err != nil {
 			return err

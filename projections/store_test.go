@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apprun/apprun/embednats"
+	"github.com/apprun/apprun/embednats/natstest"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/projections"
+	"github.com/apprun/apprun/webhook"
 	"github.com/nats-io/nats.go/jetstream"
 	bolt "go.etcd.io/bbolt"
 )
@@ -23,16 +25,7 @@ type fixture struct {
 
 func setup(t testing.TB) *fixture {
 	t.Helper()
-	ns, _ := embednats.New(embednats.Config{StoreDir: t.TempDir()})
-	if err := ns.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ns.Stop)
-	nc, err := ns.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc := natstest.Connect(t, true)
 	app := engine.App{Slug: "a", Name: "a", Price: 1, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
 		Executor: engine.ExecutorFunc(func(context.Context, engine.Job, func(engine.Step)) (engine.Result, error) {
 			return engine.Result{Summary: "s"}, nil
@@ -46,7 +39,12 @@ func setup(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { side.Close() })
-	f.eng, err = engine.New(nc, engine.Config{Catalog: cat, Reads: side, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	st, err := eventlog.Open(context.Background(), nc, eventlog.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.eng, err = engine.New(st.Ports(), engine.Config{Catalog: cat, Reads: side, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Webhooks: engine.WebhookConfig{Sender: webhook.NewSender(true)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +62,7 @@ func (f *fixture) open(t testing.TB) *projections.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Start(context.Background(), f.js, engine.StreamName); err != nil {
+	if err := s.Start(context.Background(), f.js, eventlog.StreamName); err != nil {
 		t.Fatal(err)
 	}
 	return s

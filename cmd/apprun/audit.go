@@ -12,6 +12,7 @@ import (
 
 	"github.com/apprun/apprun/embednats"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/projections"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -89,7 +90,7 @@ func replay(ctx context.Context, nc *nats.Conn) (engine.AuditReport, uint64, err
 	sctx, cancel := context.WithTimeout(ctx, auditStall)
 	defer cancel()
 	err = engine.Retry(sctx, nil, "read the stream", func(ctx context.Context) error {
-		st, err = js.Stream(ctx, engine.StreamName)
+		st, err = js.Stream(ctx, eventlog.StreamName)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return nil
 		}
@@ -99,9 +100,14 @@ func replay(ctx context.Context, nc *nats.Conn) (engine.AuditReport, uint64, err
 		return engine.AuditReport{}, 0, err
 	}
 	if st == nil {
-		return engine.NewAudit().Report(), 0, nil
+		// A clean audit of nothing is the worst answer: a wrong --data, a
+		// cluster member opened without its cluster, a foreign directory.
+		return engine.AuditReport{}, 0, errors.New("no event log found (no " + eventlog.StreamName + " stream): nothing to audit; check --data, or --nats for a cluster")
 	}
 	last := st.CachedInfo().State.LastSeq
+	if last == 0 {
+		return engine.AuditReport{}, 0, errors.New("the event log is empty: nothing to audit")
+	}
 	a := engine.NewAudit()
 	var read uint64
 	progress := time.Now()

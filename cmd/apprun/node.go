@@ -10,15 +10,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/embednats"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/mcp"
 	"github.com/apprun/apprun/projections"
 	"github.com/apprun/apprun/web"
+	"github.com/apprun/apprun/webhook"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -76,9 +79,16 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	n.eng, err = engine.New(n.nc, engine.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
-		Logger: n.cfg.Logger, Replicas: n.cfg.Replicas, SweepEvery: n.cfg.RetentionSweep,
-		Standalone: n.cfg.NATSURL == "" && n.cfg.NATSListen == "" && n.cfg.ClusterName == "", Webhooks: n.cfg.Webhooks})
+	log, err := eventlog.Open(ctx, n.nc, eventlog.Config{Replicas: n.cfg.Replicas, Logger: n.cfg.Logger,
+		CreatePerMinute: n.cfg.Limits.CreatePerMinute, ReadsPerMinute: n.cfg.Limits.ReadsPerMinute})
+	if err != nil {
+		return err
+	}
+	hooks := n.cfg.Webhooks
+	hooks.Sender = webhook.NewSender(hooks.AllowPrivate)
+	n.eng, err = engine.New(log.Ports(), engine.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
+		Logger: n.cfg.Logger, SweepEvery: n.cfg.RetentionSweep,
+		Standalone: n.cfg.NATSURL == "" && n.cfg.NATSListen == "" && n.cfg.ClusterName == "", Webhooks: hooks})
 	if err != nil {
 		return err
 	}
@@ -89,7 +99,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := n.store.Start(ctx, js, engine.StreamName); err != nil {
+	if err := n.store.Start(ctx, js, eventlog.StreamName); err != nil {
 		return err
 	}
 	var kv jetstream.KeyValue
@@ -238,8 +248,7 @@ func (n *Node) Stop() {
 		n.store = nil
 	}
 	if n.nc != nil {
-		_ = n.nc.Drain()
-		n.nc.Close()
+		drainConn(n.nc, drainTimeout)
 		n.nc = nil
 	}
 	if n.ns != nil {
@@ -255,4 +264,23 @@ func redactURL(u string) string {
 		}
 	}
 	return u
+}
+
+// drainTimeout bounds the NATS drain on shutdown.
+const drainTimeout = 10 * time.Second
+
+// drainConn drains nc (its subscriptions finish what they hold, its
+// pending publishes are flushed) and waits, bounded, until the drain has
+// closed it; only then does it close it outright.
+func drainConn(nc *nats.Conn, timeout time.Duration) {
+	closed := make(chan struct{})
+	var once sync.Once
+	nc.SetClosedHandler(func(*nats.Conn) { once.Do(func() { close(closed) }) })
+	if err := nc.Drain(); err == nil {
+		select {
+		case <-closed:
+		case <-time.After(timeout):
+		}
+	}
+	nc.Close()
 }

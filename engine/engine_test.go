@@ -1,15 +1,17 @@
-package engine
+package engine_test
 
 import (
 	"context"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/apprun/apprun/embednats"
+	"github.com/apprun/apprun/embednats/natstest"
+	. "github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/webhook"
 )
 
 type brandMap struct {
@@ -45,30 +47,22 @@ func newTestEngine(t *testing.T) *Engine {
 // startEngine runs an engine on a fresh embedded JetStream (fsync on or off).
 func startEngine(t testing.TB, sync bool, lim Limits, apps ...App) *Engine {
 	t.Helper()
-	ns, err := embednats.New(embednats.Config{StoreDir: t.TempDir(), NoSync: !sync})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ns.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ns.Stop)
-	nc, err := ns.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
+	nc := natstest.Connect(t, sync)
 	cat, err := NewCatalog(apps...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := New(nc, Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
-		Limits: lim, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	st, err := eventlog.Open(ctx, nc, eventlog.Config{CreatePerMinute: lim.CreatePerMinute, ReadsPerMinute: lim.ReadsPerMinute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(st.Ports(), Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
+		Limits: lim, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Webhooks: WebhookConfig{Sender: webhook.NewSender(true)}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := e.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +121,7 @@ func TestFollowerRecoversMissedLiveEventsFromTheLog(t *testing.T) {
 	f := e.Follow(run.RunNo, run.Seq)
 	defer f.Close()
 	last := all[len(all)-1]
-	got, err := f.Receive(ctx, liveMsg{seq: last.Seq, prev: all[len(all)-2].Seq, ev: &liveEvent{StreamEvent: last, streamed: true}})
+	got, err := f.Receive(ctx, LiveMsg(last.Seq, all[len(all)-2].Seq, last))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +134,7 @@ func TestFollowerRecoversMissedLiveEventsFromTheLog(t *testing.T) {
 		}
 	}
 	// The same live event again is a duplicate and sends nothing.
-	if again, _ := f.Receive(ctx, liveMsg{seq: last.Seq, prev: all[len(all)-2].Seq, ev: &liveEvent{StreamEvent: last, streamed: true}}); len(again) != 0 {
+	if again, _ := f.Receive(ctx, LiveMsg(last.Seq, all[len(all)-2].Seq, last)); len(again) != 0 {
 		t.Fatalf("duplicate live event sent again: %+v", again)
 	}
 }
@@ -160,20 +154,14 @@ func TestPriceChangedDuringAdmissionIsPricingNotReady(t *testing.T) {
 	if _, _, err := e.SetPrice(ctx, "ok", 7, false); err != nil {
 		t.Fatal(err)
 	}
-	a, seq, err := e.Account(ctx, acct.AccountID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: newID(PrefixRun, 10), AccountID: acct.AccountID,
-		AppSlug: "ok", Input: []byte(`{}`), CreditCost: read.CreditCost}
-	_, err = e.admit(ctx, created, a, seq, read, nil)
+	runNo, err := e.AdmitAtPrice(ctx, acct.AccountID, "ok", read)
 	if ErrorCode(err) != CodePricingNotReady {
 		t.Fatalf("admission at a stale price: %v, want pricing_not_ready", err)
 	}
 	if after, _, _ := e.Account(ctx, acct.AccountID); after.Balance != 100 || after.Active != 0 {
 		t.Fatalf("a refused admission changed the account: %+v", after)
 	}
-	if evs, err := e.log.runLog(ctx, created.RunNo, 0); err != nil || len(evs) != 0 {
+	if evs, err := e.RunLog(ctx, runNo, 0); err != nil || len(evs) != 0 {
 		t.Fatalf("a refused admission wrote the run: %v %v", evs, err)
 	}
 }
@@ -224,8 +212,7 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 			}
 			return Result{}, ctx.Err()
 		})}
-	app.schema = e.cfg.Catalog.apps["ok"].schema
-	e.cfg.Catalog.apps["stuck"] = &app
+	e.AddApp(app, "ok")
 	if _, _, err := e.SetPrice(ctx, "stuck", 5, false); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +224,7 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 	// The first delivery is executing (and stuck); wait for its started event.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		evs, err := e.log.runLog(ctx, run.RunNo, 0)
+		evs, err := e.RunLog(ctx, run.RunNo, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,10 +237,10 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	// The delivery after the last allowed attempt ends the run.
-	if err := e.exec.execute(ctx, run.RunNo, maxAttempts+1); err != nil {
+	if err := e.ExecuteRun(ctx, run.RunNo, MaxAttempts+1); err != nil {
 		t.Fatal(err)
 	}
-	events, err := e.log.runLog(ctx, run.RunNo, 0)
+	events, err := e.RunLog(ctx, run.RunNo, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,26 +253,42 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 	}
 }
 
-func TestRunLogReadsWaitForATurn(t *testing.T) {
-	e := newTestEngine(t)
+// A run's brand context comes from the log: a node whose read model is
+// empty (new, rebuilding, behind) still runs it with its brand context,
+// here on a delivery made after the first one was lost.
+func TestRedeliveredRunOnAnEmptyReadModelHasItsBrandContext(t *testing.T) {
+	e := newTestEngine(t) // its read model (brandMap) stays empty
 	ctx := context.Background()
-	run, all := finishedOkRun(t, e)
-	for range maxLogReaders { // every turn taken
-		e.log.readers <- struct{}{}
+	got := make(chan *BrandContext, 4)
+	app := App{Slug: "branded", Name: "branded", Price: 5, Runnable: true, AcceptsBrandContext: true, Timeout: time.Minute,
+		InputSchema: []byte(`{"type":"object"}`),
+		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+			got <- job.BrandContext
+			return Result{Summary: "s", Output: map[string]any{}}, nil
+		})}
+	e.AddApp(app, "ok")
+	if _, _, err := e.SetPrice(ctx, "branded", 5, false); err != nil {
+		t.Fatal(err)
 	}
-	f := e.Follow(run.RunNo, run.Seq)
-	defer f.Close()
-	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	defer cancel()
-	if _, err := f.Catchup(short); err == nil || !strings.Contains(err.Error(), "waiting for a turn") {
-		t.Fatalf("catch-up with every turn taken: %v, want a wait that ends with the context", err)
+	e.StopExecutor() // the first delivery is lost with this node's executor
+	acct, _ := e.OpenAccount(ctx, "a@example.com", 20)
+	bc, _, err := e.CreateBrandContext(ctx, acct.AccountID, BrandContext{Name: "Acme"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if f.Last() != run.Seq {
-		t.Fatalf("a failed catch-up moved the follower to %d", f.Last())
+	run, err := e.CreateRun(ctx, CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "branded",
+		Input: map[string]any{}, BrandContextID: &bc.ID})
+	if err != nil {
+		t.Fatalf("create with a brand context the read model has not seen: %v", err)
 	}
-	<-e.log.readers // one turn free
-	got, err := f.Catchup(ctx)
-	if err != nil || len(got) != len(all) || got[len(got)-1].Seq != all[len(all)-1].Seq {
-		t.Fatalf("catch-up with a turn free: %d events, %v; want %d", len(got), err, len(all))
+	if err := e.ExecuteRun(ctx, run.RunNo, 2); err != nil {
+		t.Fatal(err)
+	}
+	if b := <-got; b == nil || b.Name != "Acme" {
+		t.Fatalf("the App got brand context %+v, want Acme", b)
+	}
+	evs, _ := e.RunLog(ctx, run.RunNo, 0)
+	if last := evs[len(evs)-1].Event; last.Type != RunCompleted {
+		t.Fatalf("the run ended %s (%+v), want completed", last.Type, last.Error)
 	}
 }

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Hooks for the external tests (package engine_test), which run the
+// engine on the real JetStream log (package eventlog imports engine, so
+// they cannot be internal tests).
+
+// MaxAttempts is how often a run is executed before it fails as interrupted.
+const MaxAttempts = maxAttempts
+
+// LiveMsg builds a live event as the hub hands it to followers.
+func LiveMsg(seq, prev uint64, ev StreamEvent) liveMsg {
+	return liveMsg{seq: seq, prev: prev, ev: &liveEvent{StreamEvent: ev, streamed: true}}
+}
+
+// AdmitAtPrice admits a run of slug charged at price p, as a request that
+// read p before it committed would.
+func (e *Engine) AdmitAtPrice(ctx context.Context, accountID, slug string, p Price) (string, error) {
+	a, seq, err := e.Account(ctx, accountID)
+	if err != nil {
+		return "", err
+	}
+	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: newID(PrefixRun, 10), AccountID: accountID,
+		AppSlug: slug, Input: []byte(`{}`), CreditCost: p.CreditCost}
+	_, err = e.admit(ctx, created, a, seq, p, nil)
+	return created.RunNo, err
+}
+
+// RunLog is a run's events after seq after, with their sequences.
+func (e *Engine) RunLog(ctx context.Context, runNo string, after uint64) ([]Seqd, error) {
+	evs, err := e.log.runLog(ctx, runNo, after)
+	out := make([]Seqd, len(evs))
+	for i, le := range evs {
+		out[i] = Seqd{Seq: le.Seq, Event: le.Event}
+	}
+	return out, err
+}
+
+// Seqd is a run event with its sequence.
+type Seqd struct {
+	Seq   uint64
+	Event RunEvent
+}
+
+// AddApp adds an App to a started engine's catalog, with the schema of
+// the App named like (apps built in tests have no compiled schema).
+func (e *Engine) AddApp(app App, like string) {
+	app.schema = e.cfg.Catalog.apps[like].schema
+	e.cfg.Catalog.apps[app.Slug] = &app
+}
+
+// CountReadsInMemory switches the read limit to the standalone node's
+// in-memory windows (limit > 0) or to the shared windows (0).
+func (e *Engine) CountReadsInMemory(limit int) {
+	e.reads = nil
+	if limit > 0 {
+		e.reads = newLocalWindows(limit)
+	}
+}
+
+// StopExecutor stops this node's executor (a benchmark measures admission alone).
+func (e *Engine) StopExecutor() { e.exec.stop() }
+
+// WriteRunEvent appends ev to a run's log after seq last (CAS) and returns its sequence.
+func (e *Engine) WriteRunEvent(ctx context.Context, runNo string, last uint64, ev RunEvent) (uint64, error) {
+	w := &runWriter{e: e, run: Run{RunNo: runNo}, last: last}
+	if err := w.write(ctx, ev); err != nil {
+		return 0, err
+	}
+	return w.last, nil
+}
+
+// EncodeEntry encodes one run event as the log stores it.
+func EncodeEntry(ev RunEvent) ([]byte, error) { return json.Marshal(ev) }
+
+// Streamed is the event as a stream sends it.
+func Streamed(seq uint64, ev RunEvent) (StreamEvent, bool) { return streamed(seq, ev) }
+
+// NewRunNo makes a run number.
+func NewRunNo() string { return newID(PrefixRun, 10) }

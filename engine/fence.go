@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// An admission whose write went unanswered (a timeout, a lost ack, a
+// leader change) may or may not be stored. No answer may hide that: a 201
+// must name a run that exists, and a refusal must mean nothing was charged.
+// So the node resolves it before it answers, with a fence: a message on the
+// run's subject that expects "no message yet". The admission's created
+// event expects the same, and the log checks both in one order, so exactly
+// one of them is stored:
+//   - the fence is stored: the admission can never be; the answer is a
+//     definite refusal, nothing charged;
+//   - the fence conflicts: something is on the run's subject. If it is the
+//     run's created event the admission was stored and the answer is 201;
+//     if it is an earlier fence of ours (whose own answer was lost), the
+//     refusal stands.
+
+// fenceTimeout bounds how long a request spends resolving an unknown
+// outcome before it gives the resolution to the background.
+const fenceTimeout = 30 * time.Second
+
+// errNothingCharged is the refusal after a fence won.
+var errNothingCharged = fmt.Errorf("%w: the run could not be created and nothing was charged; retry", ErrUnavailable)
+
+// resolveAdmission learns whether the admission of created is stored:
+// (seq of its created event, true), or (0, false) once it never can be.
+// An error means the log could not be reached for fenceTimeout.
+func (e *Engine) resolveAdmission(ctx context.Context, runNo string) (uint64, bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fenceTimeout)
+	defer cancel()
+	fence := RunEvent{Type: RunFenced, V: eventVersion, RunNo: runNo, At: e.now()}
+	for attempt := 1; ; attempt++ {
+		_, err := e.log.append(ctx, entry{subject: runSubject(runNo), value: fence, expect: expectSeq(0)})
+		if err == nil {
+			return 0, false, nil
+		}
+		if errors.Is(err, errConflict) {
+			// Something is on the run's subject: read what came first (a
+			// read that lags shows nothing yet; then ask again).
+			first, ferr := e.firstRunEvent(ctx, runNo)
+			if ferr == nil {
+				if first.Event.Type == RunCreated {
+					return first.Seq, true, nil
+				}
+				return 0, false, nil // our own earlier fence
+			}
+			err = ferr
+		}
+		if ctx.Err() != nil {
+			return 0, false, fmt.Errorf("%w: admission of %s unresolved after %s: %w", ErrAmbiguous, runNo, fenceTimeout, err)
+		}
+		e.cfg.Sleep(e.fenceBackoff(attempt))
+	}
+}
+
+// firstRunEvent is the first message on a run's subject.
+func (e *Engine) firstRunEvent(ctx context.Context, runNo string) (loggedEvent, error) {
+	var first *loggedEvent
+	err := e.log.eachRunEvent(ctx, runNo, 0, func(le loggedEvent) error {
+		if first == nil {
+			first = &le
+		}
+		return nil
+	})
+	if err != nil {
+		return loggedEvent{}, err
+	}
+	if first == nil {
+		return loggedEvent{}, errNoMessage
+	}
+	return *first, nil
+}
+
+// voidLater resolves in the background an admission a request could not
+// resolve in time, and cancels the run (a refund) if it turns out stored:
+// the client was answered 503, which promises nothing was charged.
+func (e *Engine) voidLater(accountID, runNo string) {
+	go func() {
+		for {
+			_, exists, err := e.resolveAdmission(context.Background(), runNo)
+			if err != nil {
+				e.cfg.Logger.Warn("admission still unresolved; retrying", "run_no", runNo, "err", err)
+				continue
+			}
+			if !exists {
+				return
+			}
+			for {
+				_, _, err := e.CancelRun(context.Background(), accountID, runNo)
+				if err == nil || ErrorCode(err) == CodeRunFinished {
+					e.cfg.Logger.Warn("an admission answered 503 was stored after all; its run was cancelled and refunded",
+						"run_no", runNo, "err", err)
+					return
+				}
+				time.Sleep(time.Second)
+			}
+		}
+	}()
+}
+
+func (e *Engine) fenceBackoff(attempt int) time.Duration {
+	d := time.Duration(min(attempt, 10)) * 20 * time.Millisecond
+	return d + time.Duration(e.cfg.IntN(int(d)))
+}

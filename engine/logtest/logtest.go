@@ -1,0 +1,206 @@
+// Package logtest is the conformance suite of the engine's Log port: the
+// JetStream log (package eventlog) and the simulated one (package simlog)
+// both run it, so the simulation cannot drift from the real thing.
+package logtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apprun/apprun/engine"
+)
+
+var ids atomic.Int64
+
+// uniq makes a subject of kind k that no other case uses.
+func uniq(k engine.Kind) string {
+	return engine.SubjectOf(k, fmt.Sprintf("logtest%d", ids.Add(1)))
+}
+
+func exp(seq uint64) *uint64 { return &seq }
+
+// Run runs every case against the log open returns (one log may serve
+// every case: each uses subjects of its own).
+func Run(t *testing.T, open func(t *testing.T) engine.Log) {
+	ctx := context.Background()
+	t.Run("last of an empty subject is ErrNoMessage", func(t *testing.T) {
+		l := open(t)
+		if _, err := l.Last(ctx, uniq(engine.KindAccount)); !errors.Is(err, engine.ErrNoMessage) {
+			t.Fatalf("got %v, want ErrNoMessage", err)
+		}
+	})
+	t.Run("compare-and-set", func(t *testing.T) {
+		l := open(t)
+		s := uniq(engine.KindAccount)
+		first, err := l.Append(ctx, engine.Entry{Subject: s, Data: []byte(`1`), Expect: exp(0)})
+		if err != nil || first == 0 {
+			t.Fatalf("first write expecting no message: %d %v", first, err)
+		}
+		if _, err := l.Append(ctx, engine.Entry{Subject: s, Data: []byte(`x`), Expect: exp(0)}); !errors.Is(err, engine.ErrConflict) {
+			t.Fatalf("second write expecting no message: %v, want ErrConflict", err)
+		}
+		if _, err := l.Append(ctx, engine.Entry{Subject: s, Data: []byte(`x`), Expect: exp(first + 1000)}); !errors.Is(err, engine.ErrConflict) {
+			t.Fatalf("write expecting a wrong sequence: %v, want ErrConflict", err)
+		}
+		second, err := l.Append(ctx, engine.Entry{Subject: s, Data: []byte(`2`), Expect: exp(first)})
+		if err != nil || second <= first {
+			t.Fatalf("write expecting the last sequence: %d %v", second, err)
+		}
+		m, err := l.Last(ctx, s)
+		if err != nil || m.Seq != second || string(m.Data) != "2" || m.Subject != s {
+			t.Fatalf("last: %+v %v, want seq %d data 2", m, err, second)
+		}
+	})
+	t.Run("a batch is stored all or none", func(t *testing.T) {
+		l := open(t)
+		a, b, c := uniq(engine.KindAccount), uniq(engine.KindRun), uniq(engine.KindSlot)
+		seqA, err := l.Append(ctx, engine.Entry{Subject: a, Data: []byte(`a0`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, _ := l.Head(ctx)
+		// The last check fails: nothing of the batch is stored.
+		_, err = l.Append(ctx,
+			engine.Entry{Subject: a, Data: []byte(`a1`), Expect: exp(seqA)},
+			engine.Entry{Subject: b, Data: []byte(`b1`), Expect: exp(0)},
+			engine.Entry{Subject: c, Data: []byte(`c1`), Expect: exp(7)})
+		if !errors.Is(err, engine.ErrConflict) {
+			t.Fatalf("batch with a failing check: %v, want ErrConflict", err)
+		}
+		if after, _ := l.Head(ctx); after != head {
+			t.Fatalf("a refused batch moved the head from %d to %d", head, after)
+		}
+		if m, _ := l.Last(ctx, a); m.Seq != seqA {
+			t.Fatalf("a refused batch wrote %s: %+v", a, m)
+		}
+		if _, err := l.Last(ctx, b); !errors.Is(err, engine.ErrNoMessage) {
+			t.Fatalf("a refused batch wrote %s: %v", b, err)
+		}
+		// Every check holds: all stored, contiguous, in order.
+		last, err := l.Append(ctx,
+			engine.Entry{Subject: a, Data: []byte(`a1`), Expect: exp(seqA)},
+			engine.Entry{Subject: b, Data: []byte(`b1`), Expect: exp(0)},
+			engine.Entry{Subject: c, Data: []byte(`c1`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range []string{a, b, c} {
+			m, err := l.Last(ctx, s)
+			if err != nil || m.Seq != last-2+uint64(i) {
+				t.Fatalf("%s: %+v %v, want seq %d", s, m, err, last-2+uint64(i))
+			}
+		}
+	})
+	t.Run("a check may name another subject", func(t *testing.T) {
+		l := open(t)
+		price, job := uniq(engine.KindPrice), uniq(engine.KindJob)
+		p1, err := l.Append(ctx, engine.Entry{Subject: price, Data: []byte(`5`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Append(ctx, engine.Entry{Subject: price, Data: []byte(`7`)}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = l.Append(ctx, engine.Entry{Subject: uniq(engine.KindAccount), Data: []byte(`x`)},
+			engine.Entry{Subject: job, Data: []byte(`j`), Expect: exp(p1), ExpectSubject: price})
+		if !errors.Is(err, engine.ErrConflict) {
+			t.Fatalf("job checked against a moved price: %v, want ErrConflict", err)
+		}
+		p2, _ := l.Last(ctx, price)
+		if _, err := l.Append(ctx, engine.Entry{Subject: uniq(engine.KindAccount), Data: []byte(`x`)},
+			engine.Entry{Subject: job, Data: []byte(`j`), Expect: exp(p2.Seq), ExpectSubject: price}); err != nil {
+			t.Fatalf("job checked against the current price: %v", err)
+		}
+	})
+	t.Run("read returns a subject's messages after a sequence, in order", func(t *testing.T) {
+		l := open(t)
+		s, other := uniq(engine.KindRun), uniq(engine.KindRun)
+		var seqs []uint64
+		for i := range 5 {
+			seq, err := l.Append(ctx, engine.Entry{Subject: s, Data: fmt.Appendf(nil, "%d", i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seqs = append(seqs, seq)
+			if _, err := l.Append(ctx, engine.Entry{Subject: other, Data: []byte(`o`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []uint64
+		err := l.Read(ctx, s, seqs[1], func(m engine.Message) error {
+			if m.Subject != s || string(m.Data) != fmt.Sprint(len(got)+2) {
+				return fmt.Errorf("unexpected message %+v", m)
+			}
+			got = append(got, m.Seq)
+			return nil
+		})
+		if err != nil || !slices.Equal(got, seqs[2:]) {
+			t.Fatalf("read after %d: %v %v, want %v", seqs[1], got, err, seqs[2:])
+		}
+		stop := errors.New("stop")
+		if err := l.Read(ctx, s, 0, func(engine.Message) error { return stop }); !errors.Is(err, stop) {
+			t.Fatalf("a handler's error: %v, want it back", err)
+		}
+		if err := l.Read(ctx, uniq(engine.KindRun), 0, func(engine.Message) error { return stop }); err != nil {
+			t.Fatalf("read of an empty subject: %v", err)
+		}
+	})
+	t.Run("purge and subjects", func(t *testing.T) {
+		l := open(t)
+		base := engine.SubjectOf(engine.KindAccount, "")
+		_ = base
+		acct := fmt.Sprintf("logtest%d", ids.Add(1))
+		d1 := "apprun.whdel." + acct + ".run_a.0"
+		d2 := "apprun.whdel." + acct + ".run_b.0"
+		for _, s := range []string{d1, d2, d1} {
+			if _, err := l.Append(ctx, engine.Entry{Subject: s, Data: []byte(`d`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := l.Subjects(ctx, "apprun.whdel."+acct+".>")
+		slices.Sort(got)
+		if err != nil || !slices.Equal(got, []string{d1, d2}) {
+			t.Fatalf("subjects: %v %v", got, err)
+		}
+		if err := l.Purge(ctx, d1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Last(ctx, d1); !errors.Is(err, engine.ErrNoMessage) {
+			t.Fatalf("last after purge: %v, want ErrNoMessage", err)
+		}
+		if _, err := l.Last(ctx, d2); err != nil {
+			t.Fatalf("purge of one subject touched another: %v", err)
+		}
+	})
+	t.Run("of concurrent writers expecting the same sequence one wins", func(t *testing.T) {
+		l := open(t)
+		s := uniq(engine.KindSlot)
+		var wg sync.WaitGroup
+		var won, lost atomic.Int64
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := l.Append(ctx, engine.Entry{Subject: s, Data: []byte(`w`), Expect: exp(0)},
+					engine.Entry{Subject: uniq(engine.KindRun), Data: []byte(`r`), Expect: exp(0)})
+				switch {
+				case err == nil:
+					won.Add(1)
+				case errors.Is(err, engine.ErrConflict):
+					lost.Add(1)
+				default:
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if won.Load() != 1 || lost.Load() != 7 {
+			t.Fatalf("%d won, %d lost; want 1 and 7", won.Load(), lost.Load())
+		}
+	})
+}

@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+)
+
+// Short names the domain uses for the port's outcomes.
+var (
+	errConflict  = ErrConflict
+	errNoMessage = ErrNoMessage
+)
+
+// entry is one message of a write in domain terms: a value to encode.
+type entry struct {
+	subject string
+	value   any
+	// expect, when not nil, is the sequence the last message on subject
+	// (or on expectSubject, when set) must have; 0 means "no message yet".
+	expect        *uint64
+	expectSubject string
+}
+
+func expectSeq(seq uint64) *uint64 { return &seq }
+
+// store is the engine's typed view of the Log port: it encodes and decodes
+// the domain's events and counts what it appended.
+type store struct {
+	log      Log
+	appended atomic.Uint64
+}
+
+// append encodes entries and writes them atomically; it returns the
+// sequence of the last one.
+func (s *store) append(ctx context.Context, entries ...entry) (uint64, error) {
+	out := make([]Entry, len(entries))
+	for i, e := range entries {
+		data, err := json.Marshal(e.value)
+		if err != nil {
+			return 0, fmt.Errorf("encode %s: %w", e.subject, err)
+		}
+		out[i] = Entry{Subject: e.subject, Data: data, Expect: e.expect, ExpectSubject: e.expectSubject}
+	}
+	seq, err := s.log.Append(ctx, out...)
+	if err == nil {
+		s.appended.Add(uint64(len(out)))
+	}
+	return seq, err
+}
+
+// last decodes the newest message on subject into v and returns its sequence.
+func (s *store) last(ctx context.Context, subject string, v any) (uint64, error) {
+	m, err := s.log.Last(ctx, subject)
+	if err != nil {
+		return 0, err
+	}
+	if err := json.Unmarshal(m.Data, v); err != nil {
+		return 0, fmt.Errorf("decode %s@%d: %w", subject, m.Seq, err)
+	}
+	return m.Seq, nil
+}
+
+// loggedEvent is a run event with its stream sequence, the SSE id.
+type loggedEvent struct {
+	Seq   uint64
+	Event RunEvent
+}
+
+// runLog reads the events of a run after seq `after`, in order.
+func (s *store) runLog(ctx context.Context, runNo string, after uint64) ([]loggedEvent, error) {
+	var out []loggedEvent
+	err := s.eachRunEvent(ctx, runNo, after, func(le loggedEvent) error {
+		out = append(out, le)
+		return nil
+	})
+	return out, err
+}
+
+// eachRunEvent calls fn with each event of a run after seq `after`, in
+// order, decoding each as it arrives.
+func (s *store) eachRunEvent(ctx context.Context, runNo string, after uint64, fn func(loggedEvent) error) error {
+	subj := runSubject(runNo)
+	return s.log.Read(ctx, subj, after, func(m Message) error {
+		var e RunEvent
+		if err := json.Unmarshal(m.Data, &e); err != nil {
+			return fmt.Errorf("decode %s@%d: %w", subj, m.Seq, err)
+		}
+		return fn(loggedEvent{Seq: m.Seq, Event: e})
+	})
+}
+
+// isAmbiguous reports whether err leaves a write's outcome unknown.
+func isAmbiguous(err error) bool { return errors.Is(err, ErrAmbiguous) }

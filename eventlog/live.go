@@ -1,0 +1,34 @@
+package eventlog
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/nats-io/nats.go"
+)
+
+// live is engine.Live on the stream's republish of run events to core
+// NATS: one subscription a node.
+type live struct{ nc *nats.Conn }
+
+func (l *live) FollowRuns(fn func(engine.LiveRunMsg)) (func(), error) {
+	sub, err := l.nc.Subscribe(subjLive+"run.*", func(m *nats.Msg) {
+		seq, err1 := strconv.ParseUint(m.Header.Get("Nats-Sequence"), 10, 64)
+		prev, err2 := strconv.ParseUint(m.Header.Get("Nats-Last-Sequence"), 10, 64)
+		if err1 != nil || err2 != nil {
+			return // not a republished event
+		}
+		fn(engine.LiveRunMsg{RunNo: strings.TrimPrefix(m.Subject, subjLive+"run."), Seq: seq, Prev: prev, Data: m.Data})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A dropped message is recovered by gap detection, but never drop early.
+	_ = sub.SetPendingLimits(1<<20, 256<<20)
+	if err := l.nc.Flush(); err != nil {
+		_ = sub.Unsubscribe()
+		return nil, err
+	}
+	return func() { _ = sub.Unsubscribe() }, nil
+}
