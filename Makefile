@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/apprun
 
-.PHONY: run build test bench chaos fuzz clean
+.PHONY: run build test bench chaos sim fuzz clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/apprun
@@ -15,6 +15,7 @@ run: build
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
+	SEEDS=2000 $(GO) test ./sim -run '^TestSimulation$$' -count=1 -v -timeout 5m
 	$(GO) test ./httpapi -run '^$$' -fuzz '^FuzzDecodeCreateRun$$' -fuzztime 5s
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateInput$$' -fuzztime 5s
 	$(GO) test ./apps -run '^$$' -fuzz '^FuzzParseReply$$' -fuzztime 5s
@@ -29,6 +30,12 @@ bench: build
 # refunded), then every invariant and `apprun audit`.
 chaos:
 	CHAOS_KILLS=25 $(GO) test ./cmd/apprun -run TestChaos -count=1 -v -timeout 20m
+
+# The deterministic simulation of the money path (package sim): SEEDS
+# seeds from SEED_FROM (1), or the one SEED, which replays exactly.
+SEEDS ?= 20000
+sim:
+	SEEDS=$(SEEDS) SEED=$(SEED) SEED_FROM=$(SEED_FROM) $(GO) test ./sim -run '^TestSimulation$$' -count=1 -v -timeout 30m
 
 # Longer fuzzing of the decoders: requests, model replies, App definitions
 # (make test runs every seed corpus and the first three briefly).

@@ -1,0 +1,580 @@
+package sim_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/sim"
+	"github.com/apprun/apprun/simlog"
+)
+
+// TestSimulation runs SEEDS seeds (200 by default; `make sim` and `make
+// test` run more), or the one SEED, of the money path under faults, and
+// checks every invariant after each.
+func TestSimulation(t *testing.T) {
+	if s := os.Getenv("SEED"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("SEED=%q: %v", s, err)
+		}
+		if problems := runSeed(seed, true); len(problems) > 0 {
+			t.Fatalf("seed %d:\n  %s", seed, strings.Join(problems, "\n  "))
+		}
+		return
+	}
+	seeds := uint64(200)
+	if s := os.Getenv("SEEDS"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || n == 0 {
+			t.Fatalf("SEEDS=%q: want a positive number", s)
+		}
+		seeds = n
+	}
+	first := uint64(1)
+	if s := os.Getenv("SEED_FROM"); s != "" {
+		first, _ = strconv.ParseUint(s, 10, 64)
+	}
+	var next, failed atomic.Uint64
+	next.Store(first)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				seed := next.Add(1) - 1
+				if seed >= first+seeds || failed.Load() >= 3 {
+					return
+				}
+				if problems := runSeed(seed, false); len(problems) > 0 {
+					failed.Add(1)
+					mu.Lock()
+					t.Errorf("seed %d broke %d invariants; replay it with\n    make sim SEED=%d\n  %s",
+						seed, len(problems), seed, strings.Join(first5(problems), "\n  "))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("simulation: %d seeds from %d in %s", seeds, first, time.Since(start).Round(time.Millisecond))
+}
+
+func first5(p []string) []string {
+	if len(p) > 5 {
+		return append(p[:5:5], fmt.Sprintf("... and %d more", len(p)-5))
+	}
+	return p
+}
+
+const (
+	price0        = 5
+	ownerActive   = 2
+	platformSlots = 4
+	accounts      = 3
+)
+
+// node is one apprun node: a crash ends its incarnation and its engine
+// (every in-memory state); the log stays.
+type node struct {
+	inc *sim.Incarnation
+	eng *engine.Engine
+}
+
+// attempt is one try of a request and what it got.
+type attempt struct {
+	tag      string
+	answered bool
+	runNo    string      // on success
+	code     engine.Code // on a refusal or an error
+	internal bool        // a 5xx
+}
+
+type request struct {
+	id    int
+	acct  int
+	idem  string
+	tries []attempt
+}
+
+type world struct {
+	seed  uint64
+	trace bool
+	s     *sim.Sched
+	log   *simlog.Log
+	now   time.Time
+	nodes []*node
+	cat   *engine.Catalog
+	accts []engine.NewAccount
+	// fault, lag and crash are this seed's rates, in 1/10,000 per step.
+	fault, lag, crash int
+	reqs              []*request
+	canceled          map[string]bool // acknowledged cancels
+	done              map[string]bool // jobs acknowledged
+	inflight          map[string]int  // jobs being executed
+	attempts          map[string]uint64
+	clients           int
+	crashes           int
+	problems          []string
+}
+
+func (w *world) problem(format string, args ...any) {
+	w.problems = append(w.problems, fmt.Sprintf(format, args...))
+}
+
+func (w *world) chance(per10k int) bool { return w.s.Rng.IntN(10_000) < per10k }
+
+func (w *world) newEngine() *engine.Engine {
+	e, err := engine.New(w.log.Ports(), engine.Config{Catalog: w.cat,
+		Limits: engine.Limits{OwnerActiveRuns: ownerActive, PlatformActiveRuns: platformSlots},
+		Reads:  noReads{}, Now: func() time.Time { return w.now }, IntN: func(n int) int { return w.s.Rng.IntN(n) },
+		Sleep:   func(d time.Duration) { w.now = w.now.Add(d) },
+		Entropy: rngReader{w.s.Rng},
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
+// simApp does input.steps steps, then completes, or fails when input.fail.
+func simApp() engine.App {
+	return engine.App{Slug: "sim", Name: "sim", Price: price0, Runnable: true, Timeout: time.Hour,
+		InputSchema: []byte(`{"type":"object"}`),
+		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+			steps, _ := job.Input["steps"].(float64)
+			for i := range int(steps) {
+				progress(engine.Step{Index: i + 1, Total: int(steps), Tool: "t", Message: "m"})
+			}
+			if fail, _ := job.Input["fail"].(bool); fail {
+				return engine.Result{}, fmt.Errorf("the App failed")
+			}
+			return engine.Result{Summary: "done", Output: map[string]any{"ok": true}}, nil
+		})}
+}
+
+func runSeed(seed uint64, trace bool) []string {
+	w := &world{seed: seed, trace: trace, s: sim.NewSched(seed), log: simlog.New(),
+		now:      time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC),
+		canceled: map[string]bool{}, done: map[string]bool{}, inflight: map[string]int{}, attempts: map[string]uint64{}}
+	// This seed's weather: some seeds are calm, some stormy.
+	w.fault, w.lag, w.crash = w.s.Rng.IntN(600), w.s.Rng.IntN(1500), w.s.Rng.IntN(60)
+	cat, err := engine.NewCatalog(simApp())
+	if err != nil {
+		return []string{err.Error()}
+	}
+	w.cat = cat
+	ctx := context.Background()
+	n := 1 + w.s.Rng.IntN(3)
+	for range n {
+		w.nodes = append(w.nodes, &node{inc: &sim.Incarnation{}, eng: w.newEngine()})
+	}
+	if err := w.nodes[0].eng.Prepare(ctx); err != nil {
+		return []string{"set-up: " + err.Error()}
+	}
+	for i := range accounts {
+		a, err := w.nodes[0].eng.OpenAccount(ctx, fmt.Sprintf("sim%d@example.com", i), int64(10+w.s.Rng.IntN(40)))
+		if err != nil {
+			return []string{"set-up: " + err.Error()}
+		}
+		w.accts = append(w.accts, a)
+	}
+	// From here on every log operation is a scheduling point, and may fail.
+	w.log.SetHooks(simlog.Hooks{
+		Step: func(ctx context.Context, op string) { w.s.Step(ctx) },
+		Fault: func(ctx context.Context, op string) simlog.Fault {
+			if !w.chance(w.fault) {
+				return simlog.None
+			}
+			if op != "append" {
+				return simlog.Refused
+			}
+			return simlog.Fault(1 + w.s.Rng.IntN(3))
+		},
+		Lag: func(context.Context) uint64 {
+			if !w.chance(w.lag) {
+				return 0
+			}
+			return uint64(1 + w.s.Rng.IntN(4))
+		},
+	})
+	w.s.Between = w.between
+	w.clients = 2 + w.s.Rng.IntN(4)
+	for c := range w.clients {
+		w.s.Go(func(ctx context.Context) { w.client(ctx, c) })
+	}
+	for _, nd := range w.nodes {
+		w.startWorker(nd)
+	}
+	if !w.s.Run(400_000) {
+		w.problem("livelock: no end after %d steps", w.s.Steps())
+		// The actors are parked for ever; this seed's goroutines leak.
+		return w.problems
+	}
+	w.log.SetHooks(simlog.Hooks{})
+	w.check()
+	return w.problems
+}
+
+// between runs before every pick: the clock moves, and a node may crash.
+func (w *world) between() {
+	w.now = w.now.Add(time.Duration(w.s.Rng.IntN(20)) * time.Millisecond)
+	switch {
+	case w.chance(5):
+		w.now = w.now.Add(15 * time.Second) // past an Idempotency-Key claim's life
+	case w.chance(1):
+		w.now = w.now.Add(2 * time.Hour) // past the App's timeout
+	}
+	if w.chance(w.crash) {
+		nd := w.nodes[w.s.Rng.IntN(len(w.nodes))]
+		nd.inc.Kill()
+		nd.inc, nd.eng = &sim.Incarnation{}, w.newEngine()
+		w.crashes++
+		w.startWorker(nd)
+	}
+}
+
+func (w *world) pick() *node { return w.nodes[w.s.Rng.IntN(len(w.nodes))] }
+
+// call runs fn on node nd; false when the node crashed under it (no answer).
+func call(ctx context.Context, nd *node, fn func(ctx context.Context, e *engine.Engine)) bool {
+	inc, e := nd.inc, nd.eng
+	return sim.Survive(func() { fn(sim.On(ctx, inc), e) })
+}
+
+func (w *world) client(ctx context.Context, c int) {
+	defer func() { w.clients-- }()
+	for range 2 + w.s.Rng.IntN(5) {
+		switch r := w.s.Rng.IntN(100); {
+		case r < 72:
+			w.create(ctx, c)
+		case r < 87:
+			w.cancel(ctx, c)
+		case r < 95:
+			call(ctx, w.pick(), func(ctx context.Context, e *engine.Engine) {
+				_, _, _ = e.SetPrice(ctx, "sim", int64(3+w.s.Rng.IntN(6)), false)
+			})
+		default:
+			acct := w.accts[w.s.Rng.IntN(len(w.accts))]
+			call(ctx, w.pick(), func(ctx context.Context, e *engine.Engine) {
+				_, _, _ = e.GrantCredits(ctx, acct.AccountID, int64(1+w.s.Rng.IntN(20)))
+			})
+		}
+	}
+}
+
+// create is one logical request, retried as a careful client does: with
+// its Idempotency-Key after any failure; without one, only after an
+// answer that says nothing was charged (a 5xx), never after no answer.
+func (w *world) create(ctx context.Context, c int) {
+	req := &request{id: len(w.reqs), acct: w.s.Rng.IntN(len(w.accts))}
+	if w.s.Rng.IntN(10) < 6 {
+		req.idem = fmt.Sprintf("key-%d", req.id)
+	}
+	w.reqs = append(w.reqs, req)
+	steps, fail := w.s.Rng.IntN(4), w.s.Rng.IntN(5) == 0
+	acct := w.accts[req.acct]
+	for try := range 10 {
+		tag := fmt.Sprintf("r%d", req.id)
+		if req.idem == "" {
+			tag = fmt.Sprintf("r%d.%d", req.id, try)
+		}
+		a := attempt{tag: tag}
+		var run engine.CreatedRun
+		var err error
+		a.answered = call(ctx, w.pick(), func(ctx context.Context, e *engine.Engine) {
+			run, err = e.CreateRun(ctx, engine.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "sim",
+				Input:          map[string]any{"tag": tag, "steps": float64(steps), "fail": fail},
+				IdempotencyKey: req.idem, BodyHash: tag})
+		})
+		if a.answered && err == nil {
+			a.runNo = run.RunNo
+		} else if a.answered {
+			a.code = engine.ErrorCode(err)
+			var de *engine.Error
+			a.internal = a.code == engine.CodeInternal || !asDomain(err, &de)
+		}
+		req.tries = append(req.tries, a)
+		switch {
+		case !a.answered && req.idem == "":
+			return // the outcome is unknown, and a retry could pay twice
+		case !a.answered, a.internal, a.code == engine.CodeIdempotencyBusy:
+			continue
+		default:
+			return // a run, or a definite refusal
+		}
+	}
+}
+
+func asDomain(err error, de **engine.Error) bool {
+	e, ok := err.(*engine.Error)
+	if ok {
+		*de = e
+	}
+	return ok
+}
+
+// cancel cancels one of the client's runs (any acknowledged one).
+func (w *world) cancel(ctx context.Context, c int) {
+	var runs []*request
+	for _, r := range w.reqs {
+		if r.runNo() != "" {
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) == 0 {
+		return
+	}
+	r := runs[w.s.Rng.IntN(len(runs))]
+	for range 3 {
+		var err error
+		var run engine.Run
+		ok := call(ctx, w.pick(), func(ctx context.Context, e *engine.Engine) {
+			run, _, err = e.CancelRun(ctx, w.accts[r.acct].AccountID, r.runNo())
+		})
+		if ok && err == nil && run.Status == engine.StatusCanceled {
+			w.canceled[r.runNo()] = true
+			return
+		}
+		if ok && err != nil && engine.ErrorCode(err) != engine.CodeInternal {
+			return
+		}
+	}
+}
+
+func (r *request) runNo() string {
+	for _, a := range r.tries {
+		if a.runNo != "" {
+			return a.runNo
+		}
+	}
+	return ""
+}
+
+// startWorker starts an executor for a node's incarnation: it takes the
+// queued jobs not yet acknowledged, as the durable consumer delivers them.
+func (w *world) startWorker(nd *node) {
+	inc, e := nd.inc, nd.eng
+	w.s.Go(func(ctx context.Context) {
+		ctx = sim.On(ctx, inc)
+		for !inc.Dead() {
+			jobs := w.pendingJobs()
+			if len(jobs) == 0 {
+				if w.clients == 0 {
+					return
+				}
+				if !sim.Survive(func() { w.s.Step(ctx) }) {
+					return
+				}
+				continue
+			}
+			runNo := jobs[w.s.Rng.IntN(len(jobs))]
+			if w.inflight[runNo] > 0 && !w.chance(100) {
+				// Delivered to one executor at a time, except when its ack
+				// wait runs out while it still works (1 in 100 here).
+				if !sim.Survive(func() { w.s.Step(ctx) }) {
+					return
+				}
+				continue
+			}
+			w.attempts[runNo]++
+			w.inflight[runNo]++
+			var err error
+			survived := sim.Survive(func() { err = e.ExecuteRun(ctx, runNo, w.attempts[runNo]) })
+			w.inflight[runNo]--
+			if !survived {
+				return // crashed: the job is delivered again
+			}
+			if err == nil {
+				w.done[runNo] = true // an ack; a later nak of another delivery changes nothing
+			}
+		}
+	})
+}
+
+func (w *world) pendingJobs() []string {
+	subjects, _ := w.log.Subjects(context.Background(), engine.SubjectOf(engine.KindJob, ">"))
+	var out []string
+	for _, s := range subjects {
+		_, runNo := engine.ParseSubject(s)
+		if !w.done[runNo] {
+			out = append(out, runNo)
+		}
+	}
+	return out
+}
+
+type logRun struct {
+	tag      string
+	account  string
+	terminal engine.RunEventType
+}
+
+// check verifies every invariant on the log the seed left.
+func (w *world) check() {
+	all := w.log.All()
+	audit := engine.NewAudit()
+	runs := map[string]*logRun{}
+	active := map[string]int{}
+	slots := map[string]string{}
+	for _, m := range all {
+		audit.Apply(m.Subject, m.Seq, m.Data)
+		kind, id := engine.ParseSubject(m.Subject)
+		switch kind {
+		case engine.KindRun:
+			var ev engine.RunEvent
+			_ = json.Unmarshal(m.Data, &ev)
+			switch {
+			case ev.Type == engine.RunCreated:
+				var in struct {
+					Tag string `json:"tag"`
+				}
+				_ = json.Unmarshal(ev.Input, &in)
+				runs[id] = &logRun{tag: in.Tag, account: ev.AccountID}
+			case ev.Type.Terminal() && runs[id] != nil:
+				runs[id].terminal = ev.Type
+			}
+		case engine.KindAccount:
+			var ev ledger.Event
+			_ = json.Unmarshal(m.Data, &ev)
+			if ev.Active > ownerActive {
+				w.problem("event %d: account %s has %d active runs, above its ceiling of %d", m.Seq, id, ev.Active, ownerActive)
+			}
+			active[id] = ev.Active
+		case engine.KindSlot:
+			var ev engine.SlotEvent
+			_ = json.Unmarshal(m.Data, &ev)
+			if ev.Type == "slot_claimed" && slots[id] != "" {
+				w.problem("event %d: platform slot %s claimed by %s while %s holds it", m.Seq, id, ev.RunNo, slots[id])
+			}
+			slots[id] = map[bool]string{true: ev.RunNo}[ev.Type == "slot_claimed"]
+		}
+	}
+	rep := audit.Report()
+	for _, v := range rep.Violations {
+		w.problem("audit: %s", v)
+	}
+	if rep.Active != 0 {
+		w.problem("%d runs left unfinished", rep.Active)
+	}
+	for id, a := range rep.Accounts {
+		if want := a.Balance; want < 0 {
+			w.problem("account %s: balance %d", id, want)
+		}
+	}
+	if rep.Granted-rep.Charged+rep.Refunded != sumBalances(rep.Accounts) {
+		w.problem("credits: granted %d - charged %d + refunded %d != the balances' sum %d",
+			rep.Granted, rep.Charged, rep.Refunded, sumBalances(rep.Accounts))
+	}
+	byTag := map[string][]string{}
+	for no, r := range runs {
+		byTag[r.tag] = append(byTag[r.tag], no)
+		if r.terminal == "" {
+			w.problem("run %s never finished (executed %d times, acknowledged %v): %s", no, w.attempts[no], w.done[no], w.history(no))
+		}
+	}
+	known := map[string]bool{}
+	for _, req := range w.reqs {
+		acked := ""
+		for _, a := range req.tries {
+			known[a.tag] = true
+			if a.runNo == "" {
+				continue
+			}
+			if acked != "" && a.runNo != acked {
+				w.problem("request %d (key %q): answered with two runs, %s and %s", req.id, req.idem, acked, a.runNo)
+			}
+			acked = a.runNo
+			r := runs[a.runNo]
+			if r == nil {
+				w.problem("request %d: answered 201 with run %s, which is not in the log", req.id, a.runNo)
+			} else if r.tag != a.tag {
+				w.problem("request %d: answered with run %s, which another request (%s) created", req.id, a.runNo, r.tag)
+			}
+		}
+		for _, a := range req.tries {
+			got := byTag[a.tag]
+			if len(got) > 1 {
+				w.problem("request %d (key %q): %d runs for one request: %v", req.id, req.idem, len(got), got)
+			}
+			if len(got) == 1 && a.answered && a.runNo == "" && req.idem == "" {
+				w.problem("request %d: answered %s (5xx %v), yet its run %s exists and was charged", req.id, a.code, a.internal, got[0])
+			}
+		}
+	}
+	for tag, nos := range byTag {
+		if !known[tag] {
+			w.problem("runs %v in the log belong to no request", nos)
+		}
+	}
+	for no := range w.canceled {
+		if r := runs[no]; r == nil || r.terminal != engine.RunCanceled {
+			w.problem("run %s: its cancel was acknowledged, yet it ended %v", no, r)
+		}
+	}
+	if w.trace || len(w.problems) > 0 {
+		w.problems = append(w.problems, fmt.Sprintf("(seed %d: %d nodes, fault %d, lag %d, crash %d per 10,000 steps; %d steps, %d crashes, %d requests, %d runs, %d fenced)",
+			w.seed, len(w.nodes), w.fault, w.lag, w.crash, w.s.Steps(), w.crashes, len(w.reqs), len(runs), rep.Fenced))
+		if w.trace && len(w.problems) == 1 {
+			fmt.Println(w.problems[0])
+			w.problems = nil
+		}
+	}
+}
+
+// history lists a run's events.
+func (w *world) history(runNo string) string {
+	var out []string
+	for _, m := range w.log.All() {
+		if _, id := engine.ParseSubject(m.Subject); id == runNo {
+			var ev struct {
+				Type string `json:"type"`
+			}
+			_ = json.Unmarshal(m.Data, &ev)
+			out = append(out, fmt.Sprintf("%d %s %s", m.Seq, m.Subject, ev.Type))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func sumBalances(m map[string]ledger.Account) int64 {
+	var s int64
+	for _, a := range m {
+		s += a.Balance
+	}
+	return s
+}
+
+// rngReader makes the engine's ids from the seed.
+type rngReader struct{ r *rand.Rand }
+
+func (r rngReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r.r.Uint32())
+	}
+	return len(p), nil
+}
+
+type noReads struct{}
+
+func (noReads) BrandContext(context.Context, string) (engine.BrandContext, error) {
+	return engine.BrandContext{}, engine.ErrNotFound
+}
+
+func (noReads) FinishedBefore(time.Time, int) ([]engine.FinishedRun, error) { return nil, nil }
