@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apprun/apprun/projections"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -40,5 +41,27 @@ func TestAuditCommandPassesOnAHealthyDataDirAndCatchesDrift(t *testing.T) {
 	out.Reset()
 	if err := auditCommand([]string{"--data", h.dir}, &out); err == nil || !strings.Contains(out.String(), "account "+a.ID+": read model has balance") {
 		t.Fatalf("drift not caught: %v\n%s", err, out.String())
+	}
+}
+
+// A clean audit of nothing is the worst answer for a billing review: an
+// empty data directory fails, and so does one with read models but no log
+// (a cluster member's directory opened without its cluster).
+func TestAuditOfAnEmptyOrForeignDataDirFails(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	if err := auditCommand([]string{"--data", t.TempDir()}, &out); err == nil {
+		t.Fatalf("audit of an empty data dir passed:\n%s", out.String())
+	}
+	member := t.TempDir()
+	p, err := projections.Open(filepath.Join(member, "projections.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	out.Reset()
+	err = auditCommand([]string{"--data", member}, &out)
+	if err == nil || !strings.Contains(err.Error(), "no event log found") {
+		t.Fatalf("audit of read models without a log: %v, want a failure naming the missing log\n%s", err, out.String())
 	}
 }
