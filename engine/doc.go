@@ -1,11 +1,24 @@
 // Package engine owns apprun's domain: Apps and their input validation,
 // runs and their state machine, admission (charge, limits, price lock),
-// execution, and the event log they are all written to. It knows nothing
-// of HTTP; its errors carry the API's codes (errors.go).
+// execution, and the events they are all written as. It knows nothing of
+// HTTP or NATS; its errors carry the API's codes (errors.go).
+//
+// # Ports
+//
+// The engine runs on four ports it defines (port.go): the Log (per-subject
+// compare-and-set appends, atomic when there are several entries; the last
+// message on a subject; a subject's messages in order), the Queue of work
+// items, the Live feed of run events and the rate-limit Windows. Package
+// eventlog implements them on JetStream, package simlog in memory with
+// injected faults for the simulation (package sim); engine/logtest holds
+// the conformance suite both pass. A log operation ends in success or one
+// of four outcomes: ErrConflict (a check failed, nothing stored),
+// ErrUnavailable (nothing stored), ErrNoMessage, or ErrAmbiguous (sent,
+// outcome unknown), which the domain resolves before it answers.
 //
 // # The log
 //
-// One JetStream stream (APPRUN) holds every fact, one subject per entity:
+// One stream (APPRUN) holds every fact, one subject per entity:
 // apprun.acct.<id> (ledger events, see package ledger), apprun.run.<run_no>
 // (the run's event log; stream sequences are the SSE ids),
 // apprun.job.<run_no> (work for the executors), apprun.key.<id>,
@@ -30,6 +43,11 @@
 // or success). A price changed between reading and committing rejects the
 // batch and answers pricing_not_ready.
 //
+// A batch whose answer never came (ErrAmbiguous) is resolved before the
+// node answers (fence.go): a fence on the run's subject expecting "no
+// message yet" is stored, and the batch never can be (503, nothing
+// charged), or it conflicts with the run's created event (201).
+//
 // # Run states
 //
 //	queued ──started──▶ running ──completed──▶ completed
@@ -37,7 +55,7 @@
 //	   └──────failed───────┴────failed───────▶ failed (refunded)
 //
 // The executor (a shared durable consumer on apprun.job.*, so one node
-// runs a given run at a time) appends started, one tool_running per step,
+// runs a given run at a time; ExecuteRun is one delivery) appends started, one tool_running per step,
 // and one terminal event, each with a CAS on the run's subject. The
 // terminal event is written in one atomic batch with the account's
 // run_settled (completed: the charge is consumed) or run_refunded (failed:

@@ -2,8 +2,11 @@ package engine_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,6 +50,12 @@ func newTestEngine(t *testing.T) *Engine {
 // startEngine runs an engine on a fresh embedded JetStream (fsync on or off).
 func startEngine(t testing.TB, sync bool, lim Limits, apps ...App) *Engine {
 	t.Helper()
+	return startEngineWith(t, sync, lim, nil, apps...)
+}
+
+// startEngineWith is startEngine with the Log port wrapped by wrap.
+func startEngineWith(t testing.TB, sync bool, lim Limits, wrap func(Log) Log, apps ...App) *Engine {
+	t.Helper()
 	nc := natstest.Connect(t, sync)
 	cat, err := NewCatalog(apps...)
 	if err != nil {
@@ -58,7 +67,11 @@ func startEngine(t testing.TB, sync bool, lim Limits, apps ...App) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(st.Ports(), Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
+	ports := st.Ports()
+	if wrap != nil {
+		ports.Log = wrap(ports.Log)
+	}
+	e, err := New(ports, Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
 		Limits: lim, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Webhooks: WebhookConfig{Sender: webhook.NewSender(true)}})
 	if err != nil {
 		t.Fatal(err)
@@ -290,5 +303,71 @@ func TestRedeliveredRunOnAnEmptyReadModelHasItsBrandContext(t *testing.T) {
 	evs, _ := e.RunLog(ctx, run.RunNo, 0)
 	if last := evs[len(evs)-1].Event; last.Type != RunCompleted {
 		t.Fatalf("the run ended %s (%+v), want completed", last.Type, last.Error)
+	}
+}
+
+// lossyLog loses the answer of the next n atomic batches: stored first
+// (the ack is lost) when stored, or not at all (a timeout before).
+type lossyLog struct {
+	Log
+	mu     sync.Mutex
+	n      int
+	stored bool
+}
+
+func (l *lossyLog) Append(ctx context.Context, entries ...Entry) (uint64, error) {
+	l.mu.Lock()
+	lose := len(entries) > 1 && l.n > 0
+	if lose {
+		l.n--
+	}
+	l.mu.Unlock()
+	if !lose {
+		return l.Log.Append(ctx, entries...)
+	}
+	if l.stored {
+		if _, err := l.Log.Append(ctx, entries...); err != nil {
+			return 0, err
+		}
+	}
+	return 0, ErrAmbiguous
+}
+
+// An admission whose answer is lost is resolved before the node answers:
+// 201 with the run when its batch was stored, a refusal with nothing
+// charged when it was not; never an error that hides a charge.
+func TestAdmissionWithAnUnknownOutcomeAnswersWhatHappened(t *testing.T) {
+	for _, stored := range []bool{true, false} {
+		t.Run(fmt.Sprintf("stored=%v", stored), func(t *testing.T) {
+			lossy := &lossyLog{stored: stored}
+			e := startEngineWith(t, false, Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12},
+				func(l Log) Log { lossy.Log = l; return lossy }, okApp())
+			ctx := context.Background()
+			acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lossy.mu.Lock()
+			lossy.n = 1
+			lossy.mu.Unlock()
+			run, err := e.CreateRun(ctx, CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "ok", Input: map[string]any{}})
+			a, _, _ := e.Account(ctx, acct.AccountID)
+			if stored {
+				if err != nil || run.RunNo == "" {
+					t.Fatalf("a stored admission whose ack was lost: %v, want the run", err)
+				}
+				if evs, _ := e.RunLog(ctx, run.RunNo, 0); len(evs) == 0 || evs[0].Seq != run.Seq {
+					t.Fatalf("answered seq %d, the run's log is %+v", run.Seq, evs)
+				}
+				finished(t, e, run.RunNo)
+				return
+			}
+			if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "nothing was charged") {
+				t.Fatalf("an admission never stored: %v, want a refusal saying nothing was charged", err)
+			}
+			if a.Balance != 100 || a.Active != 0 {
+				t.Fatalf("a refused admission charged the account: %+v", a)
+			}
+		})
 	}
 }
