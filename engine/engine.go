@@ -76,6 +76,8 @@ type Engine struct {
 	reads *localWindows
 
 	stopOnce sync.Once
+	// stopped ends background work (voidLater) when the engine stops.
+	stopped chan struct{}
 }
 
 // New validates cfg and prepares an Engine on its ports.
@@ -116,7 +118,7 @@ func New(ports Ports, cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	e := &Engine{cfg: cfg, ports: ports, log: &store{log: ports.Log}}
+	e := &Engine{cfg: cfg, ports: ports, log: &store{log: ports.Log}, stopped: make(chan struct{})}
 	if cfg.Standalone && cfg.Limits.ReadsPerMinute > 0 {
 		e.reads = newLocalWindows(cfg.Limits.ReadsPerMinute)
 	}
@@ -163,6 +165,7 @@ func (e *Engine) Prepare(ctx context.Context) error {
 // the hub. Safe twice and before Start.
 func (e *Engine) Stop() {
 	e.stopOnce.Do(func() {
+		close(e.stopped)
 		if e.sweep != nil {
 			e.sweep.stop()
 		}

@@ -36,6 +36,11 @@ func (e *Engine) resolveAdmission(ctx context.Context, runNo string) (uint64, bo
 	defer cancel()
 	fence := RunEvent{Type: RunFenced, V: eventVersion, RunNo: runNo, At: e.now()}
 	for attempt := 1; ; attempt++ {
+		if !e.ports.Log.Available() {
+			// Not connected: nothing can be learnt now. Answer, and let the
+			// background resolve it once the log is back (voidLater).
+			return 0, false, fmt.Errorf("%w: admission of %s unresolved: the event log is unreachable", ErrAmbiguous, runNo)
+		}
 		_, err := e.log.append(ctx, entry{subject: runSubject(runNo), value: fence, expect: expectSeq(0)})
 		if err == nil {
 			return 0, false, nil
@@ -86,6 +91,14 @@ func (e *Engine) voidLater(accountID, runNo string) {
 			_, exists, err := e.resolveAdmission(context.Background(), runNo)
 			if err != nil {
 				e.cfg.Logger.Warn("admission still unresolved; retrying", "run_no", runNo, "err", err)
+				select {
+				case <-e.stopped:
+					// A stop ends the resolution: a run stored after all is
+					// then executed and charged like any admitted run (a
+					// known gap, README "No answer hides an outcome").
+					return
+				case <-time.After(time.Second):
+				}
 				continue
 			}
 			if !exists {
@@ -98,7 +111,11 @@ func (e *Engine) voidLater(accountID, runNo string) {
 						"run_no", runNo, "err", err)
 					return
 				}
-				time.Sleep(time.Second)
+				select {
+				case <-e.stopped:
+					return
+				case <-time.After(time.Second):
+				}
 			}
 		}
 	}()

@@ -161,7 +161,12 @@ func (l *Log) Last(ctx context.Context, subject string) (engine.Message, error) 
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	if l.replicated {
-		return l.leaderLast(ctx, subject)
+		m, err := l.leaderLast(ctx, subject)
+		if err == nil || errors.Is(err, engine.ErrNoMessage) {
+			return m, err
+		}
+		// No leader to ask (an election): a replica's answer may be
+		// behind, but a compare-and-set made on it still cannot be wrong.
 	}
 	m, err := l.stream.GetLastMsgForSubject(ctx, subject)
 	if err != nil {
@@ -274,14 +279,16 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(en
 	// until there.
 	var want uint64
 	if l.replicated {
-		m, err := l.leaderLast(ctx, subject)
+		lctx, cancel := context.WithTimeout(ctx, time.Second)
+		m, err := l.leaderLast(lctx, subject)
+		cancel()
 		switch {
 		case errors.Is(err, engine.ErrNoMessage):
 			return nil
-		case err != nil:
-			return err
+		case err == nil:
+			want = m.Seq
 		}
-		want = m.Seq
+		// With no leader to ask (an election), read what the replicas have.
 	}
 	from := after + 1 // only the handler moves it, and never while a batch is read
 	handle := func(m *nats.Msg) error {
