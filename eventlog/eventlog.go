@@ -87,14 +87,11 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 // Ports are the engine's ports on this store.
 func (s *Store) Ports() engine.Ports {
 	return engine.Ports{Log: s.log, Queue: &queue{js: s.js, logger: s.cfg.Logger},
-		Live: &live{nc: s.nc}, Windows: s.windows}
+		Live: &live{nc: s.nc, logger: s.cfg.Logger}, Windows: s.windows}
 }
 
 // Log is the event log port.
 func (s *Store) Log() *Log { return s.log }
-
-// Stream is the event log stream, for the projections and the audit.
-func (s *Store) Stream() jetstream.Stream { return s.log.stream }
 
 // ensureStreams creates or updates apprun's streams and returns the event
 // log and the rate-limit windows that are on (by stream name).

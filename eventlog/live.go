@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"log/slog"
 	"strconv"
 	"strings"
 
@@ -10,14 +11,18 @@ import (
 
 // live is engine.Live on the stream's republish of run events to core
 // NATS: one subscription a node.
-type live struct{ nc *nats.Conn }
+type live struct {
+	nc     *nats.Conn
+	logger *slog.Logger
+}
 
 func (l *live) FollowRuns(fn func(engine.LiveRunMsg)) (func(), error) {
 	sub, err := l.nc.Subscribe(subjLive+"run.*", func(m *nats.Msg) {
 		seq, err1 := strconv.ParseUint(m.Header.Get("Nats-Sequence"), 10, 64)
 		prev, err2 := strconv.ParseUint(m.Header.Get("Nats-Last-Sequence"), 10, 64)
 		if err1 != nil || err2 != nil {
-			return // not a republished event
+			l.logger.Warn("republished event without sequence headers", "subject", m.Subject)
+			return
 		}
 		fn(engine.LiveRunMsg{RunNo: strings.TrimPrefix(m.Subject, subjLive+"run."), Seq: seq, Prev: prev, Data: m.Data})
 	})

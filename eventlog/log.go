@@ -178,9 +178,15 @@ func (l *Log) Last(ctx context.Context, subject string) (engine.Message, error) 
 	return engine.Message{Subject: m.Subject, Seq: m.Sequence, Data: m.Data}, nil
 }
 
+// leaderWait bounds a leader read: during an election no one answers it,
+// and the caller must keep time to ask a replica instead.
+const leaderWait = time.Second
+
 // leaderLast asks the stream leader (the stream API, not a direct get)
-// for the last message on subject.
+// for the last message on subject, waiting at most leaderWait.
 func (l *Log) leaderLast(ctx context.Context, subject string) (engine.Message, error) {
+	ctx, cancel := context.WithTimeout(ctx, leaderWait)
+	defer cancel()
 	req, _ := json.Marshal(struct {
 		LastFor string `json:"last_by_subj"`
 	}{subject})
@@ -279,9 +285,7 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(en
 	// until there.
 	var want uint64
 	if l.replicated {
-		lctx, cancel := context.WithTimeout(ctx, time.Second)
-		m, err := l.leaderLast(lctx, subject)
-		cancel()
+		m, err := l.leaderLast(ctx, subject)
 		switch {
 		case errors.Is(err, engine.ErrNoMessage):
 			return nil

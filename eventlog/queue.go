@@ -2,11 +2,11 @@ package eventlog
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/nats-io/nats.go/jetstream"
-	"log/slog"
 )
 
 // queue is engine.Queue on durable pull consumers of the event log stream:
