@@ -51,7 +51,7 @@ type AuditReport struct {
 
 // NewAudit starts an audit.
 func NewAudit() *Audit {
-	return &Audit{accounts: map[string]*ledger.Account{}, runs: map[string]*auditRun{}}
+	return &Audit{accounts: map[string]*ledger.Account{}, runs: map[string]*auditRun{}, fenced: map[string]bool{}}
 }
 
 func (a *Audit) violation(format string, args ...any) {
@@ -142,9 +142,6 @@ func (a *Audit) applyRun(runNo string, seq uint64, ev RunEvent) {
 		// admission never can be. A fence after a created event is a bug.
 		if r := a.runs[runNo]; r != nil && r.created {
 			a.violation("event %d: run %s fenced after it was created", seq, runNo)
-		}
-		if a.fenced == nil {
-			a.fenced = map[string]bool{}
 		}
 		a.fenced[runNo] = true
 		a.report.Fenced++

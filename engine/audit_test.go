@@ -52,6 +52,9 @@ func TestAuditFindsEveryBrokenInvariant(t *testing.T) {
 		{"two terminal events", []logged{open, charge, created, runEv("run_a", engine.RunCompleted), runEv("run_a", engine.RunFailed), acctEv(ledger.RunSettled, 0, "run_a", 90, 0)}, "2 terminal events"},
 		{"balance drift", []logged{open, acctEv(ledger.CreditsGranted, 5, "", 110, 0)}, "drift"},
 		{"refund of an unfinished run", []logged{open, charge, created, acctEv(ledger.RunRefunded, 10, "run_a", 100, 0)}, "not finished"},
+		{"a fenced admission", []logged{open, runEv("run_a", engine.RunFenced)}, ""},
+		{"created after its fence", []logged{open, runEv("run_a", engine.RunFenced), charge, created}, "created after its admission was fenced"},
+		{"fenced after it was created", []logged{open, charge, created, runEv("run_a", engine.RunFenced)}, "fenced after it was created"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -93,8 +93,8 @@ func (x *executor) handle(msg QueueMsg) {
 		stopBeat := heartbeat(msg, ackWait/3)
 		err := x.e.ExecuteRun(x.ctx, runNo, msg.Attempt())
 		stopBeat()
-		if errors.Is(err, errStaleRead) {
-			msg.Nak(100 * time.Millisecond)
+		if errors.Is(err, errStaleRead) || errors.Is(err, errRunMoved) {
+			msg.Nak(100 * time.Millisecond) // expected: look again shortly, quietly
 			return
 		}
 		if err != nil {

@@ -28,9 +28,10 @@ const fenceTimeout = 30 * time.Second
 // errNothingCharged is the refusal after a fence won.
 var errNothingCharged = fmt.Errorf("%w: the run could not be created and nothing was charged; retry", ErrUnavailable)
 
-// resolveAdmission learns whether the admission of created is stored:
+// resolveAdmission learns whether the admission of run runNo is stored:
 // (seq of its created event, true), or (0, false) once it never can be.
-// An error means the log could not be reached for fenceTimeout.
+// An error (ErrAmbiguous) means it is still unknown: the log is not
+// connected, or could not be reached for fenceTimeout.
 func (e *Engine) resolveAdmission(ctx context.Context, runNo string) (uint64, bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fenceTimeout)
 	defer cancel()

@@ -66,6 +66,9 @@ func auditCommand(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "accounts %d, runs %d (completed %d, failed %d, canceled %d, unfinished %d; %d expired after retention)\n",
 		len(rep.Accounts), len(rep.Runs), rep.Completed, rep.Failed, rep.Canceled, rep.Active, len(rep.Expired))
 	fmt.Fprintf(out, "credits granted %d, charged %d, refunded %d\n", rep.Granted, rep.Charged, rep.Refunded)
+	if rep.Fenced > 0 {
+		fmt.Fprintf(out, "admissions fenced off (never runs, never charged) %d\n", rep.Fenced)
+	}
 	problems := append(rep.Violations, mismatches...)
 	fmt.Fprintf(out, "invariant violations %d, projection mismatches %d\n", len(rep.Violations), len(mismatches))
 	for _, p := range problems {
@@ -102,7 +105,7 @@ func replay(ctx context.Context, nc *nats.Conn) (engine.AuditReport, uint64, err
 	if st == nil {
 		// A clean audit of nothing is the worst answer: a wrong --data, a
 		// cluster member opened without its cluster, a foreign directory.
-		return engine.AuditReport{}, 0, errors.New("no event log found (no " + eventlog.StreamName + " stream): nothing to audit; check --data, or --nats for a cluster")
+		return engine.AuditReport{}, 0, errors.New("no event log found (no " + eventlog.StreamName + " stream): nothing to audit; check --data, or --nats-url for a log on another server")
 	}
 	last := st.CachedInfo().State.LastSeq
 	if last == 0 {
