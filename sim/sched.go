@@ -13,7 +13,8 @@ import (
 	"math/rand/v2"
 )
 
-// errCrash unwinds an actor whose node crashed.
+// crash is the panic that unwinds an actor whose node crashed (Survive
+// recovers it).
 type crash struct{}
 
 // Incarnation is one life of a node: a crash ends it, and every actor

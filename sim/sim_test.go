@@ -216,8 +216,8 @@ func runSeed(seed uint64, trace bool) []string {
 	})
 	w.s.Between = w.between
 	w.clients = 2 + w.s.Rng.IntN(4)
-	for c := range w.clients {
-		w.s.Go(func(ctx context.Context) { w.client(ctx, c) })
+	for range w.clients {
+		w.s.Go(w.client)
 	}
 	for _, nd := range w.nodes {
 		w.startWorker(nd)
@@ -258,14 +258,14 @@ func call(ctx context.Context, nd *node, fn func(ctx context.Context, e *engine.
 	return sim.Survive(func() { fn(sim.On(ctx, inc), e) })
 }
 
-func (w *world) client(ctx context.Context, c int) {
+func (w *world) client(ctx context.Context) {
 	defer func() { w.clients-- }()
 	for range 2 + w.s.Rng.IntN(5) {
 		switch r := w.s.Rng.IntN(100); {
 		case r < 72:
-			w.create(ctx, c)
+			w.create(ctx)
 		case r < 87:
-			w.cancel(ctx, c)
+			w.cancel(ctx)
 		case r < 95:
 			call(ctx, w.pick(), func(ctx context.Context, e *engine.Engine) {
 				_, _, _ = e.SetPrice(ctx, "sim", int64(3+w.s.Rng.IntN(6)), false)
@@ -282,7 +282,7 @@ func (w *world) client(ctx context.Context, c int) {
 // create is one logical request, retried as a careful client does: with
 // its Idempotency-Key after any failure; without one, only after an
 // answer that says nothing was charged (a 5xx), never after no answer.
-func (w *world) create(ctx context.Context, c int) {
+func (w *world) create(ctx context.Context) {
 	req := &request{id: len(w.reqs), acct: w.s.Rng.IntN(len(w.accts))}
 	if w.s.Rng.IntN(10) < 6 {
 		req.idem = fmt.Sprintf("key-%d", req.id)
@@ -307,8 +307,7 @@ func (w *world) create(ctx context.Context, c int) {
 			a.runNo = run.RunNo
 		} else if a.answered {
 			a.code = engine.ErrorCode(err)
-			var de *engine.Error
-			a.internal = a.code == engine.CodeInternal || !asDomain(err, &de)
+			a.internal = a.code == engine.CodeInternal // any error that is not a domain refusal
 		}
 		req.tries = append(req.tries, a)
 		switch {
@@ -322,16 +321,8 @@ func (w *world) create(ctx context.Context, c int) {
 	}
 }
 
-func asDomain(err error, de **engine.Error) bool {
-	e, ok := err.(*engine.Error)
-	if ok {
-		*de = e
-	}
-	return ok
-}
-
-// cancel cancels one of the client's runs (any acknowledged one).
-func (w *world) cancel(ctx context.Context, c int) {
+// cancel cancels an acknowledged run, any client's.
+func (w *world) cancel(ctx context.Context) {
 	var runs []*request
 	for _, r := range w.reqs {
 		if r.runNo() != "" {
@@ -422,7 +413,6 @@ func (w *world) pendingJobs() []string {
 
 type logRun struct {
 	tag      string
-	account  string
 	terminal engine.RunEventType
 }
 
@@ -431,7 +421,6 @@ func (w *world) check() {
 	all := w.log.All()
 	audit := engine.NewAudit()
 	runs := map[string]*logRun{}
-	active := map[string]int{}
 	slots := map[string]string{}
 	for _, m := range all {
 		audit.Apply(m.Subject, m.Seq, m.Data)
@@ -446,7 +435,7 @@ func (w *world) check() {
 					Tag string `json:"tag"`
 				}
 				_ = json.Unmarshal(ev.Input, &in)
-				runs[id] = &logRun{tag: in.Tag, account: ev.AccountID}
+				runs[id] = &logRun{tag: in.Tag}
 			case ev.Type.Terminal() && runs[id] != nil:
 				runs[id].terminal = ev.Type
 			}
@@ -456,14 +445,17 @@ func (w *world) check() {
 			if ev.Active > ownerActive {
 				w.problem("event %d: account %s has %d active runs, above its ceiling of %d", m.Seq, id, ev.Active, ownerActive)
 			}
-			active[id] = ev.Active
 		case engine.KindSlot:
 			var ev engine.SlotEvent
 			_ = json.Unmarshal(m.Data, &ev)
-			if ev.Type == "slot_claimed" && slots[id] != "" {
+			switch {
+			case ev.Type != "slot_claimed":
+				delete(slots, id)
+			case slots[id] != "":
 				w.problem("event %d: platform slot %s claimed by %s while %s holds it", m.Seq, id, ev.RunNo, slots[id])
+			default:
+				slots[id] = ev.RunNo
 			}
-			slots[id] = map[bool]string{true: ev.RunNo}[ev.Type == "slot_claimed"]
 		}
 	}
 	rep := audit.Report()
@@ -472,11 +464,6 @@ func (w *world) check() {
 	}
 	if rep.Active != 0 {
 		w.problem("%d runs left unfinished", rep.Active)
-	}
-	for id, a := range rep.Accounts {
-		if want := a.Balance; want < 0 {
-			w.problem("account %s: balance %d", id, want)
-		}
 	}
 	if rep.Granted-rep.Charged+rep.Refunded != sumBalances(rep.Accounts) {
 		w.problem("credits: granted %d - charged %d + refunded %d != the balances' sum %d",

@@ -152,8 +152,6 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 	})
 	t.Run("purge and subjects", func(t *testing.T) {
 		l := open(t)
-		base := engine.SubjectOf(engine.KindAccount, "")
-		_ = base
 		acct := fmt.Sprintf("logtest%d", ids.Add(1))
 		d1 := "apprun.whdel." + acct + ".run_a.0"
 		d2 := "apprun.whdel." + acct + ".run_b.0"
