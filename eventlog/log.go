@@ -114,11 +114,12 @@ func (l *Log) publishOne(ctx context.Context, m *nats.Msg) (uint64, error) {
 }
 
 // sendError classifies an error of a write that was sent: no responders
-// and a closed connection mean nothing reached a stream; anything else (a
-// timeout above all) leaves the outcome unknown.
+// means no stream took it, an invalid connection that it never left;
+// anything else leaves the outcome unknown: a timeout, and a connection
+// closed while the answer was awaited (the write may have been stored).
 func sendError(op string, err error) error {
-	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionClosed) ||
-		errors.Is(err, nats.ErrInvalidConnection) || errors.Is(err, jetstream.ErrNoStreamResponse) {
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrInvalidConnection) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) {
 		return fmt.Errorf("%w: %s: %w", engine.ErrUnavailable, op, err)
 	}
 	return fmt.Errorf("%w: %s: %w", engine.ErrAmbiguous, op, err)

@@ -79,14 +79,14 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	log, err := eventlog.Open(ctx, n.nc, eventlog.Config{Replicas: n.cfg.Replicas, Logger: n.cfg.Logger,
+	events, err := eventlog.Open(ctx, n.nc, eventlog.Config{Replicas: n.cfg.Replicas, Logger: n.cfg.Logger,
 		CreatePerMinute: n.cfg.Limits.CreatePerMinute, ReadsPerMinute: n.cfg.Limits.ReadsPerMinute})
 	if err != nil {
 		return err
 	}
 	hooks := n.cfg.Webhooks
 	hooks.Sender = webhook.NewSender(hooks.AllowPrivate)
-	n.eng, err = engine.New(log.Ports(), engine.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
+	n.eng, err = engine.New(events.Ports(), engine.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
 		Logger: n.cfg.Logger, SweepEvery: n.cfg.RetentionSweep,
 		Standalone: n.cfg.NATSURL == "" && n.cfg.NATSListen == "" && n.cfg.ClusterName == "", Webhooks: hooks})
 	if err != nil {
