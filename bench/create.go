@@ -103,7 +103,7 @@ func preparedEngine(ctx context.Context, nc *nats.Conn, lim engine.Limits, list 
 	if err != nil {
 		return nil, err
 	}
-	st, err := eventlog.Open(ctx, nc, eventlog.Config{CreatePerMinute: lim.CreatePerMinute, ReadsPerMinute: lim.ReadsPerMinute})
+	st, err := eventlog.Open(ctx, nc, eventlog.Config{Limits: lim})
 	if err != nil {
 		return nil, err
 	}

@@ -63,7 +63,7 @@ func startEngineWith(t testing.TB, sync bool, lim Limits, wrap func(Log) Log, ap
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	st, err := eventlog.Open(ctx, nc, eventlog.Config{CreatePerMinute: lim.CreatePerMinute, ReadsPerMinute: lim.ReadsPerMinute})
+	st, err := eventlog.Open(ctx, nc, eventlog.Config{Limits: lim})
 	if err != nil {
 		t.Fatal(err)
 	}

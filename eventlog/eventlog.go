@@ -34,10 +34,11 @@ type Config struct {
 	Replicas int
 	// Timeout bounds each JetStream request (default 5s).
 	Timeout time.Duration
-	// CreatePerMinute and ReadsPerMinute size the rate-limit windows;
-	// zero turns one off.
-	CreatePerMinute, ReadsPerMinute int
-	Logger                          *slog.Logger
+	// Limits size the rate-limit windows (CreatePerMinute and
+	// ReadsPerMinute; zero turns one off): the engine's own, so the
+	// windows and the quotas it reports cannot disagree.
+	Limits engine.Limits
+	Logger *slog.Logger
 }
 
 // Store is apprun's JetStream: the event log stream, the window streams,
@@ -80,7 +81,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	s.log = &Log{nc: nc, js: js, stream: st, timeout: cfg.Timeout, replicated: cfg.Replicas > 1,
 		readers: make(chan struct{}, maxLogReaders)}
 	s.windows = &windows{nc: nc, js: js, timeout: cfg.Timeout, streams: ws,
-		limits: map[engine.Window]int{engine.WindowCreate: cfg.CreatePerMinute, engine.WindowRead: cfg.ReadsPerMinute}}
+		limits: map[engine.Window]int{engine.WindowCreate: cfg.Limits.CreatePerMinute, engine.WindowRead: cfg.Limits.ReadsPerMinute}}
 	return s, nil
 }
 
@@ -114,7 +115,7 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 	for _, rl := range []struct {
 		name, subj string
 		limit      int
-	}{{streamRLCreate, subjRLC, cfg.CreatePerMinute}, {streamRLRead, subjRLR, cfg.ReadsPerMinute}} {
+	}{{streamRLCreate, subjRLC, cfg.Limits.CreatePerMinute}, {streamRLRead, subjRLR, cfg.Limits.ReadsPerMinute}} {
 		if rl.limit <= 0 {
 			continue
 		}

@@ -80,7 +80,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	events, err := eventlog.Open(ctx, n.nc, eventlog.Config{Replicas: n.cfg.Replicas, Logger: n.cfg.Logger,
-		CreatePerMinute: n.cfg.Limits.CreatePerMinute, ReadsPerMinute: n.cfg.Limits.ReadsPerMinute})
+		Limits: n.cfg.Limits})
 	if err != nil {
 		return err
 	}
