@@ -18,7 +18,7 @@ func (e *Engine) Account(ctx context.Context, id string) (ledger.Account, uint64
 	}
 	var ev ledger.Event
 	seq, err := e.log.last(ctx, accountSubject(id), &ev)
-	if errors.Is(err, errNoMessage) {
+	if errors.Is(err, ErrNoMessage) {
 		return ledger.Account{}, 0, Errorf(CodeAccountNotFound, "no account %q", id)
 	}
 	if err != nil {
@@ -70,7 +70,7 @@ func (e *Engine) GrantCredits(ctx context.Context, id string, amount int64) (int
 			return 0, 0, Errorf(CodeInvalidInput, "amount: must be between 1 and %d, and the balance at most %d", ledger.MaxGrant, ledger.MaxBalance)
 		}
 		seq, err := e.log.append(ctx, entry{subject: accountSubject(id), value: ev, expect: expectSeq(last)})
-		if errors.Is(err, errConflict) {
+		if errors.Is(err, ErrConflict) {
 			continue
 		}
 		if err != nil {

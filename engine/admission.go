@@ -170,7 +170,7 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 			}
 		}
 		seq, err := e.log.append(ctx, admission(created, charge, acctSeq, slotSeq, price, claim)...)
-		if errors.Is(err, errConflict) {
+		if errors.Is(err, ErrConflict) {
 			continue
 		}
 		if isAmbiguous(err) {
@@ -244,7 +244,7 @@ func (e *Engine) freeSlot(ctx context.Context) (int, uint64, error) {
 		slot := 1 + (start+i)%n
 		var ev SlotEvent
 		seq, err := e.log.last(ctx, slotSubject(slot), &ev)
-		if errors.Is(err, errNoMessage) {
+		if errors.Is(err, ErrNoMessage) {
 			return slot, 0, nil
 		}
 		if err != nil {

@@ -54,7 +54,7 @@ func (e *Engine) brandContextFor(ctx context.Context, app *App, accountID, id st
 func (e *Engine) brandContext(ctx context.Context, id string) (BrandContext, error) {
 	var ev BrandContextEvent
 	_, err := e.log.last(ctx, brandSubject(id), &ev)
-	if errors.Is(err, errNoMessage) {
+	if errors.Is(err, ErrNoMessage) {
 		return BrandContext{}, ErrNotFound
 	}
 	if err != nil {

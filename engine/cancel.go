@@ -57,7 +57,7 @@ func (e *Engine) CancelRun(ctx context.Context, accountID, runNo string) (Run, u
 		entries = append(entries, entry{subject: runSubject(runNo), value: term, expect: expectSeq(last)})
 		entries = append(entries, hookJobs(run)...)
 		seq, err := e.log.append(ctx, entries...)
-		if errors.Is(err, errConflict) {
+		if errors.Is(err, ErrConflict) {
 			continue // the run or the account moved: look again
 		}
 		if err != nil {

@@ -205,7 +205,7 @@ func (e *Engine) LogHead(ctx context.Context) (uint64, error) {
 func (e *Engine) RunSeq(ctx context.Context, runNo string) (uint64, error) {
 	var ev RunEvent
 	seq, err := e.log.last(ctx, runSubject(runNo), &ev)
-	if errors.Is(err, errNoMessage) {
+	if errors.Is(err, ErrNoMessage) {
 		return 0, ErrNotFound
 	}
 	if err != nil {

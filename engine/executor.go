@@ -298,7 +298,7 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *
 		entries = append(entries, entry{subject: runSubject(w.run.RunNo), value: term, expect: expectSeq(w.last)})
 		entries = append(entries, hookJobs(w.run)...)
 		_, err = x.e.log.append(ctx, entries...)
-		if errors.Is(err, errConflict) {
+		if errors.Is(err, ErrConflict) {
 			events, rerr := x.e.log.runLog(ctx, w.run.RunNo, w.last)
 			if rerr != nil {
 				return rerr

@@ -46,7 +46,7 @@ func (e *Engine) resolveAdmission(ctx context.Context, runNo string) (uint64, bo
 		if err == nil {
 			return 0, false, nil
 		}
-		if errors.Is(err, errConflict) {
+		if errors.Is(err, ErrConflict) {
 			// Something is on the run's subject: read what came first (a
 			// read that lags shows nothing yet; then ask again).
 			first, ferr := e.firstRunEvent(ctx, runNo)
@@ -78,7 +78,7 @@ func (e *Engine) firstRunEvent(ctx context.Context, runNo string) (loggedEvent, 
 		return loggedEvent{}, err
 	}
 	if first == nil {
-		return loggedEvent{}, errNoMessage
+		return loggedEvent{}, ErrNoMessage
 	}
 	return *first, nil
 }

@@ -72,7 +72,7 @@ func (e *Engine) claimIdempotency(ctx context.Context, accountID, key, bodyHash 
 	for range maxCASRetries {
 		var rec IdemRecord
 		seq, err := e.log.last(ctx, subj, &rec)
-		if err != nil && !errors.Is(err, errNoMessage) {
+		if err != nil && !errors.Is(err, ErrNoMessage) {
 			return nil, nil, internal("read idempotency key", err)
 		}
 		now := e.now()
@@ -91,7 +91,7 @@ func (e *Engine) claimIdempotency(ctx context.Context, accountID, key, bodyHash 
 		}
 		claim := IdemRecord{Type: idemClaimed, V: eventVersion, At: now, BodyHash: bodyHash}
 		newSeq, err := e.log.append(ctx, entry{subject: subj, value: claim, expect: expectSeq(seq)})
-		if errors.Is(err, errConflict) {
+		if errors.Is(err, ErrConflict) {
 			continue // another request claimed it first: read what it wrote
 		}
 		if err != nil {

@@ -59,7 +59,7 @@ func (e *Engine) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 	}
 	var last KeyEvent
 	seq, err := e.log.last(ctx, keySubject(keyID), &last)
-	if errors.Is(err, errNoMessage) {
+	if errors.Is(err, ErrNoMessage) {
 		return 0, Errorf(CodeKeyNotFound, "no key %q", keyID)
 	}
 	if err != nil {
@@ -71,7 +71,7 @@ func (e *Engine) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 	ev := last
 	ev.Type, ev.At = KeyRevoked, e.now()
 	newSeq, err := e.log.append(ctx, entry{subject: keySubject(keyID), value: ev, expect: expectSeq(seq)})
-	if errors.Is(err, errConflict) {
+	if errors.Is(err, ErrConflict) {
 		return e.RevokeKey(ctx, keyID) // someone revoked it at the same moment
 	}
 	if err != nil {
@@ -86,7 +86,7 @@ func (e *Engine) TouchKey(ctx context.Context, keyID string) error {
 	for range maxCASRetries {
 		var last KeyEvent
 		seq, err := e.log.last(ctx, keySubject(keyID), &last)
-		if errors.Is(err, errNoMessage) || (err == nil && last.Type == KeyRevoked) {
+		if errors.Is(err, ErrNoMessage) || (err == nil && last.Type == KeyRevoked) {
 			return nil
 		}
 		if err != nil {
@@ -95,7 +95,7 @@ func (e *Engine) TouchKey(ctx context.Context, keyID string) error {
 		ev := last
 		ev.Type, ev.At = KeyUsed, e.now()
 		_, err = e.log.append(ctx, entry{subject: keySubject(keyID), value: ev, expect: expectSeq(seq)})
-		if errors.Is(err, errConflict) {
+		if errors.Is(err, ErrConflict) {
 			continue
 		}
 		if err != nil {

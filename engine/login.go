@@ -77,7 +77,7 @@ func (e *Engine) SignUp(ctx context.Context, email, password string, credits int
 		entry{subject: loginSubject(email), value: login, expect: expectSeq(0)},
 		entry{subject: accountSubject(id), value: open, expect: expectSeq(0)},
 	)
-	if errors.Is(err, errConflict) {
+	if errors.Is(err, ErrConflict) {
 		return "", 0, Errorf(CodeEmailTaken, "an account with this email exists: sign in instead")
 	}
 	if err != nil {
@@ -94,7 +94,7 @@ func (e *Engine) SignIn(ctx context.Context, email, password string) (string, er
 	}
 	var login LoginEvent
 	_, err = e.log.last(ctx, loginSubject(email), &login)
-	if errors.Is(err, errNoMessage) {
+	if errors.Is(err, ErrNoMessage) {
 		// Spend the time a hash check takes, so timing does not tell
 		// which emails have a login.
 		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(password))

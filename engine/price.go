@@ -24,7 +24,7 @@ const MaxPrice = 1_000_000
 func (e *Engine) CurrentPrice(ctx context.Context, slug string) (Price, error) {
 	var ev PriceEvent
 	seq, err := e.log.last(ctx, priceSubject(slug), &ev)
-	if errors.Is(err, errNoMessage) {
+	if errors.Is(err, ErrNoMessage) {
 		return Price{Slug: slug}, nil
 	}
 	if err != nil {
@@ -63,7 +63,7 @@ func (e *Engine) seedPrices(ctx context.Context) error {
 		ev := PriceEvent{Type: "price_set", V: eventVersion, At: e.now(), Slug: a.Slug, CreditCost: a.Price}
 		err := Retry(ctx, e.cfg.Logger, "seed prices", func(ctx context.Context) error {
 			_, err := e.log.append(ctx, entry{subject: priceSubject(a.Slug), value: ev, expect: expectSeq(0)})
-			if errors.Is(err, errConflict) {
+			if errors.Is(err, ErrConflict) {
 				return nil // priced already, by this node earlier or another one
 			}
 			return err

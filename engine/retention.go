@@ -102,7 +102,7 @@ func (e *Engine) expire(ctx context.Context, r FinishedRun) error {
 	marker := RunExpired{Type: "run_expired", V: eventVersion, At: e.now(), RunNo: r.RunNo, AccountID: r.AccountID,
 		AppSlug: r.AppSlug, Status: r.Status, CreditCost: r.CreditCost}
 	_, err := e.log.append(ctx, entry{subject: expiredSubject(r.RunNo), value: marker, expect: expectSeq(0)})
-	if err != nil && !errors.Is(err, errConflict) {
+	if err != nil && !errors.Is(err, ErrConflict) {
 		return internal("mark run expired", err)
 	}
 	for _, subj := range []string{runSubject(r.RunNo), jobSubject(r.RunNo)} {

@@ -8,12 +8,6 @@ import (
 	"sync/atomic"
 )
 
-// Short names the domain uses for the port's outcomes.
-var (
-	errConflict  = ErrConflict
-	errNoMessage = ErrNoMessage
-)
-
 // entry is one message of a write in domain terms: a value to encode.
 type entry struct {
 	subject string

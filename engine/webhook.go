@@ -139,7 +139,7 @@ func (e *Engine) secretOf(ctx context.Context, accountID string) (string, error)
 		if err == nil {
 			return ev.Secret, nil
 		}
-		if !errors.Is(err, errNoMessage) {
+		if !errors.Is(err, ErrNoMessage) {
 			return "", internal("read webhook secret", err)
 		}
 		b := make([]byte, 24)
@@ -149,7 +149,7 @@ func (e *Engine) secretOf(ctx context.Context, accountID string) (string, error)
 		if err == nil {
 			return ev.Secret, nil
 		}
-		if !errors.Is(err, errConflict) {
+		if !errors.Is(err, ErrConflict) {
 			return "", internal("store webhook secret", err)
 		}
 	}

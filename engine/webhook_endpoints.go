@@ -31,7 +31,7 @@ func endpointsSubject(accountID string) string { return subjWHEndpoints + accoun
 func (e *Engine) WebhookEndpoints(ctx context.Context, accountID string) ([]WebhookEndpoint, uint64, error) {
 	var ev endpointsEvent
 	seq, err := e.log.last(ctx, endpointsSubject(accountID), &ev)
-	if errors.Is(err, errNoMessage) {
+	if errors.Is(err, ErrNoMessage) {
 		return nil, 0, nil
 	}
 	if err != nil {
@@ -81,7 +81,7 @@ func (e *Engine) updateEndpoints(ctx context.Context, accountID string, change f
 		}
 		_, err = e.log.append(ctx, entry{subject: endpointsSubject(accountID),
 			value: endpointsEvent{Type: "webhook_endpoints", V: eventVersion, At: e.now(), Endpoints: next}, expect: expectSeq(seq)})
-		if errors.Is(err, errConflict) {
+		if errors.Is(err, ErrConflict) {
 			continue
 		}
 		if err != nil {
