@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"path/filepath"
 	"sort"
 	"time"
@@ -29,6 +30,9 @@ func auditCommand(args []string, out io.Writer) error {
 		return err
 	}
 	store, err := projections.OpenExclusive(filepath.Join(*dir, "projections.db"))
+	if errors.Is(err, iofs.ErrNotExist) {
+		return fmt.Errorf("audit: %s holds no apprun data (no projections.db): nothing to audit; check --data", *dir)
+	}
 	if err != nil {
 		return fmt.Errorf("audit: %w (is apprun still running on this data directory?)", err)
 	}

@@ -50,8 +50,8 @@ func TestAuditCommandPassesOnAHealthyDataDirAndCatchesDrift(t *testing.T) {
 func TestAuditOfAnEmptyOrForeignDataDirFails(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	if err := auditCommand([]string{"--data", t.TempDir()}, &out); err == nil {
-		t.Fatalf("audit of an empty data dir passed:\n%s", out.String())
+	if err := auditCommand([]string{"--data", t.TempDir()}, &out); err == nil || !strings.Contains(err.Error(), "holds no apprun data") {
+		t.Fatalf("audit of an empty data dir: %v, want a failure saying it holds no apprun data\n%s", err, out.String())
 	}
 	member := t.TempDir()
 	p, err := projections.Open(filepath.Join(member, "projections.db"), nil)
