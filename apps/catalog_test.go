@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/llm"
 	"github.com/apprun/apprun/llm/llmtest"
 )
@@ -54,7 +55,7 @@ func withModel(t *testing.T, fake *llmtest.Server, gh string) *engine.Catalog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := engine.NewCatalog(list...)
+	c, err := engine.NewCatalog(inputschema.Compile, list...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +328,7 @@ func TestOSSGrowthReadsTheRepositoryFirst(t *testing.T) {
 }
 
 func TestWhatIsRunnableDependsOnTheModel(t *testing.T) {
-	without, err := engine.NewCatalog(Default()...)
+	without, err := engine.NewCatalog(inputschema.Compile, Default()...)
 	if err != nil {
 		t.Fatal(err)
 	}

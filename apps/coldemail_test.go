@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/inputschema"
 )
 
 func catalog(t *testing.T) *engine.Catalog {
 	t.Helper()
-	c, err := engine.NewCatalog(Default()...)
+	c, err := engine.NewCatalog(inputschema.Compile, Default()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestAppsThatNeedAModelAreNotRunnableWithoutOne(t *testing.T) {
 //
 //	go test ./apps -run '^$' -bench ValidateInput
 func BenchmarkValidateInput(b *testing.B) {
-	cat, err := engine.NewCatalog(Default()...) // compiles the schemas
+	cat, err := engine.NewCatalog(inputschema.Compile, Default()...) // compiles the schemas
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/inputschema"
 	"github.com/nats-io/nats.go"
 )
 
@@ -99,7 +100,7 @@ func bareWrites(ctx context.Context, cfg Config) (res loadResult, err error) {
 // preparedEngine is an engine on nc with its streams and prices written,
 // and nothing running: enough to write to the log directly.
 func preparedEngine(ctx context.Context, nc *nats.Conn, lim engine.Limits, list ...engine.App) (*engine.Engine, error) {
-	catalog, err := engine.NewCatalog(list...)
+	catalog, err := engine.NewCatalog(inputschema.Compile, list...)
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/kaptinlin/jsonschema"
 )
 
 // App is one runnable (or listed but not yet runnable) App of the catalog.
@@ -29,8 +27,19 @@ type App struct {
 	// Executor does the work of a run. Required when Runnable.
 	Executor Executor
 
-	schema *jsonschema.Schema
+	schema InputSchema
 }
+
+// InputSchema checks one App's input. Check returns the input with the
+// schema's defaults filled in, or a description naming each failing field.
+type InputSchema interface {
+	Check(input map[string]any) (map[string]any, string)
+}
+
+// SchemaCompiler compiles an App's JSON Schema into an InputSchema. The
+// JSON Schema library sits behind it (package inputschema), outside the
+// domain.
+type SchemaCompiler func(schema json.RawMessage) (InputSchema, error)
 
 // Executor does the work of one run, reporting each step through progress.
 // An *Error or *RunError returned carries the failure code shown to the client (its
@@ -67,10 +76,10 @@ type Catalog struct {
 	apps map[string]*App
 }
 
-// NewCatalog compiles each App's input schema and checks the definitions.
-func NewCatalog(apps ...App) (*Catalog, error) {
+// NewCatalog compiles each App's input schema with compile and checks the
+// definitions.
+func NewCatalog(compile SchemaCompiler, apps ...App) (*Catalog, error) {
 	c := &Catalog{apps: map[string]*App{}}
-	compiler := jsonschema.NewCompiler()
 	for i := range apps {
 		a := apps[i]
 		if a.Slug == "" || strings.ContainsAny(a.Slug, " .*>") {
@@ -88,7 +97,7 @@ func NewCatalog(apps ...App) (*Catalog, error) {
 		if a.Retention <= 0 {
 			a.Retention = 30 * 24 * time.Hour
 		}
-		s, err := compiler.Compile(a.InputSchema)
+		s, err := compile(a.InputSchema)
 		if err != nil {
 			return nil, fmt.Errorf("app %q: input schema: %w", a.Slug, err)
 		}
@@ -131,76 +140,9 @@ func (c *Catalog) all() []*App {
 // ValidateInput checks input against the App's schema and returns it with
 // schema defaults filled in, or invalid_input naming each failing field.
 func (a *App) ValidateInput(input map[string]any) (map[string]any, error) {
-	res := a.schema.Validate(input)
-	if !res.IsValid() {
-		return nil, &Error{Code: CodeInvalidInput, Message: describe(res, input)}
-	}
-	out := make(map[string]any, len(input))
-	for k, v := range input {
-		out[k] = v
-	}
-	if a.schema.Properties != nil {
-		for name, p := range *a.schema.Properties {
-			if _, set := out[name]; !set && p != nil && p.Default != nil {
-				out[name] = p.Default
-			}
-		}
+	out, problem := a.schema.Check(input)
+	if problem != "" {
+		return nil, &Error{Code: CodeInvalidInput, Message: problem}
 	}
 	return out, nil
-}
-
-// describe turns a validation result into "field: reason; field: reason".
-// Absent fields are reported once, by the required check, and a field that
-// is not allowed at all once, by the additionalProperties check.
-func describe(res *jsonschema.EvaluationResult, input map[string]any) string {
-	var parts []string
-	var walk func(r *jsonschema.EvaluationResult)
-	walk = func(r *jsonschema.EvaluationResult) {
-		if r == nil || r.Valid {
-			return
-		}
-		loc := strings.TrimPrefix(r.InstanceLocation, "/")
-		keys := make([]string, 0, len(r.Errors))
-		for k := range r.Errors {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		if top, _, _ := strings.Cut(loc, "/"); top != "" {
-			if _, present := input[top]; !present {
-				return
-			}
-		}
-		for _, k := range keys {
-			if (k == "properties" || k == "allOf") && len(r.Details) > 0 {
-				continue // the details name the field
-			}
-			if r.Errors[k].Code == "false_schema_mismatch" {
-				continue // said by additionalProperties on the parent
-			}
-			field := "input"
-			if loc != "" {
-				field = "input." + strings.ReplaceAll(loc, "/", ".")
-			}
-			parts = append(parts, field+": "+r.Errors[k].Error())
-		}
-		for _, d := range r.Details {
-			walk(d)
-		}
-	}
-	walk(res)
-	if len(parts) == 0 {
-		return "input does not match the App's input schema"
-	}
-	sort.Strings(parts)
-	return strings.Join(dedupe(parts), "; ")
-}
-
-func dedupe(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
-	return out
 }

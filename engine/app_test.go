@@ -7,11 +7,12 @@ import (
 
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/inputschema"
 )
 
 func coldEmail(t testing.TB) *engine.App {
 	t.Helper()
-	c, err := engine.NewCatalog(apps.Default()...)
+	c, err := engine.NewCatalog(inputschema.Compile, apps.Default()...)
 	if err != nil {
 		t.Fatal(err)
 	}

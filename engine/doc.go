@@ -14,7 +14,10 @@
 // the conformance suite both pass. A log operation ends in success or one
 // of four outcomes: ErrConflict (a check failed, nothing stored),
 // ErrUnavailable (nothing stored), ErrNoMessage, or ErrAmbiguous (sent,
-// outcome unknown), which the domain resolves before it answers.
+// outcome unknown), which the domain resolves before it answers. An App's
+// JSON Schema is compiled through a fifth, the SchemaCompiler (package
+// inputschema), so the domain depends on no NATS and no net/http; a test
+// (deps_test.go) holds that rule on the whole dependency graph.
 //
 // # The log
 //

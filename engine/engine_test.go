@@ -14,6 +14,7 @@ import (
 	"github.com/apprun/apprun/embednats/natstest"
 	. "github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/webhook"
 )
 
@@ -57,7 +58,7 @@ func startEngine(t testing.TB, sync bool, lim Limits, apps ...App) *Engine {
 func startEngineWith(t testing.TB, sync bool, lim Limits, wrap func(Log) Log, apps ...App) *Engine {
 	t.Helper()
 	nc := natstest.Connect(t, sync)
-	cat, err := NewCatalog(apps...)
+	cat, err := NewCatalog(inputschema.Compile, apps...)
 	if err != nil {
 		t.Fatal(err)
 	}

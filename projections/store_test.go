@@ -11,6 +11,7 @@ import (
 	"github.com/apprun/apprun/embednats/natstest"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/projections"
 	"github.com/apprun/apprun/webhook"
 	"github.com/nats-io/nats.go/jetstream"
@@ -30,7 +31,7 @@ func setup(t testing.TB) *fixture {
 		Executor: engine.ExecutorFunc(func(context.Context, engine.Job, func(engine.Step)) (engine.Result, error) {
 			return engine.Result{Summary: "s"}, nil
 		})}
-	cat, _ := engine.NewCatalog(app)
+	cat, _ := engine.NewCatalog(inputschema.Compile, app)
 	f := &fixture{path: filepath.Join(t.TempDir(), "p.db")}
 	// The engine's brand contexts come from a store of its own: these tests
 	// open and close the store under test.

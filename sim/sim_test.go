@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/sim"
 	"github.com/apprun/apprun/simlog"
@@ -175,7 +176,7 @@ func runSeed(seed uint64, trace bool) []string {
 		canceled: map[string]bool{}, done: map[string]bool{}, inflight: map[string]int{}, attempts: map[string]uint64{}}
 	// This seed's weather: some seeds are calm, some stormy.
 	w.fault, w.lag, w.crash = w.s.Rng.IntN(600), w.s.Rng.IntN(1500), w.s.Rng.IntN(60)
-	cat, err := engine.NewCatalog(simApp())
+	cat, err := engine.NewCatalog(inputschema.Compile, simApp())
 	if err != nil {
 		return []string{err.Error()}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/httpapi"
+	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/mcp"
 	"github.com/apprun/apprun/projections"
 	"github.com/apprun/apprun/web"
@@ -75,7 +76,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	catalog, err := engine.NewCatalog(list...)
+	catalog, err := engine.NewCatalog(inputschema.Compile, list...)
 	if err != nil {
 		return err
 	}
