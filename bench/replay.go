@@ -24,12 +24,14 @@ import (
 // replayScenario measures a projection rebuild from a long log and the
 // resume of a long run log over SSE.
 func replayScenario(ctx context.Context, cfg Config, s *Scenario) error {
-	n, elapsed, err := rebuild(ctx, cfg)
+	n, elapsed, reopen, err := rebuild(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	s.add("events rebuilt", float64(n), "events")
 	s.add("rebuild time", elapsed.Seconds(), "s")
+	s.add("reopen with damage check", reopen.Seconds(), "s")
+	s.note("reopen: opening the rebuilt projections file again, which checks every page and every record's checksum before the node serves from it")
 	s.atLeast("rebuild rate", float64(n)/elapsed.Seconds(), "events/s", 100_000)
 	s.note("rebuild: a synthetic log of %d events shaped like real traffic (accounts, then runs of 14 events each: charge, slot, job, created, started, 6 steps, completed, settle, slot release) replayed into a new projections file by the node's own applier, on the embedded JetStream with SyncAlways", n)
 
@@ -46,11 +48,11 @@ func replayScenario(ctx context.Context, cfg Config, s *Scenario) error {
 }
 
 // rebuild writes a synthetic log, then times a fresh projection store
-// catching up with it.
-func rebuild(ctx context.Context, cfg Config) (int, time.Duration, error) {
+// catching up with it, and opening the result again (the damage check).
+func rebuild(ctx context.Context, cfg Config) (int, time.Duration, time.Duration, error) {
 	dir, err := os.MkdirTemp("", "apprun-bench-replay-")
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer os.RemoveAll(dir)
 	store := filepath.Join(dir, "nats")
@@ -61,31 +63,42 @@ func rebuild(ctx context.Context, cfg Config) (int, time.Duration, error) {
 		return err
 	})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	fmt.Fprintf(cfg.Log, "bench: replay: %d events written; rebuilding\n", last)
-	var elapsed time.Duration
+	var elapsed, reopen time.Duration
 	err = withNATS(store, false, func(nc *nats.Conn) error {
 		js, err := jetstream.New(nc)
 		if err != nil {
 			return err
 		}
-		p, err := projections.Open(filepath.Join(dir, "projections.db"), slog.New(slog.NewTextHandler(io.Discard, nil)))
+		path := filepath.Join(dir, "projections.db")
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		p, err := projections.Open(path, quiet)
 		if err != nil {
 			return err
 		}
-		defer p.Close()
 		start := time.Now()
 		if err := p.Start(ctx, js, eventlog.StreamName); err != nil {
+			p.Close()
 			return err
 		}
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		defer cancel()
 		err = p.WaitFor(wctx, last)
 		elapsed = time.Since(start)
-		return err
+		p.Close()
+		if err != nil {
+			return err
+		}
+		start = time.Now()
+		if p, err = projections.Open(path, quiet); err != nil {
+			return err
+		}
+		reopen = time.Since(start)
+		return p.Close()
 	})
-	return int(last), elapsed, err
+	return int(last), elapsed, reopen, err
 }
 
 // withNATS runs fn on an embedded server over store (fsync on every write

@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"time"
 
@@ -138,7 +137,7 @@ func (b *batch) apply(subject string, data []byte, seq uint64) error {
 		*r = engine.ApplyRun(*r, ev, seq)
 		b.countStatus(before, r.Status)
 		if ev.Type == engine.RunCreated {
-			if err := tx.Bucket(bucketAcctRuns).Put(accountSeqKey(r.AccountID, seq), []byte(r.RunNo)); err != nil {
+			if err := put(tx.Bucket(bucketAcctRuns), accountSeqKey(r.AccountID, seq), []byte(r.RunNo)); err != nil {
 				return err
 			}
 		}
@@ -171,10 +170,10 @@ func (b *batch) apply(subject string, data []byte, seq uint64) error {
 		case engine.KeyRevoked:
 			k.Revoked, k.RevokedAt = true, ev.At
 		}
-		if err := tx.Bucket(bucketKeyIDs).Put([]byte(ev.KeyID), []byte(ev.Hash)); err != nil {
+		if err := put(tx.Bucket(bucketKeyIDs), []byte(ev.KeyID), []byte(ev.Hash)); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketAcctKeys).Put([]byte(ev.AccountID+"/"+ev.KeyID), []byte(ev.Hash)); err != nil {
+		if err := put(tx.Bucket(bucketAcctKeys), []byte(ev.AccountID+"/"+ev.KeyID), []byte(ev.Hash)); err != nil {
 			return err
 		}
 		return putJSON(tx.Bucket(bucketKeys), []byte(ev.Hash), k)
@@ -241,17 +240,17 @@ func (b *batch) flushCounts() error {
 		if st == "" || delta == 0 {
 			continue
 		}
-		var n int64
-		if v := bucket.Get([]byte(st)); len(v) == 8 {
-			n = int64(binary.BigEndian.Uint64(v))
+		stored, err := getU64(bucket, []byte(st))
+		if err != nil {
+			return err
 		}
+		n := int64(stored)
 		// A count that drops to zero is removed, as a rebuild that never
 		// saw the (expired) runs would have it.
-		var err error
 		if n += delta; n == 0 {
 			err = bucket.Delete([]byte(st))
 		} else {
-			err = bucket.Put([]byte(st), u64(uint64(n)))
+			err = put(bucket, []byte(st), u64(uint64(n)))
 		}
 		if err != nil {
 			return err

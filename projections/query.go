@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"sort"
 	"time"
 
@@ -25,8 +24,9 @@ func cached[V any](s *Store, c *recordCache[V], bucket []byte, id string) (V, er
 	var v V
 	var readAt uint64
 	err := s.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(bucketMeta).Get(keyApplied); len(b) == 8 {
-			readAt = binary.BigEndian.Uint64(b)
+		var err error
+		if readAt, err = getU64(tx.Bucket(bucketMeta), keyApplied); err != nil {
+			return err
 		}
 		return getJSON(tx.Bucket(bucket), []byte(id), &v)
 	})
@@ -47,7 +47,11 @@ func (s *Store) KeysOf(accountID string) ([]engine.Key, error) {
 	err := s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketAcctKeys).Cursor()
 		prefix := []byte(accountID + "/")
-		for k, hash := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, hash = c.Next() {
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			hash, err := unseal(k, v)
+			if err != nil {
+				return err
+			}
 			var key engine.Key
 			if err := getJSON(tx.Bucket(bucketKeys), hash, &key); err != nil {
 				return err
@@ -86,7 +90,7 @@ func (s *Store) FinishedBefore(t time.Time, limit int) ([]engine.FinishedRun, er
 		c := tx.Bucket(bucketFinished).Cursor()
 		for k, v := c.First(); k != nil && bytes.Compare(k[:8], end) < 0 && len(out) < limit; k, v = c.Next() {
 			var f engine.FinishedRun
-			if err := json.Unmarshal(v, &f); err != nil {
+			if err := unsealJSON(k, v, &f); err != nil {
 				return err
 			}
 			out = append(out, f)
@@ -107,9 +111,13 @@ func (s *Store) Price(slug string) (engine.Price, error) {
 // of the next page, 0 when there is none.
 func (s *Store) RunsOf(accountID string, before uint64, limit int) ([]engine.Run, uint64, error) {
 	var out []engine.Run
-	next, err := s.newestFirst(bucketAcctRuns, accountID, before, limit, func(tx *bolt.Tx, v []byte) error {
+	next, err := s.newestFirst(bucketAcctRuns, accountID, before, limit, func(tx *bolt.Tx, k, v []byte) error {
+		runNo, err := unseal(k, v)
+		if err != nil {
+			return err
+		}
 		var r engine.Run
-		if err := getJSON(tx.Bucket(bucketRuns), v, &r); err != nil {
+		if err := getJSON(tx.Bucket(bucketRuns), runNo, &r); err != nil {
 			return err
 		}
 		out = append(out, r)
@@ -122,9 +130,9 @@ func (s *Store) RunsOf(accountID string, before uint64, limit int) ([]engine.Run
 // paged like RunsOf.
 func (s *Store) Statement(accountID string, before uint64, limit int) ([]ledger.Line, uint64, error) {
 	var out []ledger.Line
-	next, err := s.newestFirst(bucketLedger, accountID, before, limit, func(_ *bolt.Tx, v []byte) error {
+	next, err := s.newestFirst(bucketLedger, accountID, before, limit, func(_ *bolt.Tx, k, v []byte) error {
 		var e ledger.Line
-		if err := json.Unmarshal(v, &e); err != nil {
+		if err := unsealJSON(k, v, &e); err != nil {
 			return err
 		}
 		out = append(out, e)
@@ -137,7 +145,7 @@ func (s *Store) Statement(accountID string, before uint64, limit int) ([]ledger.
 // newest down, starting below `before` (0: the newest), calling visit with
 // each value, and returns the sequence to pass as `before` for the next
 // page (0 when there is none).
-func (s *Store) newestFirst(bucket []byte, accountID string, before uint64, limit int, visit func(*bolt.Tx, []byte) error) (uint64, error) {
+func (s *Store) newestFirst(bucket []byte, accountID string, before uint64, limit int, visit func(tx *bolt.Tx, k, v []byte) error) (uint64, error) {
 	prefix := []byte(accountID + "/")
 	var next uint64
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -159,7 +167,7 @@ func (s *Store) newestFirst(bucket []byte, accountID string, before uint64, limi
 				next = lastSeq // there is more: the next page starts below the last one shown
 				return nil
 			}
-			if err := visit(tx, v); err != nil {
+			if err := visit(tx, k, v); err != nil {
 				return err
 			}
 			n, lastSeq = n+1, binary.BigEndian.Uint64(k[len(k)-8:])
@@ -170,7 +178,8 @@ func (s *Store) newestFirst(bucket []byte, accountID string, before uint64, limi
 }
 
 // Dump returns every read model (all buckets but the applied sequence) as
-// bucket → key → stored JSON: what a rebuild from the log must reproduce.
+// bucket → key → stored value (checksums taken off): what a rebuild from
+// the log must reproduce.
 func (s *Store) Dump() (map[string]map[string]string, error) {
 	out := map[string]map[string]string{}
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -179,7 +188,12 @@ func (s *Store) Dump() (map[string]map[string]string, error) {
 				continue
 			}
 			m := map[string]string{}
-			if err := tx.Bucket(name).ForEach(func(k, v []byte) error { m[string(k)] = string(v); return nil }); err != nil {
+			err := tx.Bucket(name).ForEach(func(k, v []byte) error {
+				val, err := unseal(k, v)
+				m[string(k)] = string(val)
+				return err
+			})
+			if err != nil {
 				return err
 			}
 			out[string(name)] = m
@@ -193,11 +207,11 @@ func (s *Store) Dump() (map[string]map[string]string, error) {
 func (s *Store) RunsByStatus() (map[engine.Status]int64, error) {
 	out := map[engine.Status]int64{}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketStatusCounts).ForEach(func(k, v []byte) error {
-			if len(v) == 8 {
-				out[engine.Status(k)] = int64(binary.BigEndian.Uint64(v))
-			}
-			return nil
+		b := tx.Bucket(bucketStatusCounts)
+		return b.ForEach(func(k, _ []byte) error {
+			n, err := getU64(b, k)
+			out[engine.Status(k)] = int64(n)
+			return err
 		})
 	})
 	return out, err

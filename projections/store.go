@@ -3,7 +3,6 @@ package projections
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,7 +36,7 @@ var (
 
 // schemaVersion changes whenever the read models change shape; a file of
 // another version is emptied and rebuilt from the log.
-const schemaVersion = "5"
+const schemaVersion = "6" // 6: every value carries a checksum
 
 // maxBatch bounds how many events one transaction applies.
 const maxBatch = 4096
@@ -62,56 +61,122 @@ type Store struct {
 	stopped sync.Once
 }
 
-// Open opens (or creates) the projection file at path.
+// Open opens (or creates) the projection file at path. A damaged file, one
+// bbolt cannot open or with a page or record that fails its check (see
+// Verify), is moved aside as <path>.damaged-<time> and a new one is built
+// from the log, with a warning: the log is the truth, the file a cache of
+// it.
 func Open(path string, logger *slog.Logger) (*Store, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
-	if err != nil {
-		return nil, fmt.Errorf("projections: open %s: %w", path, err)
+	s, damage, err := open(path, logger)
+	if err != nil || len(damage) == 0 {
+		return s, err
+	}
+	aside := path + ".damaged-" + time.Now().UTC().Format("20060102T150405.000Z")
+	if err := os.Rename(path, aside); err != nil {
+		return nil, fmt.Errorf("projections: %s is damaged (%s) and cannot be moved aside: %w", path, damage[0], err)
+	}
+	logger.Warn("projections: damaged file moved aside; rebuilding it from the log",
+		"path", path, "moved_to", aside, "damaged", len(damage), "first", damage[0].String())
+	s, damage, err = open(path, logger)
+	if err == nil && len(damage) > 0 {
+		s, err = nil, fmt.Errorf("projections: a new file at %s is damaged: %s", path, damage[0])
+	}
+	return s, err
+}
+
+// open opens the file and checks it: damage is what makes it unusable
+// (nil store), err a failure that is not the file's (locked, no access).
+func open(path string, logger *slog.Logger) (*Store, []Damage, error) {
+	db, damage, err := openBolt(path, 5*time.Second)
+	if err != nil || damage != nil {
+		return nil, damage, err
 	}
 	s := &Store{db: db, logger: logger, advance: make(chan struct{})}
-	err = db.Update(func(tx *bolt.Tx) error {
-		if meta := tx.Bucket(bucketMeta); meta != nil && string(meta.Get(keySchema)) != schemaVersion {
-			logger.Info("projections: schema changed; rebuilding from the log", "path", path)
+	func() {
+		defer func() {
+			if p := recover(); p != nil { // a damaged page met by the reads below
+				damage = []Damage{{Problem: fmt.Sprintf("reading the file failed: %v", p)}}
+			}
+		}()
+		err = db.Update(func(tx *bolt.Tx) error {
+			if meta := tx.Bucket(bucketMeta); meta != nil {
+				if v, err := get(meta, keySchema); err != nil || string(v) != schemaVersion {
+					logger.Info("projections: schema changed; rebuilding from the log", "path", path)
+					for _, b := range allBuckets {
+						if err := tx.DeleteBucket(b); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
+							return err
+						}
+					}
+				}
+			}
 			for _, b := range allBuckets {
-				if err := tx.DeleteBucket(b); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
+				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}
 			}
-		}
-		for _, b := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			if damage = verifyTx(tx); damage != nil {
+				return errDamagedFile
+			}
+			applied, err := getU64(tx.Bucket(bucketMeta), keyApplied)
+			if err != nil {
 				return err
 			}
-		}
-		if v := tx.Bucket(bucketMeta).Get(keyApplied); v != nil {
-			s.applied = binary.BigEndian.Uint64(v)
-		}
-		return tx.Bucket(bucketMeta).Put(keySchema, []byte(schemaVersion))
-	})
-	if err != nil {
+			s.applied = applied
+			return put(tx.Bucket(bucketMeta), keySchema, []byte(schemaVersion))
+		})
+	}()
+	if damage != nil || err != nil {
 		db.Close()
-		return nil, fmt.Errorf("projections: init %s: %w", path, err)
+		if damage != nil {
+			return nil, damage, nil
+		}
+		return nil, nil, fmt.Errorf("projections: init %s: %w", path, err)
 	}
 	s.keys, s.runs = newRecordCache[engine.Key](s.applied), newRecordCache[engine.Run](s.applied)
-	return s, nil
+	return s, nil, nil
+}
+
+var errDamagedFile = errors.New("projections: damaged file")
+
+// openBolt opens the bbolt file. A file bbolt refuses as invalid (damaged
+// meta pages, a wrong version) or that panics it is reported as damage;
+// a lock held by another process or a file it may not open is an error.
+func openBolt(path string, timeout time.Duration) (db *bolt.DB, damage []Damage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			db, damage, err = nil, []Damage{{Problem: fmt.Sprintf("the file does not open: %v", p)}}, nil
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	switch {
+	case err == nil:
+		return db, nil, nil
+	case errors.Is(err, bolterrors.ErrInvalid), errors.Is(err, bolterrors.ErrChecksum),
+		errors.Is(err, bolterrors.ErrVersionMismatch), errors.Is(err, bolterrors.ErrInvalidMapping):
+		return nil, []Damage{{Problem: "the file does not open: " + err.Error()}}, nil
+	}
+	return nil, nil, fmt.Errorf("projections: open %s: %w", path, err)
 }
 
 // OpenExclusive opens the file for a tool that needs it alone (the audit):
-// it fails at once when a running node holds it.
-func OpenExclusive(path string) (*Store, error) {
+// it fails at once when a running node holds it. It does not repair: a
+// file that does not open is returned as damage with a nil store, and an
+// open one is checked with Verify.
+func OpenExclusive(path string) (*Store, []Damage, error) {
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("projections: %w", err)
+		return nil, nil, fmt.Errorf("projections: %w", err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		return nil, fmt.Errorf("projections: open %s: %w", path, err)
+	db, damage, err := openBolt(path, time.Second)
+	if err != nil || damage != nil {
+		return nil, damage, err
 	}
 	// The audit does not apply: an empty cache that never fills is right.
-	return &Store{db: db, logger: slog.Default(), advance: make(chan struct{}),
-		keys: newRecordCache[engine.Key](0), runs: newRecordCache[engine.Run](0)}, nil
+	s := &Store{db: db, logger: slog.Default(), advance: make(chan struct{}),
+		keys: newRecordCache[engine.Key](0), runs: newRecordCache[engine.Run](0)}
+	return s, s.Verify(), nil
 }
 
 // Start follows the stream from the first event not yet applied. Ready
@@ -223,7 +288,7 @@ func (s *Store) applyBatch(msgs []jetstream.Msg) error {
 		if err := b.flush(); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketMeta).Put(keyApplied, u64(last))
+		return put(tx.Bucket(bucketMeta), keyApplied, u64(last))
 	})
 	if err != nil || last == 0 {
 		return err
@@ -278,20 +343,4 @@ func u64(v uint64) []byte {
 	b := make([]byte, 8)
 	binary.BigEndian.PutUint64(b, v)
 	return b
-}
-
-func getJSON(b *bolt.Bucket, key []byte, v any) error {
-	data := b.Get(key)
-	if data == nil {
-		return engine.ErrNotFound
-	}
-	return json.Unmarshal(data, v)
-}
-
-func putJSON(b *bolt.Bucket, key []byte, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return b.Put(key, data)
 }

@@ -29,14 +29,16 @@ func auditCommand(args []string, out io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	store, err := projections.OpenExclusive(filepath.Join(*dir, "projections.db"))
+	store, damage, err := projections.OpenExclusive(filepath.Join(*dir, "projections.db"))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return fmt.Errorf("audit: %s holds no apprun data (no projections.db): nothing to audit; check --data", *dir)
 	}
 	if err != nil {
 		return fmt.Errorf("audit: %w (is apprun still running on this data directory?)", err)
 	}
-	defer store.Close()
+	if store != nil {
+		defer store.Close()
+	}
 	var nc *nats.Conn
 	if *url != "" {
 		if nc, err = nats.Connect(*url); err != nil {
@@ -62,9 +64,11 @@ func auditCommand(args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
-	mismatches, err := compare(rep, store)
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
+	var mismatches []string
+	if readable(store, damage) {
+		if mismatches, err = compare(rep, store); err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
 	}
 	fmt.Fprintf(out, "audit: %d events replayed (last sequence %d)\n", rep.Events, last)
 	fmt.Fprintf(out, "accounts %d, runs %d (completed %d, failed %d, canceled %d, unfinished %d; %d expired after retention)\n",
@@ -74,9 +78,15 @@ func auditCommand(args []string, out io.Writer) error {
 		fmt.Fprintf(out, "admissions fenced off (never runs, never charged) %d\n", rep.Fenced)
 	}
 	problems := append(rep.Violations, mismatches...)
-	fmt.Fprintf(out, "invariant violations %d, projection mismatches %d\n", len(rep.Violations), len(mismatches))
+	for _, d := range damage {
+		problems = append(problems, "damaged projection: "+d.String())
+	}
+	fmt.Fprintf(out, "invariant violations %d, projection mismatches %d, damaged projection records %d\n", len(rep.Violations), len(mismatches), len(damage))
 	for _, p := range problems {
 		fmt.Fprintln(out, "  -", p)
+	}
+	if len(damage) > 0 {
+		fmt.Fprintln(out, "the log is the truth: `apprun serve` moves a damaged projections.db aside and rebuilds it from the log at its next start")
 	}
 	if len(problems) > 0 {
 		return errors.New("audit failed")
@@ -189,7 +199,22 @@ func fetchFrom(ctx context.Context, st jetstream.Stream, from, last uint64, appl
 	}
 }
 
-// compare checks the read models against what the log says.
+// readable says whether the read models can be compared with the log: the
+// file opened and its pages are sound (damaged records are skipped).
+func readable(store *projections.Store, damage []projections.Damage) bool {
+	if store == nil {
+		return false
+	}
+	for _, d := range damage {
+		if d.Bucket == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// compare checks the read models against what the log says. A record
+// that is damaged is left to the damage findings.
 func compare(rep engine.AuditReport, store *projections.Store) ([]string, error) {
 	var out []string
 	ids := make([]string, 0, len(rep.Accounts))
@@ -203,6 +228,7 @@ func compare(rep engine.AuditReport, store *projections.Store) ([]string, error)
 		switch {
 		case errors.Is(err, engine.ErrNotFound):
 			out = append(out, fmt.Sprintf("account %s: missing from the read model", id))
+		case errors.Is(err, projections.ErrDamaged):
 		case err != nil:
 			return nil, err
 		case got.Balance != want.Balance || got.Active != want.Active:
@@ -217,6 +243,7 @@ func compare(rep engine.AuditReport, store *projections.Store) ([]string, error)
 		switch {
 		case errors.Is(err, engine.ErrNotFound):
 			out = append(out, fmt.Sprintf("run %s: missing from the read model", no))
+		case errors.Is(err, projections.ErrDamaged):
 		case err != nil:
 			return nil, err
 		case got.Status != status:

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,16 +31,10 @@ func TestAuditCommandPassesOnAHealthyDataDirAndCatchesDrift(t *testing.T) {
 		}
 	}
 	// A read model that drifted from the log is caught.
-	db, err := bolt.Open(filepath.Join(h.dir, "projections.db"), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte("accounts"))
-		v := strings.Replace(string(b.Get([]byte(a.ID))), `"balance":`, `"balance":1`, 1)
-		return b.Put([]byte(a.ID), []byte(v))
+	rewrite(t, filepath.Join(h.dir, "projections.db"), "accounts", a.ID, func(v []byte) []byte {
+		// A record that decodes and passes its checksum, but says otherwise.
+		return sealed([]byte(a.ID), []byte(strings.Replace(string(v[:len(v)-4]), `"balance":`, `"balance":1`, 1)))
 	})
-	db.Close()
 	out.Reset()
 	if err := auditCommand([]string{"--data", h.dir}, &out); err == nil || !strings.Contains(out.String(), "account "+a.ID+": read model has balance") {
 		t.Fatalf("drift not caught: %v\n%s", err, out.String())
@@ -63,5 +60,87 @@ func TestAuditOfAnEmptyOrForeignDataDirFails(t *testing.T) {
 	err = auditCommand([]string{"--data", member}, &out)
 	if err == nil || !strings.Contains(err.Error(), "no event log found") {
 		t.Fatalf("audit of read models without a log: %v, want a failure naming the missing log\n%s", err, out.String())
+	}
+}
+
+// sealed is a projection record as the store writes it: the value, then a
+// CRC-32C of key and value.
+func sealed(key, val []byte) []byte {
+	sum := crc32.Update(crc32.Update(0, crc32.MakeTable(crc32.Castagnoli), key), crc32.MakeTable(crc32.Castagnoli), val)
+	return binary.BigEndian.AppendUint32(append([]byte(nil), val...), sum)
+}
+
+// A damaged projections.db is an audit finding that names the entity, never
+// a raw parse error; the next start rebuilds it and the audit passes again.
+func TestAuditReportsADamagedProjectionAndTheNextStartRebuildsIt(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	_, runs := activity(t, h)
+	h.stop()
+	path := filepath.Join(h.dir, "projections.db")
+	damages := []struct {
+		name   string
+		damage func(t *testing.T)
+		want   string
+	}{
+		{"a bit flipped in a run record", func(t *testing.T) {
+			rewrite(t, path, "runs", runs[0], func(v []byte) []byte { v[5] ^= 0x04; return v })
+		}, "damaged projection: run " + runs[0] + ": record damaged (checksum mismatch)"},
+		{"a record that does not decode", func(t *testing.T) {
+			rewrite(t, path, "runs", runs[1], func([]byte) []byte { return sealed([]byte(runs[1]), []byte(`{"status":`)) })
+		}, "damaged projection: run " + runs[1] + ": record damaged (does not decode)"},
+		{"the header", func(t *testing.T) {
+			fh, err := os.OpenFile(path, os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fh.Close()
+			if _, err := fh.WriteAt(bytes.Repeat([]byte{0xa5}, 2*os.Getpagesize()), 0); err != nil {
+				t.Fatal(err)
+			}
+		}, "damaged projection: projection file structure: the file does not open: invalid database"},
+	}
+	for _, d := range damages {
+		d.damage(t)
+		var out bytes.Buffer
+		err := auditCommand([]string{"--data", h.dir}, &out)
+		if err == nil || !strings.Contains(out.String(), d.want) || strings.Contains(out.String(), "invalid character") ||
+			strings.Contains(out.String(), "unexpected end of JSON") {
+			t.Fatalf("%s: audit %v, want a failure with the finding %q and no parse error:\n%s", d.name, err, d.want, out.String())
+		}
+		t.Logf("%s:\n%s", d.name, out.String())
+		if !strings.Contains(out.String(), "invariant violations 0") {
+			t.Fatalf("%s: the log's own audit should still pass:\n%s", d.name, out.String())
+		}
+		h.restart() // moves the damaged file aside and rebuilds it from the log
+		h.stop()
+		out.Reset()
+		if err := auditCommand([]string{"--data", h.dir}, &out); err != nil {
+			t.Fatalf("%s: audit after the rebuild: %v\n%s", d.name, err, out.String())
+		}
+	}
+	if aside, _ := filepath.Glob(path + ".damaged-*"); len(aside) != len(damages) {
+		t.Fatalf("files moved aside: %v, want one per damage", aside)
+	}
+}
+
+// rewrite replaces one record of the projection file with what change
+// makes of it (the stored bytes, checksum included).
+func rewrite(t *testing.T, path, bucket, key string, change func([]byte) []byte) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucket))
+		v := b.Get([]byte(key))
+		if v == nil {
+			t.Fatalf("no %s/%s in the file", bucket, key)
+		}
+		return b.Put([]byte(key), change(bytes.Clone(v)))
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
