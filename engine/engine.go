@@ -200,6 +200,19 @@ func (e *Engine) LogHead(ctx context.Context) (uint64, error) {
 	return head, nil
 }
 
+// AccountSeq is the sequence of an account's newest ledger event (a
+// run's admission, settle and refund are among them), or ErrNotFound.
+func (e *Engine) AccountSeq(ctx context.Context, accountID string) (uint64, error) {
+	m, err := e.ports.Log.Last(ctx, accountSubject(accountID))
+	if errors.Is(err, ErrNoMessage) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, internal("read account", err)
+	}
+	return m.Seq, nil
+}
+
 // RunSeq is the sequence of a run's newest event, or ErrNotFound: it lets
 // a node whose read models lag wait for a run created on another node.
 func (e *Engine) RunSeq(ctx context.Context, runNo string) (uint64, error) {

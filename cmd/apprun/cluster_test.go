@@ -22,7 +22,8 @@ type cluster struct {
 	nats  string // client URL of node 0's embedded server (for the audit)
 }
 
-func startCluster(t *testing.T) *cluster {
+// startCluster starts the three nodes, each with the shared flags and extra.
+func startCluster(t *testing.T, extra ...string) *cluster {
 	t.Helper()
 	c := &cluster{chaos: newChaos(t)}
 	routes := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
@@ -32,6 +33,7 @@ func startCluster(t *testing.T) *cluster {
 		args := []string{"--data", filepath.Join(c.dir, fmt.Sprintf("node%d", i)), "--cluster-name", "apprun-test",
 			"--cluster-listen", routes[i], "--routes", strings.Join(routes, ","), "--replicas", "3", "--test-apps",
 			"--create-per-min", "10", "--reads-per-min", "0", "--owner-active-runs", "3", "--platform-active-runs", "12"}
+		args = append(args, extra...)
 		if i == 0 {
 			args = append(args, "--nats-listen", natsAddr)
 		}

@@ -50,6 +50,9 @@ type Config struct {
 	RetentionSweep time.Duration
 	// TestApps adds the test fixture Apps (APPRUN_TEST_APPS=1).
 	TestApps bool
+	// TestAmbiguousAdmissions > 0 leaves every n-th admission's outcome
+	// unknown to the node (a test fault; needs TestApps).
+	TestAmbiguousAdmissions int
 	// AppsDir adds or replaces App definitions (APPRUN_APPS_DIR).
 	AppsDir string
 	// Model is the model provider (OPENAI_BASE_URL, OPENAI_API_KEY,
@@ -211,6 +214,7 @@ func parseServe(args []string) (Config, error) {
 	retention := fs.String("app-retention", env("APPRUN_APP_RETENTION", ""), "per-App retention windows, slug=duration,... (APPRUN_APP_RETENTION)")
 	fs.DurationVar(&c.RetentionSweep, "retention-sweep", envDuration("APPRUN_RETENTION_SWEEP", time.Minute), "how often expired runs are removed (APPRUN_RETENTION_SWEEP)")
 	fs.IntVar(&c.StreamsPerKey, "streams-per-key", envInt("APPRUN_STREAMS_PER_KEY", 20), "open event streams per API key on this node (APPRUN_STREAMS_PER_KEY)")
+	fs.IntVar(&c.TestAmbiguousAdmissions, "test-ambiguous-admissions", 0, "test fault: every n-th admission's outcome is unknown to the node, as after a lost ack (needs --test-apps)")
 	fs.BoolVar(&c.TestApps, "test-apps", env("APPRUN_TEST_APPS", "") == "1", "add the test fixture App test-sleep (APPRUN_TEST_APPS=1)")
 	fs.IntVar(&c.Replicas, "replicas", envInt("APPRUN_REPLICAS", 1), "stream replicas (APPRUN_REPLICAS)")
 	fs.StringVar(&c.AppsDir, "apps-dir", env("APPRUN_APPS_DIR", ""), "directory of App definitions that add to or replace the shipped ones (APPRUN_APPS_DIR)")
@@ -239,6 +243,9 @@ func parseServe(args []string) (Config, error) {
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))
+	}
+	if c.TestAmbiguousAdmissions < 0 || c.TestAmbiguousAdmissions > 0 && !c.TestApps {
+		return c, errors.New("serve: --test-ambiguous-admissions is a test fault: a count of 1 or more, with --test-apps")
 	}
 	for _, r := range strings.Split(*routes, ",") {
 		if r = strings.TrimSpace(r); r != "" {

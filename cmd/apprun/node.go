@@ -87,9 +87,13 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}
 	hooks := n.cfg.Webhooks
 	hooks.Sender = webhook.NewSender(hooks.AllowPrivate)
-	n.eng, err = engine.New(events.Ports(), engine.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
-		Logger: n.cfg.Logger, SweepEvery: n.cfg.RetentionSweep,
-		Standalone: n.cfg.NATSURL == "" && n.cfg.NATSListen == "" && n.cfg.ClusterName == "", Webhooks: hooks})
+	standalone := n.cfg.NATSURL == "" && n.cfg.NATSListen == "" && n.cfg.ClusterName == ""
+	ports := events.Ports()
+	if n.cfg.TestAmbiguousAdmissions > 0 {
+		ports.Log = &ambiguousAdmissions{Log: ports.Log, every: int64(n.cfg.TestAmbiguousAdmissions)}
+	}
+	n.eng, err = engine.New(ports, engine.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
+		Logger: n.cfg.Logger, SweepEvery: n.cfg.RetentionSweep, Standalone: standalone, Webhooks: hooks})
 	if err != nil {
 		return err
 	}
@@ -103,6 +107,17 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.store.Start(ctx, js, eventlog.StreamName); err != nil {
 		return err
 	}
+	// What the surfaces read: on a shared log, each read of a run or an
+	// account is brought up to the log's newest event on it first, so a
+	// client reads on any node what it wrote on another.
+	var reads interface {
+		httpapi.ReadModel
+		web.Reads
+		mcp.Reads
+	} = n.store
+	if !standalone {
+		reads = projections.NewCurrent(n.store, n.eng, 0)
+	}
 	var kv jetstream.KeyValue
 	if err := engine.Retry(ctx, n.cfg.Logger, "create the sessions bucket", func(ctx context.Context) (err error) {
 		kv, err = web.SessionBucket(ctx, js, n.cfg.SessionTTL, n.cfg.Replicas)
@@ -110,17 +125,17 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}); err != nil {
 		return fmt.Errorf("sessions: %w", err)
 	}
-	if n.site, err = web.New(web.Config{Engine: n.eng, Reads: n.store, Sessions: kv, SessionTTL: n.cfg.SessionTTL,
+	if n.site, err = web.New(web.Config{Engine: n.eng, Reads: reads, Sessions: kv, SessionTTL: n.cfg.SessionTTL,
 		SignupCredits: n.cfg.SignupCredits, SecureCookies: n.cfg.SecureCookies, Examples: examples(), Logger: n.cfg.Logger}); err != nil {
 		return err
 	}
-	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.store, AdminToken: n.cfg.AdminToken, Sessions: n.site,
+	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: reads, AdminToken: n.cfg.AdminToken, Sessions: n.site,
 		StreamTokenTTL: n.cfg.StreamTokenTTL,
 		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey, RequestTimeout: n.cfg.RequestTimeout})
 	if err != nil {
 		return err
 	}
-	mcpHandler, err := mcp.New(mcp.Config{Engine: n.eng, Reads: n.store, Logger: n.cfg.Logger, Version: "v1"})
+	mcpHandler, err := mcp.New(mcp.Config{Engine: n.eng, Reads: reads, Logger: n.cfg.Logger, Version: "v1"})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,98 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
+)
+
+// LogSeqs tells where an entity stands in the log: the sequence of its
+// newest event, as the stream's leader has it (the engine implements it).
+type LogSeqs interface {
+	RunSeq(ctx context.Context, runNo string) (uint64, error)
+	AccountSeq(ctx context.Context, accountID string) (uint64, error)
+}
+
+// Current is the read model of a node that shares its log with other
+// nodes. A write made on another node a moment ago may not be applied
+// here yet, so each read of a run or an account first asks the log for
+// the entity's newest sequence and waits, bounded, until the store has
+// applied it: a client reads its own writes on any node. A standalone
+// node needs none of this (its writes wait for its own read model before
+// they answer) and reads the Store directly.
+type Current struct {
+	*Store
+	seqs LogSeqs
+	wait time.Duration
+}
+
+// NewCurrent wraps s; wait bounds each read's wait (default 5 s).
+func NewCurrent(s *Store, seqs LogSeqs, wait time.Duration) *Current {
+	if wait <= 0 {
+		wait = 5 * time.Second
+	}
+	return &Current{Store: s, seqs: seqs, wait: wait}
+}
+
+// ErrBehind is a read that could not be brought up to date in time: the
+// log did not answer, or this node's read model did not reach the entity's
+// newest event. Nothing stale is served instead.
+var ErrBehind = fmt.Errorf("projections: read model behind the log: %w", engine.ErrUnavailable)
+
+// upTo waits until the store has applied the entity's newest event.
+func (c *Current) upTo(what string, seq func(context.Context) (uint64, error)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), c.wait)
+	defer cancel()
+	n, err := seq(ctx)
+	if errors.Is(err, engine.ErrNotFound) {
+		return nil // nothing in the log: the store's not found is the answer
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrBehind, what, err)
+	}
+	if err := c.WaitFor(ctx, n); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrBehind, what, err)
+	}
+	return nil
+}
+
+// Run reads a run as of its newest event in the log.
+func (c *Current) Run(runNo string) (engine.Run, error) {
+	if err := c.upTo("run "+runNo, func(ctx context.Context) (uint64, error) { return c.seqs.RunSeq(ctx, runNo) }); err != nil {
+		return engine.Run{}, err
+	}
+	return c.Store.Run(runNo)
+}
+
+// Account reads an account as of its newest event in the log.
+func (c *Current) Account(id string) (ledger.Account, error) {
+	if err := c.account(id); err != nil {
+		return ledger.Account{}, err
+	}
+	return c.Store.Account(id)
+}
+
+// RunsOf lists an account's runs as of its newest event in the log (a
+// run's admission is one of the account's events).
+func (c *Current) RunsOf(accountID string, before uint64, limit int) ([]engine.Run, uint64, error) {
+	if err := c.account(accountID); err != nil {
+		return nil, 0, err
+	}
+	return c.Store.RunsOf(accountID, before, limit)
+}
+
+// Statement lists an account's ledger lines as of its newest event.
+func (c *Current) Statement(accountID string, before uint64, limit int) ([]ledger.Line, uint64, error) {
+	if err := c.account(accountID); err != nil {
+		return nil, 0, err
+	}
+	return c.Store.Statement(accountID, before, limit)
+}
+
+func (c *Current) account(id string) error {
+	return c.upTo("account "+id, func(ctx context.Context) (uint64, error) { return c.seqs.AccountSeq(ctx, id) })
+}
