@@ -17,7 +17,7 @@ import (
 
 // createScenario measures POST /api/v1/runs at a fixed concurrency over
 // many accounts, then, with the same concurrency and durability, the bare
-// JetStream writes one create makes (engine.Probe), and reports the ratio.
+// JetStream writes one create makes (probe.go), and reports the ratio.
 // The runs are test-sleep runs that sleep through the phase, so the
 // executor adds no writes of its own while creates are measured.
 func createScenario(ctx context.Context, cfg Config, s *Scenario) error {
@@ -63,7 +63,7 @@ func createScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	s.add("bare JetStream writes of one create", bare.perSecond(), "/s")
 	s.latency("bare writes", bare.lat.summary())
 	s.atLeast("create ÷ bare writes", res.perSecond()/bare.perSecond(), "ratio", 0.7)
-	s.note("concurrency %d, %d accounts, %s per phase, SyncAlways on both; bare writes = the create-window publish + the atomic batch (charge CAS, slot CAS, job with price check, created CAS) made by engine.Probe in this process on its own embedded JetStream",
+	s.note("concurrency %d, %d accounts, %s per phase, SyncAlways on both; bare writes = the create-window publish + the atomic batch (charge CAS, slot CAS, job with price check, created CAS) made by the bench's probe (engine.AdmissionWrites) in this process on its own embedded JetStream",
 		cfg.CreateConcurrency, cfg.Accounts, cfg.Duration)
 	return nil
 }
@@ -78,18 +78,18 @@ func bareWrites(ctx context.Context, cfg Config) (res loadResult, err error) {
 	}
 	defer os.RemoveAll(dir)
 	err = withNATS(filepath.Join(dir, "nats"), false, func(nc *nats.Conn) error {
-		e, err := preparedEngine(ctx, nc, engine.Limits{CreatePerMinute: 100_000_000, ReadsPerMinute: 100_000_000,
+		e, ports, err := preparedEngine(ctx, nc, engine.Limits{CreatePerMinute: 100_000_000, ReadsPerMinute: 100_000_000,
 			OwnerActiveRuns: 1_000_000, PlatformActiveRuns: 1_000_000}, apps.TestSleep())
 		if err != nil {
 			return err
 		}
-		probes := make([]*engine.Probe, cfg.CreateConcurrency)
+		probes := make([]*probe, cfg.CreateConcurrency)
 		for i := range probes {
-			if probes[i], err = e.NewProbe(ctx, apps.TestSleepSlug, 1_000_000_000, 1+i*1_000_000); err != nil {
+			if probes[i], err = newProbe(ctx, e, ports, apps.TestSleepSlug, 1_000_000_000, 1+i*1_000_000); err != nil {
 				return err
 			}
 		}
-		admit := func(ctx context.Context, w int) error { return probes[w].Admit(ctx) }
+		admit := func(ctx context.Context, w int) error { return probes[w].admit(ctx) }
 		load(ctx, cfg.CreateConcurrency, time.Second, admit)
 		res = load(ctx, cfg.CreateConcurrency, cfg.Duration, admit)
 		return nil
@@ -98,21 +98,23 @@ func bareWrites(ctx context.Context, cfg Config) (res loadResult, err error) {
 }
 
 // preparedEngine is an engine on nc with its streams and prices written,
-// and nothing running: enough to write to the log directly.
-func preparedEngine(ctx context.Context, nc *nats.Conn, lim engine.Limits, list ...engine.App) (*engine.Engine, error) {
+// and nothing running, with its ports: enough to write to the log
+// directly.
+func preparedEngine(ctx context.Context, nc *nats.Conn, lim engine.Limits, list ...engine.App) (*engine.Engine, engine.Ports, error) {
 	catalog, err := engine.NewCatalog(inputschema.Compile, list...)
 	if err != nil {
-		return nil, err
+		return nil, engine.Ports{}, err
 	}
 	st, err := eventlog.Open(ctx, nc, eventlog.Config{Limits: lim})
 	if err != nil {
-		return nil, err
+		return nil, engine.Ports{}, err
 	}
-	e, err := engine.New(st.Ports(), engine.Config{Catalog: catalog, Reads: noReads{}, Limits: lim})
+	ports := st.Ports()
+	e, err := engine.New(ports, engine.Config{Catalog: catalog, Reads: noReads{}, Limits: lim})
 	if err != nil {
-		return nil, err
+		return nil, engine.Ports{}, err
 	}
-	return e, e.Prepare(ctx)
+	return e, ports, e.Prepare(ctx)
 }
 
 // noReads stands in for the read models a probe never consults.

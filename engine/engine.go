@@ -153,7 +153,7 @@ func (e *Engine) Start(ctx context.Context) error {
 }
 
 // Prepare writes the catalog's prices, as Start does, but starts no
-// executor, hub or sweeper: enough to write (engine.Probe).
+// executor, hub or sweeper: enough to write (the bench's probe).
 func (e *Engine) Prepare(ctx context.Context) error {
 	if err := e.seedPrices(ctx); err != nil {
 		return fmt.Errorf("engine: seed prices: %w", err)

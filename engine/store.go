@@ -30,19 +30,28 @@ type store struct {
 // append encodes entries and writes them atomically; it returns the
 // sequence of the last one.
 func (s *store) append(ctx context.Context, entries ...entry) (uint64, error) {
-	out := make([]Entry, len(entries))
-	for i, e := range entries {
-		data, err := json.Marshal(e.value)
-		if err != nil {
-			return 0, fmt.Errorf("encode %s: %w", e.subject, err)
-		}
-		out[i] = Entry{Subject: e.subject, Data: data, Expect: e.expect, ExpectSubject: e.expectSubject}
+	out, err := encode(entries)
+	if err != nil {
+		return 0, err
 	}
 	seq, err := s.log.Append(ctx, out...)
 	if err == nil {
 		s.appended.Add(uint64(len(out)))
 	}
 	return seq, err
+}
+
+// encode turns typed entries into the Log port's.
+func encode(entries []entry) ([]Entry, error) {
+	out := make([]Entry, len(entries))
+	for i, e := range entries {
+		data, err := json.Marshal(e.value)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", e.subject, err)
+		}
+		out[i] = Entry{Subject: e.subject, Data: data, Expect: e.expect, ExpectSubject: e.expectSubject}
+	}
+	return out, nil
 }
 
 // last decodes the newest message on subject into v and returns its sequence.
