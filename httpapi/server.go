@@ -71,6 +71,9 @@ type Config struct {
 	// RequestTimeout bounds reading and answering one request (default
 	// 30s); event streams are exempt from it.
 	RequestTimeout time.Duration
+	// MCPWait is how long an MCP tool call may wait for its run (the
+	// edge's write deadline on /mcp adds RequestTimeout to it).
+	MCPWait time.Duration
 	// StreamsPerKey caps the event streams one API key holds open on this
 	// node (default 20).
 	StreamsPerKey int
@@ -118,6 +121,9 @@ func New(cfg Config) (*API, error) {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
 	}
+	if cfg.MCPWait <= 0 {
+		cfg.MCPWait = 10 * time.Minute
+	}
 	if cfg.StreamsPerKey <= 0 {
 		cfg.StreamsPerKey = 20
 	}
@@ -137,7 +143,7 @@ func New(cfg Config) (*API, error) {
 	})
 	a.metrics, a.views = newMetrics(a), newViewCache()
 	a.tokenKey = streamTokenKey(cfg.AdminToken)
-	a.router.Use(a.metrics.observe, a.recoverPanics, a.deadlines)
+	a.router.Use(a.metrics.observe, a.recoverPanics)
 	a.routeHealth()
 	a.routeRuns()
 	a.routeEvents()
@@ -162,21 +168,6 @@ func (a *API) Close() {
 	default:
 		close(a.closing)
 	}
-}
-
-// deadlines bounds each request's reading and writing, except the event
-// stream, which lives as long as its run (heartbeats keep it honest), and
-// profiles, which take as long as the admin asks.
-func (a *API) deadlines(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isEventStream(r) && !isProfile(r) {
-			rc := http.NewResponseController(w)
-			at := time.Now().Add(a.cfg.RequestTimeout)
-			_ = rc.SetReadDeadline(at)
-			_ = rc.SetWriteDeadline(at)
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 func (a *API) recoverPanics(next http.Handler) http.Handler {

@@ -133,13 +133,10 @@ func (s *Site) routes() {
 	r.HandleFunc("/apps/{slug}/runs", s.signedIn(s.startRun)).Methods(http.MethodPost)
 }
 
-// headers bounds each request and sets the headers every page carries.
+// headers sets the headers every page carries (the edge in front of every
+// surface, httpapi.Edge, bounds the request).
 func (s *Site) headers(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rc := http.NewResponseController(w)
-		at := time.Now().Add(30 * time.Second)
-		_ = rc.SetReadDeadline(at)
-		_ = rc.SetWriteDeadline(at)
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The hostile-client tests: what an attacker can do to one node without a
+// key, or with one, on every route class. Each is bounded in time and
+// memory; none needs a sleep to see the server act.
+
+// held opens a connection, sends head (a request head without its blank
+// line) and `sent` bytes of a body it announced as longer, then waits
+// until the server closes the connection, and returns how long that took
+// and what the server answered first (its status line, "" if none).
+func held(t *testing.T, addr, head string, sent int) (time.Duration, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	began := time.Now()
+	if _, err := io.WriteString(conn, head+"\r\n\r\n"+strings.Repeat("x", sent)); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	r := bufio.NewReader(conn)
+	status, _ := r.ReadString('\n')
+	_, _ = io.Copy(io.Discard, r) // until the server closes (or our own bound)
+	return time.Since(began), strings.TrimSpace(status)
+}
+
+func hostAddr(h *harness) string { return strings.TrimPrefix(h.srv.URL, "http://") }
+
+// Finding 1: a slow body is cut at the request deadline on every route
+// class, the unknown route, the wrong method and /mcp without a key
+// included (they ran outside it and held connections for minutes).
+func TestSlowBodiesAreCutAtTheDeadlineOnEveryRouteClass(t *testing.T) {
+	h := start(t, withLimits(noLimits), withRequestTimeout(500*time.Millisecond))
+	a := h.account(100)
+	cases := map[string]string{
+		"unknown route":       "POST /api/v1/nope HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200000",
+		"wrong method":        "PUT /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 200000",
+		"mcp without a key":   "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200000",
+		"mcp with a key":      "POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + a.Key + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 200000",
+		"api create":          "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + a.Key + "\r\nContent-Type: application/json\r\nContent-Length: 200000",
+		"website form":        "POST /signin HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 60000",
+		"event stream's body": "GET /api/v1/runs/run_aaaaaaaaaaaaaaaa/events HTTP/1.1\r\nHost: x\r\nContent-Length: 200000",
+	}
+	var wg sync.WaitGroup
+	for name, head := range cases {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			took, status := held(t, hostAddr(h), head, 1)
+			if took > 5*time.Second {
+				t.Errorf("%s: connection held %s with a request deadline of 500ms (answer %q)", name, took, status)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Finding 2: a multipart body is refused before it is read, so a stalled
+// 31 MiB file part holds no memory.
+func TestMultipartIsRefusedBeforeItIsRead(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var wg sync.WaitGroup
+	for range 25 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			head := "POST /signin HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 32505856"
+			took, status := held(t, hostAddr(h), head, 64<<10)
+			if !strings.Contains(status, " 400 ") || took > 5*time.Second {
+				t.Errorf("stalled multipart sign-in: %q after %s, want 400 at once", status, took)
+			}
+		}()
+	}
+	wg.Wait()
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > 32<<20 {
+		t.Errorf("heap grew by %d MiB over 25 stalled multipart sign-ins", grew>>20)
+	}
+	r := h.do("POST", "/api/v1/runs", "", nil, "Content-Type", "multipart/form-data; boundary=b")
+	if r.Status != 400 || r.errorCode(t) != "invalid_request" {
+		t.Fatalf("multipart on the API: %d %s", r.Status, r.Body)
+	}
+}
+
+// Finding 4: /mcp bounds a message's body (it held 4 MiB per connection).
+func TestMCPBodiesAreBounded(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	head := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d", a.Key, 4<<20)
+	took, status := held(t, hostAddr(h), head, 10)
+	if !strings.Contains(status, " 400 ") || took > 5*time.Second {
+		t.Fatalf("a 4 MiB MCP message: %q after %s, want 400 at once", status, took)
+	}
+}
+
+// openFDs counts this process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(ents)
+}
+
+// A burst of 300 held connections over every route class leaves nothing
+// behind: each is closed by the deadline, and afterwards the process has
+// at most 20 more file descriptors and 32 MiB more heap than before.
+func TestHeldConnectionsLeaveNothingBehind(t *testing.T) {
+	h := start(t, withLimits(noLimits), withRequestTimeout(time.Second))
+	a := h.account(100)
+	heads := []string{
+		"POST /api/v1/nope HTTP/1.1\r\nHost: x\r\nContent-Length: 200000",
+		"PUT /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 200000",
+		"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 900000",
+		"POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + a.Key + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 900000",
+		"POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + a.Key + "\r\nContent-Type: application/json\r\nContent-Length: 900000",
+		"POST /signup HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 60000",
+		// A whole request: the answer ends it (idle keep-alives are the
+		// server's IdleTimeout's).
+		"GET /api/v1/runs/run_aaaaaaaaaaaaaaaa/events HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer " + a.Key,
+	}
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fds := openFDs(t)
+	var wg sync.WaitGroup
+	for i := range 300 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if took, status := held(t, hostAddr(h), heads[i%len(heads)], 1000); took > 10*time.Second {
+				t.Errorf("%q held %s (answer %q)", heads[i%len(heads)], took, status)
+			}
+		}()
+	}
+	wg.Wait()
+	h.srv.CloseClientConnections()
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if now := openFDs(t); now > fds+20 {
+		t.Errorf("file descriptors: %d before, %d after the burst", fds, now)
+	}
+	if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > 32<<20 {
+		t.Errorf("heap grew by %d MiB over the burst", grew>>20)
+	}
+	t.Logf("300 held connections: fds %d → %d, heap in use %d → %d MiB", fds, openFDs(t), before.HeapInuse>>20, after.HeapInuse>>20)
+}

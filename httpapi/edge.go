@@ -1,0 +1,146 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+)
+
+// The edge is the one request pipeline in front of every surface: the REST
+// API, event streams, MCP and the website. Whatever route a request takes,
+// or none, it gets here first:
+//
+//   - a read deadline on the request (its body included) of RequestTimeout,
+//     and a write deadline of RequestTimeout, except on the answers that
+//     are long by design: MCP, whose tool calls stream progress until the
+//     run ends (write deadline MCPWait + RequestTimeout), and event streams
+//     and profiles, GETs that take no body (the server's header timeout
+//     bounds their request);
+//   - a body limit by route class, refused at once when Content-Length says
+//     more, and multipart bodies refused everywhere (no route takes a file);
+//   - errors in the one envelope.
+//
+// MCP's read deadline is lifted once its body has been read whole, since
+// net/http cancels a request whose connection read times out.
+
+// Body limits by route class.
+const (
+	apiBodyLimit  = maxBody // JSON API: 1 MiB
+	mcpBodyLimit  = 1 << 20 // an MCP message carries an App's input, as a create does
+	formBodyLimit = 64 << 10
+	noBodyLimit   = 4 << 10 // routes that take no body (GET, event streams)
+)
+
+type routeClass int
+
+const (
+	classAPI routeClass = iota
+	classStream
+	classMCP
+	classForm
+	classProfile
+)
+
+func classOf(r *http.Request) routeClass {
+	p := r.URL.Path
+	switch {
+	case isEventStream(r):
+		return classStream
+	case p == "/mcp":
+		return classMCP
+	case isProfile(r):
+		return classProfile
+	case strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/admin/") || p == "/api" || p == "/admin" ||
+		p == "/healthz" || p == "/metrics" || strings.HasPrefix(p, "/debug/"):
+		return classAPI
+	}
+	return classForm
+}
+
+func (c routeClass) bodyLimit(method string) int64 {
+	switch {
+	case c == classMCP:
+		return mcpBodyLimit
+	case method == http.MethodGet || method == http.MethodHead || c == classStream:
+		return noBodyLimit
+	case c == classForm:
+		return formBodyLimit
+	}
+	return apiBodyLimit
+}
+
+// Edge wraps every surface's handler (see above).
+func (a *API) Edge(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		class := classOf(r)
+		rc := http.NewResponseController(w)
+		refuse := func(format string, args ...any) {
+			// The rest of the body is not read: net/http would drain it
+			// after the answer, so the read ends now and the connection
+			// closes.
+			w.Header().Set("Connection", "close")
+			_ = rc.SetReadDeadline(time.Now())
+			a.fail(w, r, errorf(engine.CodeInvalidRequest, format, args...))
+		}
+		if isMultipart(r) {
+			refuse("multipart bodies are not accepted; no route takes a file")
+			return
+		}
+		now := time.Now()
+		switch class {
+		case classStream, classProfile:
+			// Long GETs with nothing to read: the server's header timeout
+			// bounds the request, and a body is refused.
+			if r.ContentLength != 0 {
+				refuse("%s takes no request body", r.URL.Path)
+				return
+			}
+			next.ServeHTTP(w, r)
+			return
+		case classMCP:
+			_ = rc.SetReadDeadline(now.Add(a.cfg.RequestTimeout))
+			_ = rc.SetWriteDeadline(now.Add(a.cfg.MCPWait + a.cfg.RequestTimeout))
+		default:
+			_ = rc.SetReadDeadline(now.Add(a.cfg.RequestTimeout))
+			_ = rc.SetWriteDeadline(now.Add(a.cfg.RequestTimeout))
+		}
+		limit := class.bodyLimit(r.Method)
+		if r.ContentLength > limit {
+			refuse("request body exceeds %d bytes", limit)
+			return
+		}
+		body := http.MaxBytesReader(w, r.Body, limit)
+		if class == classMCP {
+			body = &liftOnEOF{ReadCloser: body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+		}
+		r.Body = body
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isMultipart(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && strings.HasPrefix(mt, "multipart/")
+}
+
+// liftOnEOF lifts the connection's read deadline once the body has been
+// read to its end.
+type liftOnEOF struct {
+	io.ReadCloser
+	lift func()
+	once sync.Once
+}
+
+func (b *liftOnEOF) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) {
+		b.once.Do(b.lift)
+	}
+	return n, err
+}
