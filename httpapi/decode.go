@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // maxBody is the largest request body accepted.
@@ -56,7 +57,29 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errorf(engine.CodeInvalidRequest, "body must hold exactly one JSON object")
 	}
+	if err := duplicateMember(body); err != nil {
+		return nil, err
+	}
 	return obj, nil
+}
+
+// duplicateMember refuses a body in which an object, at any depth, names
+// a member twice: encoding/json keeps the last one, while a proxy or a WAF
+// in front may read the first, and then see another request than the one
+// that runs. The check is jsontext's (the Go team's JSON v2 work), which
+// rejects duplicate names as RFC 7493 asks.
+func duplicateMember(body []byte) error {
+	_, err := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowInvalidUTF8(true)).ReadValue()
+	var se *jsontext.SyntacticError
+	if !errors.As(err, &se) || !errors.Is(se.Err, jsontext.ErrDuplicateName) {
+		return nil // anything else was judged by the decode above
+	}
+	name := se.JSONPointer.LastToken()
+	at := string(se.JSONPointer.Parent())
+	if at == "" {
+		return errorf(engine.CodeInvalidRequest, "duplicate member %q in the JSON body", name)
+	}
+	return errorf(engine.CodeInvalidRequest, "duplicate member %q at %s in the JSON body", name, at)
 }
 
 func jsonProblem(err error) string {

@@ -31,6 +31,11 @@ func TestDecodeCreateRun(t *testing.T) {
 		{"data URI file", `{"app_slug":"x","input":{"proof_points":"data:application/pdf;base64,JVBERi0x"}}`, "input.proof_points is a file field"},
 		{"file object", `{"app_slug":"x","input":{"attachment":{"filename":"a.pdf","content":"..."}}}`, "input.attachment is a file field"},
 		{"nested file", `{"app_slug":"x","input":{"a":[{"b":{"file_id":"f1"}}]}}`, "is a file field"},
+		// A proxy that reads the first of two same-named members sees
+		// another request than the one that would run.
+		{"duplicate top-level member", `{"app_slug":"nope","app_slug":"test-sleep","input":{}}`, `duplicate member "app_slug"`},
+		{"duplicate nested member", `{"app_slug":"x","input":{"a":{"ms":1,"ms":2}}}`, `duplicate member "ms" at /input/a`},
+		{"same name in sibling objects", `{"app_slug":"x","input":{"a":{"n":1},"b":{"n":2}}}`, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

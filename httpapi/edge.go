@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -26,8 +28,9 @@ import (
 //     more, and multipart bodies refused everywhere (no route takes a file);
 //   - errors in the one envelope.
 //
-// MCP's read deadline is lifted once its body has been read whole, since
-// net/http cancels a request whose connection read times out.
+// MCP's body is read whole at the edge (and checked like the API's JSON);
+// its read deadline is then lifted, since net/http cancels a request
+// whose connection read times out.
 
 // Body limits by route class.
 const (
@@ -117,9 +120,24 @@ func (a *API) Edge(next http.Handler) http.Handler {
 		}
 		body := http.MaxBytesReader(w, r.Body, limit)
 		if class == classMCP {
-			body = &liftOnEOF{ReadCloser: body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+			// An MCP message is read whole here: its JSON is checked for
+			// duplicate members like the API's, and the read deadline is
+			// lifted once it is in (net/http cancels a request whose read
+			// times out, and a tool call streams until its run ends).
+			data, err := io.ReadAll(body)
+			if err != nil {
+				refuse("could not read the request body: %s", bodyProblem(err, limit))
+				return
+			}
+			if err := duplicateMember(data); err != nil {
+				a.fail(w, r, err)
+				return
+			}
+			_ = rc.SetReadDeadline(time.Time{})
+			r.Body = io.NopCloser(bytes.NewReader(data))
+		} else {
+			r.Body = body
 		}
-		r.Body = body
 		next.ServeHTTP(w, r)
 	})
 }
@@ -129,18 +147,14 @@ func isMultipart(r *http.Request) bool {
 	return err == nil && strings.HasPrefix(mt, "multipart/")
 }
 
-// liftOnEOF lifts the connection's read deadline once the body has been
-// read to its end.
-type liftOnEOF struct {
-	io.ReadCloser
-	lift func()
-	once sync.Once
-}
-
-func (b *liftOnEOF) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if errors.Is(err, io.EOF) {
-		b.once.Do(b.lift)
+// bodyProblem says why a body could not be read, in the client's terms.
+func bodyProblem(err error, limit int64) string {
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return fmt.Sprintf("it exceeds %d bytes", limit)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return "it did not arrive in time"
 	}
-	return n, err
+	return "the connection failed"
 }

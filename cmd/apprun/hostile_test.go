@@ -167,3 +167,23 @@ func TestHeldConnectionsLeaveNothingBehind(t *testing.T) {
 	}
 	t.Logf("300 held connections: fds %d → %d, heap in use %d → %d MiB", fds, openFDs(t), before.HeapInuse>>20, after.HeapInuse>>20)
 }
+
+// Finding 11: a JSON body naming a member twice is refused on the API and
+// on MCP, before anything runs (it was "last one wins": 201).
+func TestDuplicateJSONMembersAreRefusedOnEverySurface(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	body := `{"app_slug":"nope","app_slug":"` + testAppSlug + `","input":{"mode":"ok"}}`
+	r := h.do("POST", "/api/v1/runs", a.Key, body)
+	if r.Status != 400 || r.errorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), `duplicate member \"app_slug\"`) {
+		t.Fatalf("API create with a duplicate member: %d %s", r.Status, r.Body)
+	}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + testAppSlug + `","arguments":{"mode":"ok","mode":"fail"}}}`
+	r = h.do("POST", "/mcp", a.Key, call, "Accept", "application/json, text/event-stream")
+	if r.Status != 400 || r.errorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), "duplicate member") {
+		t.Fatalf("MCP call with a duplicate member: %d %s", r.Status, r.Body)
+	}
+	if bal, active := h.balance(a); bal != 100 || active != 0 {
+		t.Fatalf("after refused duplicates: balance %d active %d, want 100 and 0", bal, active)
+	}
+}
