@@ -16,10 +16,30 @@ import (
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 
-// safeNext keeps a post-sign-in redirect on this site.
+// safeNext keeps a post-sign-in redirect on this site: a path of this
+// origin, as a browser would resolve it, or /runs. Browsers follow the
+// WHATWG URL rules: they drop tabs and newlines anywhere, strip leading
+// control characters and spaces, and read a backslash as a slash, so
+// "/\t/evil.com" and "/\\evil.com" are "//evil.com", another host. Any
+// such character is refused outright, then the rest must parse as a bare
+// path that does not start with two slashes.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
-		return "/runs"
+	const fallback = "/runs"
+	if next == "" || len(next) > 2048 {
+		return fallback
+	}
+	for _, c := range next {
+		if c < 0x20 || c == 0x7f || c == '\\' || c == ' ' {
+			return fallback
+		}
+	}
+	if next[0] != '/' || strings.HasPrefix(next, "//") {
+		return fallback
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") ||
+		strings.HasPrefix(u.Path, "//") {
+		return fallback
 	}
 	return next
 }
