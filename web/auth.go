@@ -6,12 +6,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/httpapi"
-	"golang.org/x/time/rate"
 )
 
 func urlQueryEscape(s string) string { return url.QueryEscape(s) }
@@ -64,7 +61,7 @@ func (s *Site) signUpPage(w http.ResponseWriter, r *http.Request) {
 func (s *Site) signUp(w http.ResponseWriter, r *http.Request) {
 	email, password := r.PostFormValue("email"), r.PostFormValue("password")
 	data := map[string]any{"Form": authForm{Email: email}, "SignupCredits": s.cfg.SignupCredits, "MinPassword": engine.MinPassword}
-	if !s.throttle.allow("signup:"+clientIP(r), 10) {
+	if !s.throttle.reserve(budget{"signup:" + clientIP(r), 10}) {
 		s.render(w, r, http.StatusTooManyRequests, "signup", "Sign up", data, "Too many sign-ups from here. Try again in a few minutes.")
 		return
 	}
@@ -72,7 +69,16 @@ func (s *Site) signUp(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusUnprocessableEntity, "signup", "Sign up", data, "The two passwords differ.")
 		return
 	}
-	id, seq, err := s.cfg.Engine.SignUp(r.Context(), email, password, s.cfg.SignupCredits)
+	var id string
+	var seq uint64
+	err := s.hashing(r.Context(), func() (err error) {
+		id, seq, err = s.cfg.Engine.SignUp(r.Context(), email, password, s.cfg.SignupCredits)
+		return err
+	})
+	if errors.Is(err, errHashBusy) {
+		s.render(w, r, http.StatusServiceUnavailable, "signup", "Sign up", data, "Too many sign-ups at this moment. Try again in a few seconds.")
+		return
+	}
 	var e *engine.Error
 	if errors.As(err, &e) {
 		s.render(w, r, httpapi.StatusOf(e.Code), "signup", "Sign up", data, e.Message)
@@ -94,24 +100,37 @@ func (s *Site) signInPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "signin", "Sign in", map[string]any{"Form": authForm{Next: safeNext(r.URL.Query().Get("next"))}})
 }
 
-// signIn checks the credentials. Failures are throttled per email and per
-// client address: 5 and 20 quick tries, then one a minute and one every
-// 6 seconds (on this node).
+// signIn checks the credentials. A try is reserved before the password
+// is checked, atomically, from two budgets: the (email, client address)
+// pair's (5 tries, then one a minute) and the client address's (20, then
+// one every 15 seconds); a right password gives its try back. So
+// concurrent guesses cannot outrun the count, and a stranger elsewhere
+// cannot lock the owner out: the owner's address has its own budget. The
+// bcrypt work itself waits for one of a few places (hashSlots).
 func (s *Site) signIn(w http.ResponseWriter, r *http.Request) {
 	email := strings.ToLower(strings.TrimSpace(r.PostFormValue("email")))
 	form := authForm{Email: email, Next: safeNext(r.PostFormValue("next"))}
 	data := map[string]any{"Form": form}
-	if !s.throttle.ok("email:"+email, 5) || !s.throttle.ok("ip:"+clientIP(r), 20) {
+	tries := []budget{{"signin:" + email + "|" + clientIP(r), 5}, {"signin-ip:" + clientIP(r), 20}}
+	if !s.throttle.reserve(tries...) {
 		s.render(w, r, http.StatusTooManyRequests, "signin", "Sign in", data, "Too many failed sign-ins. Wait a minute, then try again.")
 		return
 	}
-	id, err := s.cfg.Engine.SignIn(r.Context(), email, r.PostFormValue("password"))
+	var id string
+	err := s.hashing(r.Context(), func() (err error) {
+		id, err = s.cfg.Engine.SignIn(r.Context(), email, r.PostFormValue("password"))
+		return err
+	})
+	if errors.Is(err, errHashBusy) {
+		s.throttle.refund(tries...)
+		s.render(w, r, http.StatusServiceUnavailable, "signin", "Sign in", data, "Too many sign-ins at this moment. Try again in a few seconds.")
+		return
+	}
 	if errors.Is(err, engine.ErrBadCredentials) {
-		s.throttle.fail("email:"+email, 5)
-		s.throttle.fail("ip:"+clientIP(r), 20)
 		s.render(w, r, http.StatusUnauthorized, "signin", "Sign in", data, "Wrong email or password.")
 		return
 	}
+	s.throttle.refund(tries...) // not a wrong password: the try is given back
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -135,60 +154,4 @@ func clientIP(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
-}
-
-// throttle counts failures by name: burst quick ones, then one a minute
-// per 5 of burst. Names idle for an hour are forgotten.
-type throttle struct {
-	mu  sync.Mutex
-	now func() time.Time
-	by  map[string]*throttled
-}
-
-type throttled struct {
-	lim  *rate.Limiter
-	seen time.Time
-}
-
-func newThrottle(now func() time.Time) *throttle {
-	return &throttle{now: now, by: map[string]*throttled{}}
-}
-
-func (t *throttle) get(name string, burst int) *throttled {
-	now := t.now()
-	if len(t.by) > 100_000 { // forget the idle ones
-		for k, v := range t.by {
-			if now.Sub(v.seen) > time.Hour {
-				delete(t.by, k)
-			}
-		}
-	}
-	th, ok := t.by[name]
-	if !ok {
-		th = &throttled{lim: rate.NewLimiter(rate.Every(time.Minute*5/time.Duration(burst)), burst)}
-		t.by[name] = th
-	}
-	th.seen = now
-	return th
-}
-
-// ok says whether a try may go ahead (without spending one).
-func (t *throttle) ok(name string, burst int) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.get(name, burst).lim.TokensAt(t.now()) >= 1
-}
-
-// fail spends one try.
-func (t *throttle) fail(name string, burst int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.get(name, burst).lim.AllowN(t.now(), 1)
-}
-
-// allow spends one try if there is one.
-func (t *throttle) allow(name string, burst int) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.get(name, burst).lim.AllowN(t.now(), 1)
 }

@@ -73,7 +73,9 @@ type Site struct {
 	pages    map[string]*template.Template
 	router   *mux.Router
 	throttle *throttle
-	handler  http.Handler
+	// hashSlots bounds the bcrypt work done at once (throttle.go).
+	hashSlots chan struct{}
+	handler   http.Handler
 }
 
 // New builds the website.
@@ -91,7 +93,8 @@ func New(cfg Config) (*Site, error) {
 		cfg.Now = time.Now
 	}
 	s := &Site{cfg: cfg, sessions: &sessions{kv: cfg.Sessions, ttl: cfg.SessionTTL, now: cfg.Now},
-		router: mux.NewRouter(), throttle: newThrottle(cfg.Now)}
+		router: mux.NewRouter(), throttle: newThrottle(cfg.Now),
+		hashSlots: make(chan struct{}, hashSlots)}
 	var err error
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err

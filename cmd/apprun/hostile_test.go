@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"runtime"
 	"strings"
@@ -186,4 +188,47 @@ func TestDuplicateJSONMembersAreRefusedOnEverySurface(t *testing.T) {
 	if bal, active := h.balance(a); bal != 100 || active != 0 {
 		t.Fatalf("after refused duplicates: balance %d active %d, want 100 and 0", bal, active)
 	}
+}
+
+// browserFrom is a browser whose connections come from a given loopback
+// address (every 127.x.y.z is this machine), to play a client elsewhere.
+func (h *harness) browserFrom(t *testing.T, ip string) *browser {
+	b := h.browser(t)
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
+	b.client.Transport = &http.Transport{DialContext: d.DialContext}
+	return b
+}
+
+// Finding 3: concurrent wrong passwords cannot outrun the sign-in
+// throttle (it checked before bcrypt and counted after: all 60 were
+// checked and the right one then signed in), and a stranger's guesses do
+// not lock the owner out on the owner's own address.
+func TestSignInThrottleHoldsUnderConcurrencyAndLocksOutNoOwner(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	h.browser(t).signUp("owner@example.com")
+	attacker := h.browserFrom(t, "127.0.0.9")
+	var mu sync.Mutex
+	answers := map[int]int{}
+	var wg sync.WaitGroup
+	for range 60 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := attacker.post("/signin", url.Values{"email": {"owner@example.com"}, "password": {"wrong wrong wrong"}})
+			mu.Lock()
+			answers[p.Status]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if answers[401] > 5 || answers[401]+answers[429] != 60 {
+		t.Fatalf("60 concurrent wrong passwords: %v, want at most 5 checked (401), the rest 429", answers)
+	}
+	if p := attacker.post("/signin", url.Values{"email": {"owner@example.com"}, "password": {webPassword}}); p.Status != 429 {
+		t.Fatalf("the right password from the guessing address: %d, want 429", p.Status)
+	}
+	if p := h.browserFrom(t, "127.0.0.10").post("/signin", url.Values{"email": {"owner@example.com"}, "password": {webPassword}}); p.Status != http.StatusSeeOther {
+		t.Fatalf("the owner, from another address, during the attack: %d, want signed in (303)", p.Status)
+	}
+	t.Logf("60 concurrent wrong passwords: %v", answers)
 }
