@@ -9,7 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
+	"net/netip"
 	"net/url"
 	"sort"
 	"strconv"
@@ -45,6 +45,10 @@ type WebhookConfig struct {
 // status; an answer outside 2xx is an error.
 type WebhookSender interface {
 	Send(ctx context.Context, url string, headers map[string]string, body []byte) (int, error)
+	// Allowed says whether a delivery may go to ip: the sender owns the
+	// address policy, checked on a literal address at create and on every
+	// dial.
+	Allowed(ip netip.Addr) bool
 }
 
 const webhookConsumer = "apprun-webhooks"
@@ -95,7 +99,8 @@ func deliverySubject(accountID, runNo string, target int) string {
 
 // CheckWebhookURL refuses what a webhook_url may not be: another scheme,
 // no host, and (unless private addresses are allowed) a loopback or
-// private literal address or localhost.
+// private or special-purpose literal address (the sender's policy) or
+// localhost.
 func (e *Engine) CheckWebhookURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(raw) > 2000 || u.User != nil {
@@ -108,17 +113,10 @@ func (e *Engine) CheckWebhookURL(raw string) error {
 	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
 		return Errorf(CodeInvalidRequest, "webhook_url must not point at this machine")
 	}
-	if ip := net.ParseIP(host); ip != nil && !PublicIP(ip) {
-		return Errorf(CodeInvalidRequest, "webhook_url must not point at a loopback or private address")
+	if ip, err := netip.ParseAddr(host); err == nil && e.cfg.Webhooks.Sender != nil && !e.cfg.Webhooks.Sender.Allowed(ip) {
+		return Errorf(CodeInvalidRequest, "webhook_url must not point at a loopback, private or special-purpose address")
 	}
 	return nil
-}
-
-// PublicIP reports whether ip is neither loopback, private, link-local,
-// unspecified nor multicast: where a webhook may go.
-func PublicIP(ip net.IP) bool {
-	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast())
 }
 
 // WebhookSecret returns the account's signing secret, made on first use

@@ -1,20 +1,21 @@
 // Package webhook sends apprun's signed webhook deliveries over HTTP: the
 // engine decides what to send, when and to whom (engine/webhook.go); this
-// package owns the HTTP client and the dial check that keeps a delivery
-// off loopback and private addresses.
+// package posts them through package outbound, whose dial check keeps a
+// delivery off loopback, private and every special-purpose address.
 package webhook
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"syscall"
+	"net/netip"
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/outbound"
 )
 
 // Sender posts deliveries. It implements engine.WebhookSender.
@@ -28,28 +29,28 @@ var _ engine.WebhookSender = (*Sender)(nil)
 // NewSender makes a Sender; allowPrivate lets it reach loopback and
 // private addresses (dev mode and tests).
 func NewSender(allowPrivate bool) *Sender {
-	s := &Sender{allowPrivate: allowPrivate}
-	s.client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		DialContext:  (&net.Dialer{Timeout: 5 * time.Second, Control: s.dialCheck}).DialContext,
-		MaxIdleConns: 32, IdleConnTimeout: time.Minute}, CheckRedirect: func(*http.Request, []*http.Request) error {
-		return http.ErrUseLastResponse // a redirect is an answer, not a delivery
-	}}
-	return s
+	return &Sender{allowPrivate: allowPrivate, client: outbound.Client(allowPrivate, 10*time.Second)}
 }
 
+// Allowed says whether a delivery may go to ip.
+func (s *Sender) Allowed(ip netip.Addr) bool { return s.allowPrivate || outbound.Allowed(ip) }
+
 // Send posts body with headers to target; an answer outside 2xx is a
-// failure, returned with its status.
+// failure, returned with its status. A failure to reach the receiver is
+// named by its class ("address not allowed", "connection refused",
+// "timeout"…): the delivery log shows it to the account, and it must not
+// tell them about the network apprun runs in.
 func (s *Sender) Send(ctx context.Context, target string, headers map[string]string, body []byte) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
-		return 0, err
+		return 0, errors.New("invalid URL")
 	}
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, errors.New(outbound.Describe(err))
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
@@ -57,20 +58,4 @@ func (s *Sender) Send(ctx context.Context, target string, headers map[string]str
 		return resp.StatusCode, fmt.Errorf("the receiver answered %d", resp.StatusCode)
 	}
 	return resp.StatusCode, nil
-}
-
-// dialCheck refuses loopback and private addresses when they are not
-// allowed, whatever name led there.
-func (s *Sender) dialCheck(_, address string, _ syscall.RawConn) error {
-	if s.allowPrivate {
-		return nil
-	}
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	if ip := net.ParseIP(host); ip == nil || !engine.PublicIP(ip) {
-		return fmt.Errorf("webhook: %s is not a public address", host)
-	}
-	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/llm"
+	"github.com/apprun/apprun/outbound"
 )
 
 // Config is everything `apprun serve` is configured with.
@@ -119,7 +120,10 @@ func (c Config) apps() ([]engine.App, error) {
 // loadApps is the catalog of definitions, shipped and from AppsDir, with
 // the model provider when one is configured.
 func (c Config) loadApps() ([]engine.App, error) {
-	env := &apps.Env{GitHubAPI: c.GitHubAPI, GitHubToken: c.GitHubToken}
+	// App tools reach the internet through the outbound check; an API base
+	// the operator set (a GitHub Enterprise, a test's fake) may be local.
+	env := &apps.Env{GitHubAPI: c.GitHubAPI, GitHubToken: c.GitHubToken,
+		HTTPClient: outbound.FetchClient(c.Webhooks.AllowPrivate || c.GitHubAPI != "", 30*time.Second)}
 	if c.Model.BaseURL != "" {
 		m, err := llm.New(c.Model)
 		if err != nil {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/apprun/apprun/engine"
 )
 
 // The hostile-client tests: what an attacker can do to one node without a
@@ -231,4 +233,31 @@ func TestSignInThrottleHoldsUnderConcurrencyAndLocksOutNoOwner(t *testing.T) {
 		t.Fatalf("the owner, from another address, during the attack: %d, want signed in (303)", p.Status)
 	}
 	t.Logf("60 concurrent wrong passwords: %v", answers)
+}
+
+// Findings 6 and 12: webhooks reach no special-purpose address (IsPrivate
+// let 100.64.0.0/10, 198.18.0.0/15 and 192.0.0.0/24 through, a cloud's
+// metadata address among them), and the delivery log names a failure's
+// class, never an address of the network apprun runs in.
+func TestWebhooksReachNoSpecialPurposeAddressAndLeakNoInternals(t *testing.T) {
+	h := start(t, withLimits(noLimits), func(c *Config) { c.Webhooks = engine.WebhookConfig{Backoff: 50 * time.Millisecond} })
+	a := h.account(100)
+	for _, target := range []string{"http://100.100.100.200/latest/meta-data", "http://198.18.0.1/", "http://192.0.0.192/",
+		"http://[::ffff:127.0.0.1]/", "http://[fd00::1]/", "http://169.254.169.254/"} {
+		r := h.do("POST", "/api/v1/runs", a.Key, map[string]any{"app_slug": testAppSlug, "input": map[string]any{"mode": "ok"}, "webhook_url": target})
+		if r.Status != 400 || r.errorCode(t) != "invalid_request" {
+			t.Errorf("webhook_url %s: %d %s, want 400", target, r.Status, r.Body)
+		}
+	}
+	// A name (here one that cannot resolve) fails at dial time; what the
+	// account sees is the class of the failure.
+	runNo := h.create(a, map[string]any{"app_slug": testAppSlug, "input": map[string]any{"mode": "ok"}, "webhook_url": "http://hooks.nonexistent.invalid/x"})
+	d := waitDelivery(t, h, a, runNo, "retrying")
+	last, _ := d["last_error"].(string)
+	if last != "host name not found" && last != "host name lookup failed" {
+		t.Fatalf("delivery last_error %q, want the class of the failure only", last)
+	}
+	if bal, _ := h.balance(a); bal != 100-10 {
+		t.Fatalf("balance %d", bal)
+	}
 }
