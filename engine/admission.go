@@ -52,6 +52,9 @@ const concurrencyRetryAfter = 2 * time.Second
 // spend the same Credits or the same slot, and a price changed in between
 // answers pricing_not_ready instead of charging an old price.
 func (e *Engine) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRun, error) {
+	if err := noFiles(req.Input); err != nil {
+		return CreatedRun{}, err // on every surface, before anything is claimed
+	}
 	if req.IdempotencyKey == "" {
 		return e.createRun(ctx, req, nil)
 	}

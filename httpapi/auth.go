@@ -113,6 +113,25 @@ func setQuota(w http.ResponseWriter, q engine.Quota) {
 	h.Set("RateLimit-Reset", strconv.Itoa(int(q.Reset/time.Second)))
 }
 
+// Caller is who a request authenticated as, for the surfaces behind the
+// edge that are not REST handlers (MCP).
+type Caller = caller
+
+// CallerOf returns the caller RequireKey (or a REST reader) authenticated.
+func CallerOf(ctx context.Context) (Caller, bool) {
+	c, ok := ctx.Value(callerKey).(caller)
+	return c, ok
+}
+
+// RequireKey puts the REST API's key check in front of another surface
+// (MCP): the same authentication, refusals in the same envelope with
+// WWW-Authenticate: Bearer, and every request counted against the key's
+// read limit, with its RateLimit headers. next finds the caller with
+// CallerOf.
+func (a *API) RequireKey(next http.Handler) http.Handler {
+	return a.reader(func(w http.ResponseWriter, r *http.Request, _ caller) { next.ServeHTTP(w, r) })
+}
+
 // admin guards the admin API with the admin token.
 func (a *API) admin(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {

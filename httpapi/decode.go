@@ -174,7 +174,7 @@ func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
 	if err := json.Unmarshal(raw, &b.Input); err != nil || b.Input == nil {
 		return b, errorf(engine.CodeInvalidRequest, "input must be a JSON object")
 	}
-	if path, ok := findFileField(b.Input, "input"); ok {
+	if path, ok := engine.FileField(b.Input, "input"); ok {
 		return b, errorf(engine.CodeInvalidRequest, "%s is a file field; the API is JSON-only and does not accept files", path)
 	}
 	if id, ok, err := stringField(obj, "brand_context_id"); err != nil {
@@ -195,42 +195,4 @@ func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
 		b.WebhookURL = u
 	}
 	return b, nil
-}
-
-// fileKeys are object members that mark an uploaded-file value.
-var fileKeys = []string{"filename", "file_id", "file_data", "file_url", "mime_type", "content_base64"}
-
-// findFileField looks for a value that is a file: a base64 data: URI, or
-// an object carrying file members.
-func findFileField(v any, path string) (string, bool) {
-	switch t := v.(type) {
-	case string:
-		s := strings.ToLower(strings.TrimSpace(t))
-		if strings.HasPrefix(s, "data:") && strings.Contains(s, ";base64,") {
-			return path, true
-		}
-	case map[string]any:
-		for k := range t {
-			if contains(fileKeys, strings.ToLower(k)) {
-				return path, true
-			}
-		}
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if p, ok := findFileField(t[k], path+"."+k); ok {
-				return p, true
-			}
-		}
-	case []any:
-		for _, e := range t {
-			if p, ok := findFileField(e, path+"[]"); ok {
-				return p, true
-			}
-		}
-	}
-	return "", false
 }

@@ -70,6 +70,9 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	if !ok {
 		status = http.StatusInternalServerError
 	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="apprun"`)
+	}
 	if status == http.StatusTooManyRequests || de.RetryAfter > 0 {
 		ra := int(de.RetryAfter.Seconds())
 		if ra < 1 {

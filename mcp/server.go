@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/ledger"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,7 +21,6 @@ import (
 type Engine interface {
 	Catalog() *engine.Catalog
 	CreateRun(ctx context.Context, req engine.CreateRunRequest) (engine.CreatedRun, error)
-	AllowRead(ctx context.Context, keyID string) error
 	Follow(runNo string, after uint64) *engine.Follower
 }
 
@@ -47,8 +47,9 @@ type Config struct {
 // caller is the key a request authenticated with.
 type caller struct{ AccountID, KeyID string }
 
-// New returns the /mcp handler: Bearer API key authentication in front of a
-// stateless Streamable HTTP server, so any node answers any request.
+// New returns the /mcp handler: a stateless Streamable HTTP server, so any
+// node answers any request. It must sit behind httpapi.RequireKey, which
+// authenticates and counts every request.
 func New(cfg Config) (http.Handler, error) {
 	if cfg.Engine == nil || cfg.Reads == nil {
 		return nil, errors.New("mcp: Engine and Reads are required")
@@ -66,20 +67,15 @@ func New(cfg Config) (http.Handler, error) {
 
 type surface struct{ cfg Config }
 
-// verify resolves an API key as the Run API does: unknown, malformed and
-// revoked keys are refused.
-func (s *surface) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-	if !strings.HasPrefix(token, engine.PrefixAPIKey) || len(token) > 128 {
-		return nil, fmt.Errorf("%w: not an apprun API key", auth.ErrInvalidToken)
+// verify hands the SDK the caller the edge authenticated
+// (httpapi.RequireKey, in front of this handler): the key check is the REST
+// API's, not one of this package's.
+func (s *surface) verify(_ context.Context, _ string, r *http.Request) (*auth.TokenInfo, error) {
+	c, ok := httpapi.CallerOf(r.Context())
+	if !ok {
+		return nil, fmt.Errorf("%w: not authenticated by the edge", auth.ErrInvalidToken)
 	}
-	k, err := s.cfg.Reads.KeyByHash(engine.HashKey(token))
-	if errors.Is(err, engine.ErrNotFound) || (err == nil && k.Revoked) {
-		return nil, fmt.Errorf("%w: invalid API key", auth.ErrInvalidToken)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &auth.TokenInfo{UserID: k.AccountID, Extra: map[string]any{"key_id": k.KeyID}}, nil
+	return &auth.TokenInfo{UserID: c.AccountID, Extra: map[string]any{"key_id": c.KeyID}}, nil
 }
 
 func callerOf(req *sdk.CallToolRequest) (caller, bool) {
@@ -140,14 +136,12 @@ func jsonResult(text string, v any) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: v}
 }
 
-// reader authenticates a read tool and counts it against the read limit.
-func (s *surface) reader(ctx context.Context, req *sdk.CallToolRequest) (caller, *sdk.CallToolResult) {
+// reader is the caller of a read tool (the edge counted the request
+// against the key's read limit).
+func (s *surface) reader(_ context.Context, req *sdk.CallToolRequest) (caller, *sdk.CallToolResult) {
 	c, ok := callerOf(req)
 	if !ok {
 		return c, toolError(engine.Errorf(engine.CodeUnauthorized, "missing API key"))
-	}
-	if err := s.cfg.Engine.AllowRead(ctx, c.KeyID); err != nil {
-		return c, toolError(err)
 	}
 	return c, nil
 }

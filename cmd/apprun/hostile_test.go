@@ -261,3 +261,45 @@ func TestWebhooksReachNoSpecialPurposeAddressAndLeakNoInternals(t *testing.T) {
 		t.Fatalf("balance %d", bal)
 	}
 }
+
+// Finding 9: MCP makes the API's checks. A file value is refused and
+// charges nothing (it ran and was charged), MCP calls count against the
+// key's read limit (200 tools/list answered after REST was at 429), and a
+// refusal is the error envelope with WWW-Authenticate (it was text/plain).
+func TestMCPMakesTheAPIsChecks(t *testing.T) {
+	h := start(t, withLimits(engine.Limits{ReadsPerMinute: 5}))
+	a := h.account(100)
+	s, err := mcpConnect(t, h, a.Key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res := callTool(t, s, "cold-email-writer", map[string]any{"product_description": "data:text/plain;base64,QUJD",
+		"target_role": "CFOs"}, nil)
+	if !res.IsError || !strings.Contains(mustJSON(res.StructuredContent), "invalid_request") || !strings.Contains(mustJSON(res.StructuredContent), "file field") {
+		t.Fatalf("a file value over MCP: %s, want invalid_request naming the file field", mustJSON(res.StructuredContent))
+	}
+	if bal, active := h.balance(a); bal != 100 || active != 0 {
+		t.Fatalf("after the refused file: balance %d active %d, want nothing charged", bal, active)
+	}
+	// The read limit: REST and MCP draw from the one budget of the key.
+	for i := 0; h.do("GET", "/api/v1/account", a.Key, nil).Status != 429; i++ {
+		if i == 10 {
+			t.Fatal("the read limit of 5 never answered 429")
+		}
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
+	r := h.do("POST", "/mcp", a.Key, list, "Accept", "application/json, text/event-stream")
+	if r.Status != 429 || r.errorCode(t) != "rate_limited" || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("tools/list with the read limit spent: %d %s", r.Status, r.Body)
+	}
+	// A refusal is the envelope, with the challenge.
+	r = h.do("POST", "/mcp", "", list, "Accept", "application/json, text/event-stream")
+	if r.Status != 401 || r.errorCode(t) != "unauthorized" || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
+		t.Fatalf("MCP without a key: %d %q %s", r.Status, r.Header.Get("WWW-Authenticate"), r.Body)
+	}
+	r = h.do("GET", "/api/v1/account", "", nil)
+	if r.Status != 401 || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
+		t.Fatalf("API without a key: %d %q", r.Status, r.Header.Get("WWW-Authenticate"))
+	}
+}

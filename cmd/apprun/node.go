@@ -139,7 +139,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	n.mux = n.api.Edge(oneOrigin(n.api, n.site, mcpHandler))
+	n.mux = n.api.Edge(oneOrigin(n.api, n.site, n.api.RequireKey(mcpHandler)))
 	if n.ln, err = net.Listen("tcp", n.cfg.Addr); err != nil {
 		return fmt.Errorf("listen %s: %w", n.cfg.Addr, err)
 	}
