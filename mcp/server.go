@@ -26,7 +26,6 @@ type Engine interface {
 
 // Reads is what it reads: the projections.
 type Reads interface {
-	KeyByHash(hash string) (engine.Key, error)
 	Account(id string) (ledger.Account, error)
 	Run(runNo string) (engine.Run, error)
 	Price(slug string) (engine.Price, error)
