@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -88,19 +87,19 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		a.fail(w, r, err)
 		return
 	}
-	if !a.streams.acquire(c.KeyID) {
-		a.fail(w, r, &engine.Error{Code: engine.CodeConcurrencyLimit, RetryAfter: time.Second,
-			Message: fmt.Sprintf("this API key already has %d event streams open; close one first", a.cfg.StreamsPerKey)})
+	s := &stream{a: a, key: c.KeyID, account: c.AccountID, runNo: run.RunNo, route: routeOf(r), revoked: make(chan struct{})}
+	if err := a.streams.add(s); err != nil {
+		a.fail(w, r, err)
 		return
 	}
 	out, err := openSSE(w, r)
 	if out == nil {
-		a.streams.release(c.KeyID)
+		a.streams.remove(s)
 		a.endStream(routeOf(r), err)
 		return
 	}
+	s.out = out
 	a.metrics.streams.Inc()
-	s := &stream{a: a, out: out, key: c.KeyID, runNo: run.RunNo, route: routeOf(r)}
 	if err != nil {
 		s.end(err) // the client left before the headers
 		return
@@ -146,16 +145,19 @@ func (s *stream) replayAndFollow(ctx context.Context, f *engine.Follower) {
 
 // stream is one open event stream.
 type stream struct {
-	a     *API
-	out   *sseConn
-	key   string
-	runNo string
-	route string
+	a       *API
+	out     *sseConn
+	key     string // the API key's id, or the session's SessionKeyID
+	account string
+	runNo   string
+	route   string
+	// revoked is closed when the key that opened the stream is revoked.
+	revoked chan struct{}
 }
 
 // end closes the stream and gives back its place.
 func (s *stream) end(err error) {
-	s.a.streams.release(s.key)
+	s.a.streams.remove(s)
 	s.a.metrics.streams.Dec()
 	s.out.close()
 	s.a.endStream(s.route, err)
@@ -193,6 +195,8 @@ func (s *stream) follow(ctx context.Context, f *engine.Follower) error {
 			return nil
 		case <-s.a.closing:
 			return nil
+		case <-s.revoked:
+			return nil // the client reconnects, and its key is refused
 		case <-beat.C:
 			if err := s.out.comment("heartbeat"); err != nil {
 				return err
@@ -228,33 +232,4 @@ func (a *API) endStream(route string, err error) {
 
 func isEventStream(r *http.Request) bool {
 	return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/events")
-}
-
-// streamCounter counts the open event streams of each key on this node.
-type streamCounter struct {
-	mu    sync.Mutex
-	max   int
-	count map[string]int
-}
-
-func newStreamCounter(max int) *streamCounter {
-	return &streamCounter{max: max, count: map[string]int{}}
-}
-
-func (s *streamCounter) acquire(key string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.count[key] >= s.max {
-		return false
-	}
-	s.count[key]++
-	return true
-}
-
-func (s *streamCounter) release(key string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.count[key]--; s.count[key] <= 0 {
-		delete(s.count, key)
-	}
 }

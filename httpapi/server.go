@@ -43,6 +43,7 @@ type Engine interface {
 // ReadModel is what the handlers read: the projections.
 type ReadModel interface {
 	KeyByHash(hash string) (engine.Key, error)
+	KeyByID(id string) (engine.Key, error)
 	Account(id string) (ledger.Account, error)
 	Run(runNo string) (engine.Run, error)
 	RunsOf(accountID string, before uint64, limit int) ([]engine.Run, uint64, error)
@@ -77,6 +78,10 @@ type Config struct {
 	// StreamsPerKey caps the event streams one API key holds open on this
 	// node (default 20).
 	StreamsPerKey int
+	// StreamsPerAccount caps the event streams all of an account's keys
+	// and sessions hold open on this node (default 40), so more keys do
+	// not mean more streams.
+	StreamsPerAccount int
 	// StreamTokenTTL is how long a stream token works (default 10 minutes).
 	StreamTokenTTL time.Duration
 	// Sessions, when set, lets a website session follow its own runs'
@@ -91,7 +96,7 @@ type API struct {
 	cfg     Config
 	router  *mux.Router
 	closing chan struct{}
-	streams *streamCounter
+	streams *streamRegistry
 	metrics *metrics
 	views   *viewCache
 	// keyMisses bounds how often an unknown key makes this node catch up
@@ -127,13 +132,16 @@ func New(cfg Config) (*API, error) {
 	if cfg.StreamsPerKey <= 0 {
 		cfg.StreamsPerKey = 20
 	}
+	if cfg.StreamsPerAccount <= 0 {
+		cfg.StreamsPerAccount = 2 * cfg.StreamsPerKey
+	}
 	if cfg.StreamTokenTTL <= 0 {
 		cfg.StreamTokenTTL = 10 * time.Minute
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	a := &API{cfg: cfg, router: mux.NewRouter(), closing: make(chan struct{}), streams: newStreamCounter(cfg.StreamsPerKey),
+	a := &API{cfg: cfg, router: mux.NewRouter(), closing: make(chan struct{}), streams: newStreamRegistry(cfg.StreamsPerKey, cfg.StreamsPerAccount),
 		keyMisses: rate.NewLimiter(50, 50)}
 	a.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.cfg.Logger, errorf(engine.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
@@ -154,6 +162,7 @@ func New(cfg Config) (*API, error) {
 	a.routeOperability()
 	a.routeOpenAPI()
 	a.routeWebhooks()
+	go a.watchRevocations()
 	return a, nil
 }
 

@@ -28,41 +28,47 @@ func streamTokenKey(adminToken string) []byte {
 	return m.Sum(nil)
 }
 
-func (a *API) signStreamToken(runNo, accountID string, exp time.Time) string {
-	payload := runNo + "." + accountID + "." + strconv.FormatInt(exp.Unix(), 10)
+func (a *API) signStreamToken(runNo, accountID, keyID string, exp time.Time) string {
+	payload := runNo + "." + accountID + "." + keyID + "." + strconv.FormatInt(exp.Unix(), 10)
 	m := hmac.New(sha256.New, a.tokenKey)
 	m.Write([]byte(payload))
 	return base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-// checkStreamToken returns the account a token grants runNo's stream to.
-func (a *API) checkStreamToken(token, runNo string) (string, error) {
+// checkStreamToken returns the caller a token grants runNo's stream to:
+// the account, and the key that minted it, which must still be active.
+func (a *API) checkStreamToken(token, runNo string) (caller, error) {
 	p, sig, ok := strings.Cut(token, ".")
 	payload, err1 := base64.RawURLEncoding.DecodeString(p)
 	mac, err2 := base64.RawURLEncoding.DecodeString(sig)
+	invalid := errorf(engine.CodeUnauthorized, "invalid stream token")
 	if !ok || err1 != nil || err2 != nil || len(token) > 512 {
-		return "", errorf(engine.CodeUnauthorized, "invalid stream token")
+		return caller{}, invalid
 	}
 	m := hmac.New(sha256.New, a.tokenKey)
 	m.Write(payload)
 	if !hmac.Equal(mac, m.Sum(nil)) {
-		return "", errorf(engine.CodeUnauthorized, "invalid stream token")
+		return caller{}, invalid
 	}
 	parts := strings.Split(string(payload), ".")
-	if len(parts) != 3 {
-		return "", errorf(engine.CodeUnauthorized, "invalid stream token")
+	if len(parts) != 4 {
+		return caller{}, invalid
 	}
-	exp, err := strconv.ParseInt(parts[2], 10, 64)
+	exp, err := strconv.ParseInt(parts[3], 10, 64)
 	if err != nil {
-		return "", errorf(engine.CodeUnauthorized, "invalid stream token")
+		return caller{}, invalid
 	}
 	if parts[0] != runNo {
-		return "", errorf(engine.CodeUnauthorized, "this stream token is for another run")
+		return caller{}, errorf(engine.CodeUnauthorized, "this stream token is for another run")
 	}
 	if !time.Now().Before(time.Unix(exp, 0)) {
-		return "", errorf(engine.CodeUnauthorized, "the stream token has expired; ask for a new one")
+		return caller{}, errorf(engine.CodeUnauthorized, "the stream token has expired; ask for a new one")
 	}
-	return parts[1], nil
+	// A token lives no longer than the key that made it.
+	if k, err := a.cfg.Reads.KeyByID(parts[2]); err != nil || k.Revoked || k.AccountID != parts[1] {
+		return caller{}, errorf(engine.CodeUnauthorized, "the API key that made this stream token is no longer valid")
+	}
+	return caller{AccountID: parts[1], KeyID: parts[2]}, nil
 }
 
 // streamToken handles POST /api/v1/runs/{run_no}/stream-token.
@@ -73,16 +79,12 @@ func (a *API) streamToken(w http.ResponseWriter, r *http.Request, c caller) {
 		return
 	}
 	exp := time.Now().Add(a.cfg.StreamTokenTTL).Truncate(time.Second)
-	tok := a.signStreamToken(run.RunNo, run.AccountID, exp)
+	tok := a.signStreamToken(run.RunNo, run.AccountID, c.KeyID, exp)
 	writeJSON(w, http.StatusCreated, map[string]any{"token": tok, "expires_at": exp.UTC(),
 		"stream_url": fmt.Sprintf("%s?token=%s", engine.StreamURL(run.RunNo), tok)})
 }
 
 // tokenCaller authenticates an event stream request by ?token=.
 func (a *API) tokenCaller(r *http.Request) (caller, error) {
-	acct, err := a.checkStreamToken(r.URL.Query().Get("token"), mux.Vars(r)["run_no"])
-	if err != nil {
-		return caller{}, err
-	}
-	return caller{KeyID: engine.SessionKeyID(acct), AccountID: acct}, nil
+	return a.checkStreamToken(r.URL.Query().Get("token"), mux.Vars(r)["run_no"])
 }

@@ -41,6 +41,20 @@ func (s *Store) KeyByHash(hash string) (engine.Key, error) {
 	return cached(s, s.keys, bucketKeys, hash)
 }
 
+// KeyByID finds an API key by its id (key_…).
+func (s *Store) KeyByID(id string) (engine.Key, error) {
+	var hash []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		h, err := get(tx.Bucket(bucketKeyIDs), []byte(id))
+		hash = bytes.Clone(h)
+		return err
+	})
+	if err != nil {
+		return engine.Key{}, err
+	}
+	return s.KeyByHash(string(hash))
+}
+
 // KeysOf lists an account's API keys, revoked ones too, newest first.
 func (s *Store) KeysOf(accountID string) ([]engine.Key, error) {
 	var out []engine.Key

@@ -38,6 +38,9 @@ type Config struct {
 	Heartbeat     time.Duration
 	// StreamsPerKey caps open event streams per API key and node.
 	StreamsPerKey int
+	// StreamsPerAccount caps them per account (all its keys) and node
+	// (default twice StreamsPerKey).
+	StreamsPerAccount int
 	// RequestTimeout bounds each non-streaming request (tests shorten it).
 	RequestTimeout time.Duration
 	Replicas       int
@@ -218,6 +221,7 @@ func parseServe(args []string) (Config, error) {
 	retention := fs.String("app-retention", env("APPRUN_APP_RETENTION", ""), "per-App retention windows, slug=duration,... (APPRUN_APP_RETENTION)")
 	fs.DurationVar(&c.RetentionSweep, "retention-sweep", envDuration("APPRUN_RETENTION_SWEEP", time.Minute), "how often expired runs are removed (APPRUN_RETENTION_SWEEP)")
 	fs.IntVar(&c.StreamsPerKey, "streams-per-key", envInt("APPRUN_STREAMS_PER_KEY", 20), "open event streams per API key on this node (APPRUN_STREAMS_PER_KEY)")
+	fs.IntVar(&c.StreamsPerAccount, "streams-per-account", envInt("APPRUN_STREAMS_PER_ACCOUNT", 40), "open event streams per account, over all its keys, on this node (APPRUN_STREAMS_PER_ACCOUNT)")
 	fs.IntVar(&c.TestAmbiguousAdmissions, "test-ambiguous-admissions", 0, "test fault: every n-th admission's outcome is unknown to the node, as after a lost ack (needs --test-apps)")
 	fs.BoolVar(&c.TestApps, "test-apps", env("APPRUN_TEST_APPS", "") == "1", "add the test fixture App test-sleep (APPRUN_TEST_APPS=1)")
 	fs.IntVar(&c.Replicas, "replicas", envInt("APPRUN_REPLICAS", 1), "stream replicas (APPRUN_REPLICAS)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -301,5 +302,69 @@ func TestMCPMakesTheAPIsChecks(t *testing.T) {
 	r = h.do("GET", "/api/v1/account", "", nil)
 	if r.Status != 401 || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
 		t.Fatalf("API without a key: %d %q", r.Status, r.Header.Get("WWW-Authenticate"))
+	}
+}
+
+// Finding 10: revoking a key ends the streams it opened within a second,
+// and a stream token it minted stops working (its open stream kept
+// delivering, and its token still opened the stream).
+func TestRevocationEndsAKeysStreamsAndItsStreamTokens(t *testing.T) {
+	h := start(t, withLimits(noLimits), withHeartbeat(time.Hour))
+	a := h.account(100)
+	runNo := h.create(a, testRun("hold"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	evs, _, resp := h.stream(ctx, a, runNo)
+	if resp.StatusCode != 200 {
+		t.Fatalf("stream: %d", resp.StatusCode)
+	}
+	<-evs // the stream is being served
+	tok := h.do("POST", "/api/v1/runs/"+runNo+"/stream-token", a.Key, nil).json(t)["token"].(string)
+	if r := h.do("DELETE", "/admin/v1/keys/"+a.KeyID, testAdminToken, nil); r.Status != 204 {
+		t.Fatalf("revoke: %d", r.Status)
+	}
+	revoked := time.Now()
+	for range evs { // until the server ends the stream
+	}
+	if took := time.Since(revoked); took > 2*time.Second {
+		t.Fatalf("the revoked key's stream ended %s after the revocation, want within a second", took)
+	}
+	r := h.do("GET", "/api/v1/runs/"+runNo+"/events?token="+url.QueryEscape(tok), "", nil)
+	if r.Status != 401 || r.errorCode(t) != "unauthorized" {
+		t.Fatalf("the revoked key's stream token: %d %s, want 401", r.Status, r.Body)
+	}
+	h.releaseHeld()
+}
+
+// Finding 7 (streams): an account's keys share one cap of open streams,
+// so more keys do not mean more streams (15 keys held 300).
+func TestAnAccountsKeysShareOneStreamCap(t *testing.T) {
+	h := start(t, withLimits(noLimits), withStreamsPerKey(2), func(c *Config) { c.StreamsPerAccount = 3 })
+	a := h.account(100)
+	runNo := h.create(a, testRun("hold"))
+	defer h.releaseHeld()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	opened := 0
+	for i := range 3 {
+		k := a
+		if i > 0 {
+			k = account{Key: h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil).json(t)["api_key"].(string)}
+		}
+		for range 2 {
+			evs, _, resp := h.stream(ctx, k, runNo)
+			if resp.StatusCode == 200 {
+				<-evs
+				opened++
+				continue
+			}
+			r := h.do("GET", "/api/v1/runs/"+runNo+"/events", k.Key, nil)
+			if r.Status != 429 || r.errorCode(t) != "concurrency_limit" || !strings.Contains(string(r.Body), "account") {
+				t.Fatalf("a stream past the account's cap: %d %s", r.Status, r.Body)
+			}
+		}
+	}
+	if opened != 3 {
+		t.Fatalf("%d streams open over 3 keys of 2 each, want the account's cap of 3", opened)
 	}
 }

@@ -131,7 +131,8 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}
 	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: reads, AdminToken: n.cfg.AdminToken, Sessions: n.site,
 		StreamTokenTTL: n.cfg.StreamTokenTTL,
-		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey, RequestTimeout: n.cfg.RequestTimeout})
+		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey,
+		StreamsPerAccount: n.cfg.StreamsPerAccount, RequestTimeout: n.cfg.RequestTimeout})
 	if err != nil {
 		return err
 	}
