@@ -51,6 +51,7 @@ func (e *Engine) OpenAccount(ctx context.Context, email string, credits int64) (
 	seq, err := e.log.append(ctx,
 		entry{subject: accountSubject(id), value: ev, expect: expectSeq(0)},
 		entry{subject: keySubject(kev.KeyID), value: kev, expect: expectSeq(0)},
+		e.keyCountEntry(id, 1, 0),
 	)
 	if err != nil {
 		return NewAccount{}, internal("open account", err)

@@ -35,7 +35,40 @@ func (e *Engine) newKey(accountID, name string) (string, KeyEvent) {
 		AccountID: accountID, Hash: HashKey(key), Prefix: key[:len(PrefixAPIKey)+4], Name: name}
 }
 
-// CreateKey adds an API key, with an optional name, to an existing account.
+// MaxActiveKeys is how many active API keys an account may hold. The
+// limits of a key (creates and reads a minute, open streams) would
+// otherwise multiply with keys.
+const MaxActiveKeys = 10
+
+// keyCount is the newest message on an account's key-count subject: how
+// many of its keys are active. Every key creation and revocation moves it
+// with a compare-and-set, in the same atomic write, so the cap holds on
+// every node at once. (Accounts opened before the count existed start
+// counting at their next key.)
+type keyCount struct {
+	Type   string    `json:"type"` // "key_count"
+	V      int       `json:"v"`
+	Active int       `json:"active"`
+	At     time.Time `json:"at"`
+}
+
+// activeKeys reads an account's count and its sequence (0: none yet).
+func (e *Engine) activeKeys(ctx context.Context, accountID string) (int, uint64, error) {
+	var c keyCount
+	seq, err := e.log.last(ctx, keyCountSubject(accountID), &c)
+	if errors.Is(err, ErrNoMessage) {
+		return 0, 0, nil
+	}
+	return c.Active, seq, err
+}
+
+func (e *Engine) keyCountEntry(accountID string, active int, seq uint64) entry {
+	return entry{subject: keyCountSubject(accountID), expect: expectSeq(seq),
+		value: keyCount{Type: "key_count", V: eventVersion, Active: active, At: e.now()}}
+}
+
+// CreateKey adds an API key, with an optional name, to an existing account
+// that has fewer than MaxActiveKeys active keys.
 func (e *Engine) CreateKey(ctx context.Context, accountID, name string) (NewKey, error) {
 	name = strings.TrimSpace(name)
 	if len(name) > MaxKeyName || strings.ContainsAny(name, "\r\n") {
@@ -44,12 +77,26 @@ func (e *Engine) CreateKey(ctx context.Context, accountID, name string) (NewKey,
 	if _, _, err := e.Account(ctx, accountID); err != nil {
 		return NewKey{}, err
 	}
-	key, ev := e.newKey(accountID, name)
-	seq, err := e.log.append(ctx, entry{subject: keySubject(ev.KeyID), value: ev, expect: expectSeq(0)})
-	if err != nil {
-		return NewKey{}, internal("create key", err)
+	for range maxCASRetries {
+		active, countSeq, err := e.activeKeys(ctx, accountID)
+		if err != nil {
+			return NewKey{}, internal("read key count", err)
+		}
+		if active >= MaxActiveKeys {
+			return NewKey{}, Errorf(CodeInvalidRequest, "this account already has %d active API keys, the most it may hold; revoke one first", MaxActiveKeys)
+		}
+		key, ev := e.newKey(accountID, name)
+		seq, err := e.log.append(ctx, e.keyCountEntry(accountID, active+1, countSeq),
+			entry{subject: keySubject(ev.KeyID), value: ev, expect: expectSeq(0)})
+		if errors.Is(err, ErrConflict) {
+			continue // another key was made or revoked meanwhile
+		}
+		if err != nil {
+			return NewKey{}, internal("create key", err)
+		}
+		return NewKey{KeyID: ev.KeyID, APIKey: key, Seq: seq}, nil
 	}
-	return NewKey{KeyID: ev.KeyID, APIKey: key, Seq: seq}, nil
+	return NewKey{}, Errorf(CodeInternal, "too much contention on this account's keys; retry")
 }
 
 // RevokeKey revokes a key for good. Revoking a revoked key is a no-op.
@@ -70,9 +117,17 @@ func (e *Engine) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 	}
 	ev := last
 	ev.Type, ev.At = KeyRevoked, e.now()
-	newSeq, err := e.log.append(ctx, entry{subject: keySubject(keyID), value: ev, expect: expectSeq(seq)})
+	entries := []entry{{subject: keySubject(keyID), value: ev, expect: expectSeq(seq)}}
+	active, countSeq, err := e.activeKeys(ctx, last.AccountID)
+	if err != nil {
+		return 0, internal("read key count", err)
+	}
+	if active > 0 { // counted (an account older than the count has none)
+		entries = append(entries, e.keyCountEntry(last.AccountID, active-1, countSeq))
+	}
+	newSeq, err := e.log.append(ctx, entries...)
 	if errors.Is(err, ErrConflict) {
-		return e.RevokeKey(ctx, keyID) // someone revoked it at the same moment
+		return e.RevokeKey(ctx, keyID) // someone revoked it, or the count moved, at the same moment
 	}
 	if err != nil {
 		return 0, internal("revoke key", err)

@@ -12,6 +12,7 @@ const (
 	subjRun         = "apprun.run."     // + run_no: the run's event log
 	subjJob         = "apprun.job."     // + run_no: work item for the executor
 	subjKey         = "apprun.key."     // + key_id: key created / revoked
+	subjKeyCount    = "apprun.keys."    // + account_id: how many active keys it has (MaxActiveKeys)
 	subjPrice       = "apprun.price."   // + app slug: price set / recalibrating
 	subjBrand       = "apprun.brand."   // + brand_context_id
 	subjSlot        = "apprun.slot."    // + index: platform-wide active-run slots
@@ -28,6 +29,9 @@ func accountSubject(id string) string { return subjAccount + id }
 func runSubject(runNo string) string  { return subjRun + runNo }
 func jobSubject(runNo string) string  { return subjJob + runNo }
 func keySubject(id string) string     { return subjKey + id }
+func keyCountSubject(accountID string) string {
+	return subjKeyCount + accountID
+}
 func priceSubject(slug string) string { return subjPrice + slug }
 func brandSubject(id string) string   { return subjBrand + id }
 func slotSubject(i int) string        { return subjSlot + strconv.Itoa(i) }
@@ -35,7 +39,7 @@ func slotSubject(i int) string        { return subjSlot + strconv.Itoa(i) }
 // StreamSubjects are the subjects of every entity in the event log.
 func StreamSubjects() []string {
 	return []string{subjAccount + "*", subjRun + "*", subjJob + "*", subjKey + "*", subjPrice + "*", subjBrand + "*", subjSlot + "*", subjIdem + "*.*", subjExpired + "*", subjLogin + "*",
-		subjHook + "*", subjWHSecret + "*", subjWHDelivery + ">", subjWHEndpoints + "*"}
+		subjHook + "*", subjWHSecret + "*", subjWHDelivery + ">", subjWHEndpoints + "*", subjKeyCount + "*"}
 }
 
 // Kind is what an event-log subject is about.

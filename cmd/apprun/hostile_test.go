@@ -368,3 +368,44 @@ func TestAnAccountsKeysShareOneStreamCap(t *testing.T) {
 		t.Fatalf("%d streams open over 3 keys of 2 each, want the account's cap of 3", opened)
 	}
 }
+
+// Finding 7 (keys): an account holds at most engine.MaxActiveKeys active
+// keys, even when they are made concurrently (100 were made in 1 s); a
+// revoked key frees its place.
+func TestAnAccountHoldsAtMostTenActiveKeys(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100) // its first key counts
+	var mu sync.Mutex
+	made, refused := []string{}, 0
+	var wg sync.WaitGroup
+	for range 30 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case r.Status == 201:
+				made = append(made, r.json(t)["key_id"].(string))
+			case r.Status == 400 && strings.Contains(string(r.Body), "active API keys"):
+				refused++
+			default:
+				t.Errorf("create key: %d %s", r.Status, r.Body)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(made) != engine.MaxActiveKeys-1 || refused != 30-len(made) {
+		t.Fatalf("30 concurrent key creations beside the first key: %d made, %d refused; want %d made", len(made), refused, engine.MaxActiveKeys-1)
+	}
+	if r := h.do("DELETE", "/admin/v1/keys/"+made[0], testAdminToken, nil); r.Status != 204 {
+		t.Fatalf("revoke: %d", r.Status)
+	}
+	if r := h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil); r.Status != 201 {
+		t.Fatalf("a key after one was revoked: %d %s", r.Status, r.Body)
+	}
+	if r := h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil); r.Status != 400 {
+		t.Fatalf("an eleventh active key: %d %s", r.Status, r.Body)
+	}
+}
