@@ -56,19 +56,26 @@ const webhookConsumer = "apprun-webhooks"
 // HookJob asks for a run's terminal event to be delivered to one of its
 // targets (0: the run's webhook_url, or the first account endpoint).
 type HookJob struct {
-	RunNo  string `json:"run_no"`
-	V      int    `json:"v"`
-	Target int    `json:"target"`
+	RunNo  string    `json:"run_no"`
+	V      int       `json:"v"`
+	Target int       `json:"target"`
+	At     time.Time `json:"at,omitzero"`
 }
 
-// hookJobs are the terminal write's delivery jobs: one per target.
-func hookJobs(run Run) []entry {
+// hookJobs are the delivery jobs of a run's terminal write (or of a
+// redelivery): one per target, written at `at`.
+func hookJobs(run Run, at time.Time) []entry {
 	var out []entry
 	for i := range run.WebhookTargets() {
-		out = append(out, entry{subject: hookSubject(run.RunNo), value: HookJob{RunNo: run.RunNo, V: eventVersion, Target: i}})
+		out = append(out, entry{subject: hookSubject(run.RunNo), value: HookJob{RunNo: run.RunNo, V: eventVersion, Target: i, At: at}})
 	}
 	return out
 }
+
+// RedeliverEvery is how often a run's webhook may be sent again: each
+// redelivery posts to every target, so without a bound one call could be
+// turned into any number of outbound requests.
+const RedeliverEvery = time.Minute
 
 // Delivery is the state of one run's webhook delivery (the log entry).
 type Delivery struct {
@@ -182,11 +189,33 @@ func (e *Engine) Redeliver(ctx context.Context, accountID, runNo string) error {
 	if !events[len(events)-1].Event.Type.Terminal() {
 		return Errorf(CodeInvalidRequest, "run %s has not finished: its webhook is sent when it does", runNo)
 	}
-	_, err = e.log.append(ctx, hookJobs(run)...)
+	// At most one sending of the run's webhook per RedeliverEvery: the
+	// jobs are written with a compare-and-set on the run's last one, so
+	// of concurrent calls one wins.
+	var last HookJob
+	lastSeq, err := e.log.last(ctx, hookSubject(runNo), &last)
+	if err != nil && !errors.Is(err, ErrNoMessage) {
+		return internal("read webhook jobs", err)
+	}
+	now := e.now()
+	if wait := last.At.Add(RedeliverEvery).Sub(now); !last.At.IsZero() && wait > 0 {
+		return redeliverLimited(runNo, wait)
+	}
+	jobs := hookJobs(run, now)
+	jobs[0].expect = expectSeq(lastSeq)
+	_, err = e.log.append(ctx, jobs...)
+	if errors.Is(err, ErrConflict) {
+		return redeliverLimited(runNo, RedeliverEvery)
+	}
 	if err != nil {
 		return internal("queue redelivery", err)
 	}
 	return nil
+}
+
+func redeliverLimited(runNo string, wait time.Duration) error {
+	return &Error{Code: CodeRateLimited, RetryAfter: wait,
+		Message: fmt.Sprintf("run %s's webhook was sent less than %s ago; it can be sent again in %s", runNo, RedeliverEvery, wait.Round(time.Second))}
 }
 
 // Deliveries lists an account's webhook deliveries, newest first.

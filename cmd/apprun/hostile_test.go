@@ -409,3 +409,50 @@ func TestAnAccountHoldsAtMostTenActiveKeys(t *testing.T) {
 		t.Fatalf("an eleventh active key: %d %s", r.Status, r.Body)
 	}
 }
+
+// Finding 8: redeliver is limited per run (20 calls with 10 account
+// endpoints and a webhook_url made 220 outbound POSTs): of 20 concurrent
+// calls one is accepted, the rest answer 429 with Retry-After.
+func TestRedeliverIsLimitedPerRun(t *testing.T) {
+	h := start(t, withLimits(noLimits), withWebhooks(50*time.Millisecond))
+	a := h.account(100)
+	rc := newReceiver(t)
+	for i := range 3 {
+		if r := h.do("POST", "/api/v1/webhooks/endpoints", a.Key, map[string]any{"url": fmt.Sprintf("%s/ep%d", rc.URL, i)}); r.Status != 201 {
+			t.Fatalf("endpoint: %d %s", r.Status, r.Body)
+		}
+	}
+	body := testRun("ok")
+	body["webhook_url"] = rc.URL + "/run"
+	runNo := h.create(a, body)
+	h.waitRun(a, runNo)
+	targets := len(rc.await(t, 4)) // the run's url and the 3 endpoints
+	var mu sync.Mutex
+	answers := map[int]int{}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := h.do("POST", "/api/v1/webhooks/deliveries/"+runNo+"/redeliver", a.Key, nil)
+			if r.Status == 429 && r.Header.Get("Retry-After") == "" {
+				t.Error("429 without Retry-After")
+			}
+			mu.Lock()
+			answers[r.Status]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if answers[202] != 1 || answers[429] != 19 {
+		t.Fatalf("20 concurrent redeliveries: %v, want one 202 and 19 x 429", answers)
+	}
+	got := rc.await(t, 2*targets)
+	time.Sleep(300 * time.Millisecond) // room for any extra delivery to show (none may)
+	rc.mu.Lock()
+	n := len(rc.got)
+	rc.mu.Unlock()
+	if n != 2*targets {
+		t.Fatalf("%d POSTs after one sending and one redelivery to %d targets (%d seen first)", n, targets, len(got))
+	}
+}
