@@ -456,3 +456,35 @@ func TestRedeliverIsLimitedPerRun(t *testing.T) {
 		t.Fatalf("%d POSTs after one sending and one redelivery to %d targets (%d seen first)", n, targets, len(got))
 	}
 }
+
+// Finding 13, the behaviour chosen: sign-up says whether an email is
+// taken (a new account is signed in at once, which cannot look the same
+// without email verification), so probing is rate-limited per client
+// address instead. Every try counts, taken emails and new ones alike:
+// after 10 from an address within 5 minutes the next answers 429 whatever
+// the email, and another address is not affected.
+func TestSignUpProbesAreRateLimitedPerAddress(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	h.browserFrom(t, "127.0.0.20").signUp("taken@example.com")
+	prober := h.browserFrom(t, "127.0.0.21")
+	form := func(email string) url.Values {
+		return url.Values{"email": {email}, "password": {webPassword}, "password_again": {webPassword}}
+	}
+	for i := range 10 {
+		email := fmt.Sprintf("new%d@example.com", i)
+		if i%2 == 0 {
+			email = "taken@example.com"
+		}
+		if p := prober.post("/signup", form(email)); p.Status == 429 {
+			t.Fatalf("try %d refused as too many: %d", i+1, p.Status)
+		}
+	}
+	for _, email := range []string{"taken@example.com", "brand-new@example.com"} {
+		if p := prober.post("/signup", form(email)); p.Status != 429 {
+			t.Fatalf("the 11th sign-up from one address (%s): %d, want 429", email, p.Status)
+		}
+	}
+	if p := h.browserFrom(t, "127.0.0.22").post("/signup", form("other@example.com")); p.Status != http.StatusSeeOther {
+		t.Fatalf("a sign-up from another address: %d", p.Status)
+	}
+}
