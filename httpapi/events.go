@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apprun/apprun/engine"
 )
@@ -87,18 +86,31 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		a.fail(w, r, err)
 		return
 	}
-	s := &stream{a: a, key: c.KeyID, account: c.AccountID, runNo: run.RunNo, route: routeOf(r), revoked: make(chan struct{})}
+	// The stream's context ends when the client hangs up, its key is
+	// revoked, or the node closes; on HTTP/2 also with the request.
+	parent := r.Context()
+	if r.ProtoMajor == 1 {
+		// On HTTP/1.1 the stream runs on a goroutine of its own once
+		// net/http has let go of the connection (below): not the
+		// request's context, which ends with the handler and would keep
+		// the whole request reachable.
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithCancel(parent)
+	s := &stream{a: a, key: c.KeyID, account: c.AccountID, runNo: run.RunNo, route: routeOf(r), cancel: cancel}
 	if err := a.streams.add(s); err != nil {
+		cancel()
 		a.fail(w, r, err)
 		return
 	}
-	out, err := openSSE(w, r)
+	out, err := openSSE(w, r, cancel)
 	if out == nil {
+		cancel()
 		a.streams.remove(s)
 		a.endStream(routeOf(r), err)
 		return
 	}
-	s.out = out
+	s.out, s.stopOnClose = out, context.AfterFunc(a.closed, cancel)
 	a.metrics.streams.Inc()
 	if err != nil {
 		s.end(err) // the client left before the headers
@@ -109,38 +121,44 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		// the run's last), so a client that missed it learns the outcome.
 		after = run.LastSeq - 1
 	}
-	f := a.cfg.Engine.Follow(run.RunNo, after)
 	if out.conn == nil { // HTTP/2: the stream must stay in the handler
-		s.replayAndFollow(r.Context(), f)
+		s.watch(ctx, after)
 		return
 	}
-	// On HTTP/1.1 the replay and the live part run on a goroutine of
-	// their own once net/http has let go of the connection, so an open
-	// stream holds no request, buffers or handler stack: only the
-	// follower and the connection. Not the request's context: it ends
-	// with the handler, and it would keep the whole request reachable; a
-	// hang-up is seen on the connection itself.
-	go s.replayAndFollow(context.Background(), f)
+	// On HTTP/1.1 an open stream holds no request, buffers or handler
+	// stack: only its watch and the connection.
+	go s.watch(ctx, after)
 }
 
-// replayAndFollow sends the stored events after the follower's position,
-// then the live ones until the terminal event, the client hangs up, or the
-// node stops.
-func (s *stream) replayAndFollow(ctx context.Context, f *engine.Follower) {
+// watch sends the run's events after `after` until the terminal one, the
+// client hangs up, its key is revoked, or the node stops (engine.Watch),
+// with a heartbeat comment every Heartbeat.
+func (s *stream) watch(ctx context.Context, after uint64) {
 	var err error
 	defer func() {
-		f.Close()
 		if v := recover(); v != nil {
 			err = fmt.Errorf("panic in event stream: %v", v)
 		}
+		if errors.Is(err, context.Canceled) {
+			err = nil // hang-up, revocation or shutdown: the client resumes
+		}
 		s.end(err)
 	}()
-	evs, err := f.Catchup(ctx)
-	done, serr := s.send(ctx, evs)
-	if err = errors.Join(err, serr); done || err != nil {
-		return
-	}
-	err = s.follow(ctx, f)
+	err = s.a.cfg.Engine.Watch(ctx, s.runNo, after, s.a.cfg.Heartbeat,
+		func(evs []engine.StreamEvent) (bool, error) { return s.send(ctx, evs) },
+		func(last uint64) (bool, error) {
+			if err := s.out.comment("heartbeat"); err != nil {
+				return false, err
+			}
+			if err := s.out.flush(); err != nil {
+				return false, err
+			}
+			// A safety net under the live feed: when the read model (fed
+			// by its own gap-free consumer) knows of a later event than
+			// the stream sent, the log is read again.
+			latest, rerr := s.a.cfg.Reads.Run(s.runNo)
+			return rerr != nil || latest.LastSeq > last, nil
+		})
 }
 
 // stream is one open event stream.
@@ -151,12 +169,15 @@ type stream struct {
 	account string
 	runNo   string
 	route   string
-	// revoked is closed when the key that opened the stream is revoked.
-	revoked chan struct{}
+	// cancel ends the stream's context: hang-up, revocation, shutdown.
+	cancel      context.CancelFunc
+	stopOnClose func() bool
 }
 
 // end closes the stream and gives back its place.
 func (s *stream) end(err error) {
+	s.cancel()
+	s.stopOnClose()
 	s.a.streams.remove(s)
 	s.a.metrics.streams.Dec()
 	s.out.close()
@@ -178,49 +199,6 @@ func (s *stream) send(ctx context.Context, evs []engine.StreamEvent) (bool, erro
 		}
 	}
 	return false, s.out.flush()
-}
-
-// follow sends the run's live events until the terminal one, the client
-// hangs up, or the node stops. Heartbeats are SSE comments.
-func (s *stream) follow(ctx context.Context, f *engine.Follower) error {
-	beat := time.NewTicker(s.a.cfg.Heartbeat)
-	defer beat.Stop()
-	for {
-		var (
-			evs []engine.StreamEvent
-			err error
-		)
-		select {
-		case <-s.out.gone:
-			return nil
-		case <-s.a.closing:
-			return nil
-		case <-s.revoked:
-			return nil // the client reconnects, and its key is refused
-		case <-beat.C:
-			if err := s.out.comment("heartbeat"); err != nil {
-				return err
-			}
-			if err := s.out.flush(); err != nil {
-				return err
-			}
-			// A safety net under the live feed: when the read model (fed
-			// by its own gap-free consumer) knows of a later event than
-			// the stream sent, the log is read again.
-			if latest, rerr := s.a.cfg.Reads.Run(s.runNo); rerr != nil || latest.LastSeq > f.Last() {
-				evs, err = f.Catchup(ctx)
-			}
-		case m, ok := <-f.Live():
-			if !ok {
-				return nil // too slow or shutting down: the client resumes
-			}
-			evs, err = f.Receive(ctx, m)
-		}
-		done, serr := s.send(ctx, evs)
-		if err = errors.Join(err, serr); done || err != nil {
-			return err
-		}
-	}
 }
 
 func (a *API) endStream(route string, err error) {

@@ -27,7 +27,8 @@ type Engine interface {
 	AddWebhookEndpoint(ctx context.Context, accountID, url string) (engine.WebhookEndpoint, error)
 	RemoveWebhookEndpoint(ctx context.Context, accountID, id string) error
 	AllowReadQuota(ctx context.Context, keyID string) (engine.Quota, error)
-	Follow(runNo string, after uint64) *engine.Follower
+	Watch(ctx context.Context, runNo string, after uint64, idle time.Duration,
+		send func([]engine.StreamEvent) (bool, error), quiet func(uint64) (bool, error)) error
 	OpenAccount(ctx context.Context, email string, credits int64) (engine.NewAccount, error)
 	GrantCredits(ctx context.Context, id string, amount int64) (int64, uint64, error)
 	CreateKey(ctx context.Context, accountID, name string) (engine.NewKey, error)
@@ -96,9 +97,12 @@ type API struct {
 	cfg     Config
 	router  *mux.Router
 	closing chan struct{}
-	streams *streamRegistry
-	metrics *metrics
-	views   *viewCache
+	// closed ends with Close: open streams end with it.
+	closed      context.Context
+	closeStream context.CancelFunc
+	streams     *streamRegistry
+	metrics     *metrics
+	views       *viewCache
 	// keyMisses bounds how often an unknown key makes this node catch up
 	// with the log before answering 401 (a key made on another node).
 	keyMisses *rate.Limiter
@@ -149,6 +153,7 @@ func New(cfg Config) (*API, error) {
 	a.router.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.cfg.Logger, errorf(engine.CodeMethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path))
 	})
+	a.closed, a.closeStream = context.WithCancel(context.Background())
 	a.metrics, a.views = newMetrics(a), newViewCache()
 	a.tokenKey = streamTokenKey(cfg.AdminToken)
 	a.router.Use(a.metrics.observe, a.recoverPanics)
@@ -177,6 +182,7 @@ func (a *API) Close() {
 	default:
 		close(a.closing)
 	}
+	a.closeStream()
 }
 
 func (a *API) recoverPanics(next http.Handler) http.Handler {

@@ -23,16 +23,16 @@ type sseConn struct {
 	conn net.Conn // nil: the ResponseWriter path
 	w    http.ResponseWriter
 	buf  []byte
-	// gone is closed when the client hangs up: a reader of the taken-over
-	// connection says so, or the request's context on the other path.
-	gone <-chan struct{}
 }
 
 // retryHint opens every stream: how long a client waits before it
 // reconnects (EventSource reads it; it then resumes with Last-Event-ID).
 const retryHint = "retry: 3000\n\n"
 
-func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
+// openSSE opens the stream. gone is called when the client hangs up (a
+// reader of the taken-over connection sees it; on the other path the
+// request's context ends by itself).
+func openSSE(w http.ResponseWriter, r *http.Request, gone func()) (*sseConn, error) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -44,12 +44,13 @@ func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
 				conn.Close()
 				return nil, http.ErrAbortHandler
 			}
-			s := &sseConn{conn: conn, gone: watchHangUp(conn)}
+			watchHangUp(conn, gone)
+			s := &sseConn{conn: conn}
 			return s, s.write(rawHead(h))
 		}
 	}
 	w.WriteHeader(http.StatusOK)
-	s := &sseConn{w: w, gone: r.Context().Done()}
+	s := &sseConn{w: w}
 	if err := s.write([]byte(retryHint)); err != nil {
 		return s, err
 	}
@@ -68,11 +69,11 @@ func rawHead(h http.Header) []byte {
 }
 
 // watchHangUp reads the connection (a client sends nothing on an event
-// stream) and reports when that ends: hang-up, reset, or the stream closed.
-func watchHangUp(conn net.Conn) <-chan struct{} {
-	gone := make(chan struct{})
+// stream) and calls gone when that ends: hang-up, reset, or the stream
+// closed.
+func watchHangUp(conn net.Conn, gone func()) {
 	go func() {
-		defer close(gone)
+		defer gone()
 		var b [1]byte
 		for {
 			if _, err := conn.Read(b[:]); err != nil {
@@ -80,7 +81,6 @@ func watchHangUp(conn net.Conn) <-chan struct{} {
 			}
 		}
 	}()
-	return gone
 }
 
 func (s *sseConn) write(p []byte) error {

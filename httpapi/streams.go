@@ -78,11 +78,7 @@ func (g *streamRegistry) revoke(key string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for s := range g.byKey[key] {
-		select {
-		case <-s.revoked:
-		default:
-			close(s.revoked)
-		}
+		s.cancel()
 	}
 }
 

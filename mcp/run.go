@@ -56,30 +56,22 @@ func (s *surface) follow(ctx context.Context, req *sdk.CallToolRequest, runNo st
 		_ = req.Session.NotifyProgress(wctx, &sdk.ProgressNotificationParams{ProgressToken: token,
 			Progress: float64(d.Step), Total: float64(d.Steps), Message: msg})
 	}
-	f := s.cfg.Engine.Follow(runNo, 0)
-	defer func() { f.Close() }() // the follower in use at the end
-	evs, err := f.Catchup(wctx)
-	for err == nil {
+	var terminal uint64
+	err := s.cfg.Engine.Watch(wctx, runNo, 0, 5*time.Second, func(evs []engine.StreamEvent) (bool, error) {
 		for _, ev := range evs {
 			if ev.Terminal {
-				return s.finished(ctx, runNo, ev.Seq)
+				terminal = ev.Seq
+				return true, nil
 			}
 			notify(ev)
 		}
-		select {
-		case m, ok := <-f.Live():
-			if !ok { // fell behind: read the log again
-				f.Close()
-				f = s.cfg.Engine.Follow(runNo, f.Last())
-				evs, err = f.Catchup(wctx)
-				continue
-			}
-			evs, err = f.Receive(wctx, m)
-		case <-time.After(5 * time.Second): // a safety net under the live feed
-			evs, err = f.Catchup(wctx)
-		case <-wctx.Done():
-			err = wctx.Err()
-		}
+		return false, nil
+	}, func(uint64) (bool, error) { return true, nil }) // read the log again when quiet
+	if err == nil && terminal > 0 {
+		return s.finished(ctx, runNo, terminal)
+	}
+	if err == nil { // the node is stopping
+		err = context.Canceled
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		if r, rerr := s.cfg.Reads.Run(runNo); rerr == nil {

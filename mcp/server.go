@@ -21,7 +21,8 @@ import (
 type Engine interface {
 	Catalog() *engine.Catalog
 	CreateRun(ctx context.Context, req engine.CreateRunRequest) (engine.CreatedRun, error)
-	Follow(runNo string, after uint64) *engine.Follower
+	Watch(ctx context.Context, runNo string, after uint64, idle time.Duration,
+		send func([]engine.StreamEvent) (bool, error), quiet func(uint64) (bool, error)) error
 }
 
 // Reads is what it reads: the projections.
