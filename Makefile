@@ -5,7 +5,7 @@ BIN := bin/apprun
 .PHONY: run build test bench chaos sim fuzz clean
 
 build:
-	$(GO) build -o $(BIN) ./cmd/apprun
+	$(GO) build -ldflags "-X main.commit=$$(git rev-parse --short HEAD 2>/dev/null)" -o $(BIN) ./cmd/apprun
 
 # Dev node: embedded NATS + bbolt under $(APPRUN_DATA) (./data), HTTP on
 # $(APPRUN_ADDR) (127.0.0.1:8080). Every APPRUN_* variable is honoured.

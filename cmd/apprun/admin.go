@@ -24,7 +24,7 @@ then to the dev credentials in $APPRUN_DATA.`
 // adminCommand calls the admin API and prints its JSON answer.
 func adminCommand(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
-	url := fs.String("url", env("APPRUN_URL", "http://"+env("APPRUN_ADDR", "127.0.0.1:8080")), "apprun base URL")
+	url := fs.String("url", serverURL(), "apprun base URL (APPRUN_URL, else http://$APPRUN_ADDR)")
 	token := fs.String("token", env("APPRUN_ADMIN_TOKEN", ""), "admin token")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -25,7 +25,7 @@ func apiClient() (*client.Client, error) {
 	if key == "" {
 		return nil, errors.New("set APPRUN_API_KEY to an API key (the website's Settings → API Keys)")
 	}
-	return client.New(env("APPRUN_URL", "http://127.0.0.1:8080"), key), nil
+	return client.New(serverURL(), key), nil
 }
 
 // runCommand is `apprun run <slug> --input file.json|- [--json]`: create a
@@ -36,6 +36,9 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	inputPath := fs.String("input", "", "the App's input: a JSON file, or - for standard input (required)")
 	asJSON := fs.Bool("json", false, "print the finished run as JSON")
 	brand := fs.String("brand-context", "", "a brand context id to write for")
+	if wantsHelp(args, "apprun run <app-slug> --input file.json|- [--json] [--brand-context id]") {
+		return nil
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return errors.New("usage: apprun run <app-slug> --input file.json|- [--json]")
 	}
@@ -200,7 +203,10 @@ func runsCommand(args []string, stdout io.Writer) error {
 }
 
 // balanceCommand is `apprun balance`.
-func balanceCommand(stdout io.Writer) error {
+func balanceCommand(args []string, stdout io.Writer) error {
+	if wantsHelp(args, "apprun balance (with APPRUN_API_KEY)") {
+		return nil
+	}
 	c, err := apiClient()
 	if err != nil {
 		return err
@@ -217,6 +223,9 @@ func balanceCommand(stdout io.Writer) error {
 
 // cancelCommand is `apprun cancel <run_no>`.
 func cancelCommand(args []string, stdout io.Writer) error {
+	if wantsHelp(args, "apprun cancel <run_no> (with APPRUN_API_KEY)") {
+		return nil
+	}
 	if len(args) != 1 {
 		return errors.New("usage: apprun cancel <run_no>")
 	}

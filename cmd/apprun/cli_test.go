@@ -56,7 +56,7 @@ func TestCLIRunShowsProgressAndPrintsTheEmails(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := balanceCommand(&out); err != nil || !strings.HasPrefix(out.String(), "50 Credits") {
+	if err := balanceCommand(nil, &out); err != nil || !strings.HasPrefix(out.String(), "50 Credits") {
 		t.Fatalf("apprun balance: %v %q", err, out.String())
 	}
 	out.Reset()
@@ -69,7 +69,7 @@ func TestCLIRunShowsProgressAndPrintsTheEmails(t *testing.T) {
 		t.Fatalf("apprun cancel: %v %q", err, out.String())
 	}
 	t.Setenv("APPRUN_API_KEY", "")
-	if err := balanceCommand(&out); err == nil || !strings.Contains(err.Error(), "APPRUN_API_KEY") {
+	if err := balanceCommand(nil, &out); err == nil || !strings.Contains(err.Error(), "APPRUN_API_KEY") {
 		t.Fatalf("no key: %v", err)
 	}
 }

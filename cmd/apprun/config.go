@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -175,72 +174,116 @@ func env(name, def string) string {
 	return def
 }
 
-func envInt(name string, def int) int {
-	if v := os.Getenv(name); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
-			return n
-		}
-	}
-	return def
+// serverURL is where the client commands (admin, run, runs, balance,
+// cancel) find the server: APPRUN_URL, else http:// + APPRUN_ADDR (the
+// address `apprun serve` listens on), else http://127.0.0.1:8080.
+func serverURL() string {
+	return env("APPRUN_URL", "http://"+env("APPRUN_ADDR", "127.0.0.1:8080"))
 }
 
-func envDuration(name string, def time.Duration) time.Duration {
-	if v := os.Getenv(name); v != "" {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
-		}
-	}
-	return def
+// isSet says whether the flag was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // parseServe reads the environment, then flags of the same meaning.
 func parseServe(args []string) (Config, error) {
 	var c Config
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.StringVar(&c.Addr, "addr", env("APPRUN_ADDR", "127.0.0.1:8080"), "HTTP listen address (APPRUN_ADDR)")
-	fs.StringVar(&c.DataDir, "data", env("APPRUN_DATA", "./data"), "data directory (APPRUN_DATA)")
-	fs.StringVar(&c.NATSURL, "nats-url", env("APPRUN_NATS_URL", ""), "external NATS URL; empty runs an embedded server (APPRUN_NATS_URL)")
-	fs.StringVar(&c.NATSListen, "nats-listen", env("APPRUN_NATS_LISTEN", ""), "client address for the embedded NATS server; empty opens no port (APPRUN_NATS_LISTEN)")
-	fs.StringVar(&c.NATSCreds, "nats-creds", env("APPRUN_NATS_CREDS", ""), "NATS credentials file for an external NATS (APPRUN_NATS_CREDS)")
-	fs.StringVar(&c.NATSToken, "nats-token", env("APPRUN_NATS_TOKEN", ""), "NATS token for an external NATS (APPRUN_NATS_TOKEN)")
-	fs.StringVar(&c.NATSCA, "nats-ca", env("APPRUN_NATS_CA", ""), "CA certificate for TLS to an external NATS (APPRUN_NATS_CA)")
-	fs.StringVar(&c.NATSCert, "nats-cert", env("APPRUN_NATS_CERT", ""), "client certificate for TLS to an external NATS (APPRUN_NATS_CERT)")
-	fs.StringVar(&c.NATSKey, "nats-key", env("APPRUN_NATS_KEY", ""), "client key for TLS to an external NATS (APPRUN_NATS_KEY)")
-	fs.StringVar(&c.ServerName, "server-name", env("APPRUN_SERVER_NAME", ""), "embedded NATS server name, unique per cluster member (APPRUN_SERVER_NAME; default: derived from --cluster-listen)")
-	fs.StringVar(&c.ClusterName, "cluster-name", env("APPRUN_CLUSTER_NAME", ""), "embedded JetStream cluster name (APPRUN_CLUSTER_NAME)")
-	fs.StringVar(&c.ClusterListen, "cluster-listen", env("APPRUN_CLUSTER_LISTEN", ""), "host:port for routes from the other members (APPRUN_CLUSTER_LISTEN)")
-	routes := fs.String("routes", env("APPRUN_ROUTES", ""), "host:port of every cluster member, comma-separated (APPRUN_ROUTES)")
-	fs.StringVar(&c.AdminToken, "admin-token", env("APPRUN_ADMIN_TOKEN", ""), "admin API token (APPRUN_ADMIN_TOKEN)")
-	fs.BoolVar(&c.Dev, "dev", env("APPRUN_DEV", "") == "1", "dev mode: demo account and printed credentials (APPRUN_DEV=1)")
-	fs.IntVar(&c.Limits.CreatePerMinute, "create-per-min", envInt("APPRUN_CREATE_PER_MIN", 10), "run creations per minute per key (APPRUN_CREATE_PER_MIN)")
-	fs.IntVar(&c.Limits.ReadsPerMinute, "reads-per-min", envInt("APPRUN_READS_PER_MIN", 120), "reads per minute per key (APPRUN_READS_PER_MIN)")
-	fs.IntVar(&c.Limits.OwnerActiveRuns, "owner-active-runs", envInt("APPRUN_OWNER_ACTIVE_RUNS", 3), "active runs per account (APPRUN_OWNER_ACTIVE_RUNS)")
-	fs.IntVar(&c.Limits.PlatformActiveRuns, "platform-active-runs", envInt("APPRUN_PLATFORM_ACTIVE_RUNS", 12), "active runs, all accounts (APPRUN_PLATFORM_ACTIVE_RUNS)")
-	fs.DurationVar(&c.Heartbeat, "heartbeat", envDuration("APPRUN_HEARTBEAT", 15*time.Second), "SSE heartbeat interval (APPRUN_HEARTBEAT)")
-	timeouts := fs.String("app-timeouts", env("APPRUN_APP_TIMEOUTS", ""), "per-App timeouts, slug=duration,... (APPRUN_APP_TIMEOUTS)")
-	retention := fs.String("app-retention", env("APPRUN_APP_RETENTION", ""), "per-App retention windows, slug=duration,... (APPRUN_APP_RETENTION)")
-	fs.DurationVar(&c.RetentionSweep, "retention-sweep", envDuration("APPRUN_RETENTION_SWEEP", time.Minute), "how often expired runs are removed (APPRUN_RETENTION_SWEEP)")
-	fs.IntVar(&c.StreamsPerKey, "streams-per-key", envInt("APPRUN_STREAMS_PER_KEY", 20), "open event streams per API key on this node (APPRUN_STREAMS_PER_KEY)")
-	fs.IntVar(&c.StreamsPerAccount, "streams-per-account", envInt("APPRUN_STREAMS_PER_ACCOUNT", 40), "open event streams per account, over all its keys, on this node (APPRUN_STREAMS_PER_ACCOUNT)")
+	env := newEnvFlags(fs)
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "HTTP listen address (APPRUN_ADDR)")
+	env.bind("addr", "APPRUN_ADDR")
+	fs.StringVar(&c.DataDir, "data", "./data", "data directory (APPRUN_DATA)")
+	env.bind("data", "APPRUN_DATA")
+	fs.StringVar(&c.NATSURL, "nats-url", "", "external NATS URL; empty runs an embedded server (APPRUN_NATS_URL)")
+	env.bind("nats-url", "APPRUN_NATS_URL")
+	fs.StringVar(&c.NATSListen, "nats-listen", "", "client address for the embedded NATS server; empty opens no port (APPRUN_NATS_LISTEN)")
+	env.bind("nats-listen", "APPRUN_NATS_LISTEN")
+	fs.StringVar(&c.NATSCreds, "nats-creds", "", "NATS credentials file for an external NATS (APPRUN_NATS_CREDS)")
+	env.bind("nats-creds", "APPRUN_NATS_CREDS")
+	fs.StringVar(&c.NATSToken, "nats-token", "", "NATS token for an external NATS (APPRUN_NATS_TOKEN)")
+	env.bind("nats-token", "APPRUN_NATS_TOKEN")
+	fs.StringVar(&c.NATSCA, "nats-ca", "", "CA certificate for TLS to an external NATS (APPRUN_NATS_CA)")
+	env.bind("nats-ca", "APPRUN_NATS_CA")
+	fs.StringVar(&c.NATSCert, "nats-cert", "", "client certificate for TLS to an external NATS (APPRUN_NATS_CERT)")
+	env.bind("nats-cert", "APPRUN_NATS_CERT")
+	fs.StringVar(&c.NATSKey, "nats-key", "", "client key for TLS to an external NATS (APPRUN_NATS_KEY)")
+	env.bind("nats-key", "APPRUN_NATS_KEY")
+	fs.StringVar(&c.ServerName, "server-name", "", "embedded NATS server name, unique per cluster member (APPRUN_SERVER_NAME; default: derived from --cluster-listen)")
+	env.bind("server-name", "APPRUN_SERVER_NAME")
+	fs.StringVar(&c.ClusterName, "cluster-name", "", "embedded JetStream cluster name (APPRUN_CLUSTER_NAME)")
+	env.bind("cluster-name", "APPRUN_CLUSTER_NAME")
+	fs.StringVar(&c.ClusterListen, "cluster-listen", "", "host:port for routes from the other members (APPRUN_CLUSTER_LISTEN)")
+	env.bind("cluster-listen", "APPRUN_CLUSTER_LISTEN")
+	routes := fs.String("routes", "", "host:port of every cluster member, comma-separated (APPRUN_ROUTES)")
+	env.bind("routes", "APPRUN_ROUTES")
+	fs.StringVar(&c.AdminToken, "admin-token", "", "admin API token (APPRUN_ADMIN_TOKEN)")
+	env.bind("admin-token", "APPRUN_ADMIN_TOKEN")
+	fs.BoolVar(&c.Dev, "dev", false, "dev mode: demo account and printed credentials (APPRUN_DEV=1)")
+	env.bind("dev", "APPRUN_DEV")
+	fs.IntVar(&c.Limits.CreatePerMinute, "create-per-min", 10, "run creations per minute per key (APPRUN_CREATE_PER_MIN)")
+	env.bind("create-per-min", "APPRUN_CREATE_PER_MIN")
+	fs.IntVar(&c.Limits.ReadsPerMinute, "reads-per-min", 120, "reads per minute per key (APPRUN_READS_PER_MIN)")
+	env.bind("reads-per-min", "APPRUN_READS_PER_MIN")
+	fs.IntVar(&c.Limits.OwnerActiveRuns, "owner-active-runs", 3, "active runs per account (APPRUN_OWNER_ACTIVE_RUNS)")
+	env.bind("owner-active-runs", "APPRUN_OWNER_ACTIVE_RUNS")
+	fs.IntVar(&c.Limits.PlatformActiveRuns, "platform-active-runs", 12, "active runs, all accounts (APPRUN_PLATFORM_ACTIVE_RUNS)")
+	env.bind("platform-active-runs", "APPRUN_PLATFORM_ACTIVE_RUNS")
+	fs.DurationVar(&c.Heartbeat, "heartbeat", 15*time.Second, "SSE heartbeat interval (APPRUN_HEARTBEAT)")
+	env.bind("heartbeat", "APPRUN_HEARTBEAT")
+	timeouts := fs.String("app-timeouts", "", "per-App timeouts, slug=duration,... (APPRUN_APP_TIMEOUTS)")
+	env.bind("app-timeouts", "APPRUN_APP_TIMEOUTS")
+	retention := fs.String("app-retention", "", "per-App retention windows, slug=duration,... (APPRUN_APP_RETENTION)")
+	env.bind("app-retention", "APPRUN_APP_RETENTION")
+	fs.DurationVar(&c.RetentionSweep, "retention-sweep", time.Minute, "how often expired runs are removed (APPRUN_RETENTION_SWEEP)")
+	env.bind("retention-sweep", "APPRUN_RETENTION_SWEEP")
+	fs.IntVar(&c.StreamsPerKey, "streams-per-key", 20, "open event streams per API key on this node (APPRUN_STREAMS_PER_KEY)")
+	env.bind("streams-per-key", "APPRUN_STREAMS_PER_KEY")
+	fs.IntVar(&c.StreamsPerAccount, "streams-per-account", 40, "open event streams per account, over all its keys, on this node (APPRUN_STREAMS_PER_ACCOUNT)")
+	env.bind("streams-per-account", "APPRUN_STREAMS_PER_ACCOUNT")
 	fs.IntVar(&c.TestAmbiguousAdmissions, "test-ambiguous-admissions", 0, "test fault: every n-th admission's outcome is unknown to the node, as after a lost ack (needs --test-apps)")
-	fs.BoolVar(&c.TestApps, "test-apps", env("APPRUN_TEST_APPS", "") == "1", "add the test fixture App test-sleep (APPRUN_TEST_APPS=1)")
-	fs.IntVar(&c.Replicas, "replicas", envInt("APPRUN_REPLICAS", 1), "stream replicas (APPRUN_REPLICAS)")
-	fs.StringVar(&c.AppsDir, "apps-dir", env("APPRUN_APPS_DIR", ""), "directory of App definitions that add to or replace the shipped ones (APPRUN_APPS_DIR)")
-	fs.StringVar(&c.Model.BaseURL, "llm-base-url", env("OPENAI_BASE_URL", ""), "OpenAI-compatible API base, e.g. http://localhost:11434/v1; empty: no model (OPENAI_BASE_URL)")
+	fs.BoolVar(&c.TestApps, "test-apps", false, "add the test fixture App test-sleep (APPRUN_TEST_APPS=1)")
+	env.bind("test-apps", "APPRUN_TEST_APPS")
+	fs.IntVar(&c.Replicas, "replicas", 1, "stream replicas (APPRUN_REPLICAS)")
+	env.bind("replicas", "APPRUN_REPLICAS")
+	fs.StringVar(&c.AppsDir, "apps-dir", "", "directory of App definitions that add to or replace the shipped ones (APPRUN_APPS_DIR)")
+	env.bind("apps-dir", "APPRUN_APPS_DIR")
+	fs.StringVar(&c.Model.BaseURL, "llm-base-url", "", "OpenAI-compatible API base, e.g. http://localhost:11434/v1; empty: no model (OPENAI_BASE_URL)")
+	env.bind("llm-base-url", "OPENAI_BASE_URL")
 	c.Model.APIKey = os.Getenv("OPENAI_API_KEY") // not a flag: it would show in ps
-	fs.StringVar(&c.Model.Model, "llm-model", env("APPRUN_LLM_MODEL", ""), "model name (APPRUN_LLM_MODEL)")
-	fs.StringVar(&c.Model.JSONMode, "llm-json-mode", env("APPRUN_LLM_JSON_MODE", llm.JSONObject), "how replies are asked to be JSON: json_object, json_schema or none (APPRUN_LLM_JSON_MODE)")
-	fs.IntVar(&c.Model.MaxAttempts, "llm-max-attempts", envInt("APPRUN_LLM_MAX_ATTEMPTS", 5), "tries of one completion on 429, 5xx or a dropped connection (APPRUN_LLM_MAX_ATTEMPTS)")
-	fs.BoolVar(&c.Model.NoTemperature, "llm-no-temperature", env("APPRUN_LLM_TEMPERATURE", "") == "off", "send no temperature: for models that refuse one (APPRUN_LLM_TEMPERATURE=off)")
-	fs.StringVar(&c.GitHubAPI, "github-api-url", env("APPRUN_GITHUB_API_URL", "https://api.github.com"), "GitHub REST API base for oss-growth (APPRUN_GITHUB_API_URL)")
+	fs.StringVar(&c.Model.Model, "llm-model", "", "model name (APPRUN_LLM_MODEL)")
+	env.bind("llm-model", "APPRUN_LLM_MODEL")
+	fs.StringVar(&c.Model.JSONMode, "llm-json-mode", llm.JSONObject, "how replies are asked to be JSON: json_object, json_schema or none (APPRUN_LLM_JSON_MODE)")
+	env.bind("llm-json-mode", "APPRUN_LLM_JSON_MODE")
+	fs.IntVar(&c.Model.MaxAttempts, "llm-max-attempts", 5, "tries of one completion on 429, 5xx or a dropped connection (APPRUN_LLM_MAX_ATTEMPTS)")
+	env.bind("llm-max-attempts", "APPRUN_LLM_MAX_ATTEMPTS")
+	fs.BoolVar(&c.Model.NoTemperature, "llm-no-temperature", false, "send no temperature: for models that refuse one (APPRUN_LLM_TEMPERATURE=off)")
+	fs.StringVar(&c.GitHubAPI, "github-api-url", "https://api.github.com", "GitHub REST API base for oss-growth (APPRUN_GITHUB_API_URL)")
+	env.bind("github-api-url", "APPRUN_GITHUB_API_URL")
 	c.GitHubToken = os.Getenv("GITHUB_TOKEN")
-	fs.Int64Var(&c.SignupCredits, "signup-credits", int64(envInt("APPRUN_SIGNUP_CREDITS", 100)), "Credits a website sign-up starts with (APPRUN_SIGNUP_CREDITS)")
-	fs.DurationVar(&c.SessionTTL, "session-ttl", envDuration("APPRUN_SESSION_TTL", 7*24*time.Hour), "how long a website sign-in lasts (APPRUN_SESSION_TTL)")
-	fs.DurationVar(&c.StreamTokenTTL, "stream-token-ttl", envDuration("APPRUN_STREAM_TOKEN_TTL", 10*time.Minute), "how long a stream token works (APPRUN_STREAM_TOKEN_TTL)")
-	fs.BoolVar(&c.Webhooks.AllowPrivate, "webhooks-allow-private", env("APPRUN_WEBHOOKS_ALLOW_PRIVATE", "") == "1", "let webhook URLs reach loopback and private addresses (APPRUN_WEBHOOKS_ALLOW_PRIVATE=1; on in --dev)")
-	fs.BoolVar(&c.SecureCookies, "secure-cookies", env("APPRUN_SECURE_COOKIES", "") == "1", "mark the session cookie Secure: TLS ends at a proxy in front (APPRUN_SECURE_COOKIES=1)")
-	if err := fs.Parse(args); err != nil {
+	fs.Int64Var(&c.SignupCredits, "signup-credits", 100, "Credits a website sign-up starts with (APPRUN_SIGNUP_CREDITS)")
+	env.bind("signup-credits", "APPRUN_SIGNUP_CREDITS")
+	fs.DurationVar(&c.SessionTTL, "session-ttl", 7*24*time.Hour, "how long a website sign-in lasts (APPRUN_SESSION_TTL)")
+	env.bind("session-ttl", "APPRUN_SESSION_TTL")
+	fs.DurationVar(&c.StreamTokenTTL, "stream-token-ttl", 10*time.Minute, "how long a stream token works (APPRUN_STREAM_TOKEN_TTL)")
+	env.bind("stream-token-ttl", "APPRUN_STREAM_TOKEN_TTL")
+	fs.BoolVar(&c.Webhooks.AllowPrivate, "webhooks-allow-private", false, "let webhook URLs reach loopback and private addresses (APPRUN_WEBHOOKS_ALLOW_PRIVATE=1; on in --dev)")
+	env.bind("webhooks-allow-private", "APPRUN_WEBHOOKS_ALLOW_PRIVATE")
+	fs.BoolVar(&c.SecureCookies, "secure-cookies", false, "mark the session cookie Secure: TLS ends at a proxy in front (APPRUN_SECURE_COOKIES=1)")
+	env.bind("secure-cookies", "APPRUN_SECURE_COOKIES")
+	if err := env.parse(args); err != nil {
 		return c, err
+	}
+	switch v := os.Getenv("APPRUN_LLM_TEMPERATURE"); v {
+	case "", "on":
+	case "off":
+		if !isSet(fs, "llm-no-temperature") {
+			c.Model.NoTemperature = true
+		}
+	default:
+		return c, fmt.Errorf("config: APPRUN_LLM_TEMPERATURE=%q: want off (send no temperature) or nothing", v)
 	}
 	var err error
 	if c.AppTimeouts, err = parseDurations(*timeouts); err != nil {

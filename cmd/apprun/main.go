@@ -6,9 +6,13 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
@@ -19,12 +23,92 @@ func main() {
 	}
 }
 
+// commands is what `apprun help` lists, one line each.
+var commands = []struct{ name, what string }{
+	{"serve", "run the service (API, event streams, website, MCP); apprun serve --help for its settings"},
+	{"admin", "call the admin API: accounts, credits, keys, prices (apprun admin --help)"},
+	{"audit", "replay the event log and check every Credit; stop the node first"},
+	{"bench", "measure creates, reads, streams, rebuild and runs against servers it starts"},
+	{"run", "run an App: apprun run <app-slug> --input file.json|- [--json]"},
+	{"runs", "list your runs"},
+	{"balance", "show your Credits"},
+	{"cancel", "cancel a run: apprun cancel <run_no>"},
+	{"version", "print the version"},
+	{"help", "this list"},
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: apprun <command> [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.what)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The client commands (admin, run, runs, balance, cancel) find the server at APPRUN_URL,")
+	fmt.Fprintln(w, "else http://$APPRUN_ADDR, else http://127.0.0.1:8080; run, runs, balance and cancel need APPRUN_API_KEY.")
+}
+
+// commit is set by `make build` (-ldflags -X main.commit=…) where the Go
+// toolchain does not stamp the build with its VCS revision.
+var commit string
+
+// version is the module's version and the commit it was built from.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "apprun (no build information)"
+	}
+	v, commit, dirty := info.Main.Version, orUnknown(commit), ""
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			commit = s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = " (modified)"
+		}
+	}
+	return fmt.Sprintf("apprun %s, commit %s%s, %s", v, commit, dirty, info.GoVersion)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// wantsHelp says whether a command without flags of its own was asked for
+// help; it prints the command's usage line.
+func wantsHelp(args []string, usage string) bool {
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			fmt.Println("usage:", usage)
+			return true
+		}
+	}
+	return false
+}
+
 func run(args []string) error {
+	err := dispatch(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // a command's --help: its flags were printed
+	}
+	return err
+}
+
+func dispatch(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: apprun serve [flags] | apprun admin <command> | apprun audit [flags] | apprun bench [flags] | " +
-			"apprun run <app> --input file.json|- [--json] | apprun runs | apprun balance | apprun cancel <run_no>")
+		usage(os.Stderr)
+		return errors.New("no command given")
 	}
 	switch args[0] {
+	case "help", "-h", "--help", "-help":
+		usage(os.Stdout)
+		return nil
+	case "version", "--version", "-version":
+		fmt.Println(version())
+		return nil
 	case "serve":
 		cfg, err := parseServe(args[1:])
 		if err != nil {
@@ -44,10 +128,10 @@ func run(args []string) error {
 	case "runs":
 		return runsCommand(args[1:], os.Stdout)
 	case "balance":
-		return balanceCommand(os.Stdout)
+		return balanceCommand(args[1:], os.Stdout)
 	case "cancel":
 		return cancelCommand(args[1:], os.Stdout)
 	default:
-		return fmt.Errorf("unknown command %q: want serve, admin, audit, bench, run, runs, balance or cancel", args[0])
+		return fmt.Errorf("unknown command %q; apprun help lists them", args[0])
 	}
 }
