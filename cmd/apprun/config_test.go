@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +73,47 @@ func TestHelpAndVersionExitZero(t *testing.T) {
 	}
 	if v := version(); !strings.HasPrefix(v, "apprun ") || !strings.Contains(v, "commit") {
 		t.Errorf("version: %q", v)
+	}
+}
+
+// Start failures say what to do, and a start that fails on its
+// configuration or its port creates nothing in the data directory (a bad
+// APPRUN_APPS_DIR or a busy port first created nats/ and projections.db).
+func TestStartFailuresSayWhatToDoAndLeaveNothingBehind(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	// A second node on the same data directory: at once, naming the holder.
+	cfg := h.cfg
+	cfg.Addr = "127.0.0.1:0"
+	n, err := NewNode(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	err = n.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "in use by another apprun (pid") || time.Since(began) > 2*time.Second {
+		t.Fatalf("a second node on one data directory: %v after %s", err, time.Since(began))
+	}
+	// A busy port, and a bad apps directory: nothing created.
+	for name, mutate := range map[string]func(*Config){
+		"busy port":    func(c *Config) { c.Addr = h.node.Addr() },
+		"bad apps dir": func(c *Config) { c.AppsDir = filepath.Join(t.TempDir(), "missing") },
+	} {
+		cfg := h.cfg
+		cfg.Apps, cfg.DataDir, cfg.Addr = nil, filepath.Join(t.TempDir(), "data"), "127.0.0.1:0"
+		mutate(&cfg)
+		n, err := NewNode(cfg)
+		if err == nil {
+			err = n.Start(context.Background())
+		}
+		if err == nil {
+			t.Fatalf("%s: started", name)
+		}
+		t.Logf("%s: %v", name, err)
+		if name == "busy port" && !strings.Contains(err.Error(), "port is in use") {
+			t.Errorf("busy port: %v", err)
+		}
+		if _, serr := os.Stat(cfg.DataDir); !errors.Is(serr, os.ErrNotExist) {
+			t.Errorf("%s (%v): the data directory was created", name, err)
+		}
 	}
 }

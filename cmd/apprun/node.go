@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/apprun/apprun/apps"
@@ -40,6 +41,7 @@ type Node struct {
 	mux   http.Handler // the API and the website on one origin
 	srv   *http.Server
 	ln    net.Listener
+	lock  *dataLock
 }
 
 // NewNode checks cfg; Start brings the node up.
@@ -63,21 +65,32 @@ func (n *Node) Start(ctx context.Context) (err error) {
 			n.Stop()
 		}
 	}()
-	if err := os.MkdirAll(n.cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data dir: %w", err)
-	}
-	if err := n.connect(); err != nil {
-		return err
-	}
-	if n.store, err = projections.Open(filepath.Join(n.cfg.DataDir, "projections.db"), n.cfg.Logger); err != nil {
-		return err
-	}
+	// What can fail without touching the disk fails first: the catalog,
+	// then the port. Nothing is created in the data directory before.
 	list, err := n.cfg.apps()
 	if err != nil {
 		return err
 	}
 	catalog, err := engine.NewCatalog(inputschema.Compile, list...)
 	if err != nil {
+		return err
+	}
+	if n.ln, err = net.Listen("tcp", n.cfg.Addr); err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("listen %s: the port is in use (another apprun?): stop it, or choose another --addr (APPRUN_ADDR)", n.cfg.Addr)
+		}
+		return fmt.Errorf("listen %s: %w", n.cfg.Addr, err)
+	}
+	if err := os.MkdirAll(n.cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	if n.lock, err = lockDataDir(n.cfg.DataDir); err != nil {
+		return err
+	}
+	if err := n.connect(); err != nil {
+		return err
+	}
+	if n.store, err = projections.Open(filepath.Join(n.cfg.DataDir, "projections.db"), n.cfg.Logger); err != nil {
 		return err
 	}
 	events, err := eventlog.Open(ctx, n.nc, eventlog.Config{Replicas: n.cfg.Replicas, Logger: n.cfg.Logger,
@@ -141,9 +154,6 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	n.mux = n.api.Edge(oneOrigin(n.api, n.site, n.api.RequireKey(mcpHandler)))
-	if n.ln, err = net.Listen("tcp", n.cfg.Addr); err != nil {
-		return fmt.Errorf("listen %s: %w", n.cfg.Addr, err)
-	}
 	srv, ln := &http.Server{Handler: n.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}, n.ln
 	n.srv = srv
 	go func() { // its own copies: Stop clears the node's fields
@@ -256,6 +266,8 @@ func (n *Node) Stop() {
 		_ = n.srv.Shutdown(ctx)
 		cancel()
 		n.srv = nil
+	} else if n.ln != nil { // listening, never served: a start that failed
+		_ = n.ln.Close()
 	}
 	if n.eng != nil {
 		n.eng.Stop()
@@ -272,6 +284,8 @@ func (n *Node) Stop() {
 		n.ns.Stop()
 		n.ns = nil
 	}
+	n.lock.release()
+	n.lock = nil
 }
 
 func redactURL(u string) string {

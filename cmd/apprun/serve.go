@@ -43,7 +43,12 @@ func serve(ctx context.Context, cfg Config, out io.Writer) error {
 		}
 		dev.print(out, n.Addr(), cfg.AdminToken)
 	}
-	n.cfg.Logger.Info("apprun serving", "addr", n.Addr(), "data", cfg.DataDir, "embedded_nats", cfg.NATSURL == "")
+	model := "none (Apps that need one are not runnable; cold-email-writer uses its built-in writer)"
+	if cfg.Model.BaseURL != "" {
+		model = cfg.Model.Model + " at " + redactURL(cfg.Model.BaseURL)
+	}
+	n.cfg.Logger.Info("apprun serving", "addr", n.Addr(), "data", cfg.DataDir, "embedded_nats", cfg.NATSURL == "",
+		"model", model, "version", version())
 	<-ctx.Done()
 	n.cfg.Logger.Info("apprun shutting down")
 	return nil
