@@ -7,6 +7,7 @@ package embednats
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -32,7 +33,15 @@ type Config struct {
 	// Cluster, when its Name is set, joins this server to a JetStream
 	// cluster of embedded servers over routes.
 	Cluster Cluster
+	// Secret authenticates whatever reaches the server over TCP: clients
+	// (user "apprun") and routes from the other members. Required when the
+	// server opens a port (Listen, or Cluster); at least 16 characters,
+	// the same on every member.
+	Secret string
 }
+
+// User is the user name clients and routes present with the Secret.
+const User = "apprun"
 
 // Cluster configures routes between embedded servers.
 type Cluster struct {
@@ -55,6 +64,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	if c := cfg.Cluster; c.Name != "" && (c.Listen == "" || len(c.Routes) == 0) {
 		return nil, errors.New("embednats: a cluster member needs a route listen address and routes")
+	}
+	if cfg.Listen != "" || cfg.Cluster.Name != "" {
+		if len(cfg.Secret) < 16 || strings.ContainsAny(cfg.Secret, "\"'\\ \t\r\n{}$") {
+			return nil, errors.New("embednats: a server that opens a port (a client port or a cluster) needs a secret of at least 16 characters, without quotes, spaces, braces or $: set APPRUN_CLUSTER_SECRET, the same on every member")
+		}
 	}
 	if cfg.ServerName == "" {
 		cfg.ServerName = "apprun"
@@ -100,12 +114,17 @@ func (s *Server) options() (*server.Options, error) {
 		b.WriteString("  sync_interval: always\n")
 	}
 	b.WriteString("}\n")
+	if s.cfg.Secret != "" {
+		fmt.Fprintf(&b, "authorization {\n  user: %q\n  password: %q\n}\n", User, s.cfg.Secret)
+	}
 	if c := s.cfg.Cluster; c.Name != "" {
 		routes := make([]string, len(c.Routes))
 		for i, r := range c.Routes {
-			routes[i] = fmt.Sprintf("%q", "nats-route://"+r)
+			u := url.URL{Scheme: "nats-route", User: url.UserPassword(User, s.cfg.Secret), Host: r}
+			routes[i] = fmt.Sprintf("%q", u.String())
 		}
-		fmt.Fprintf(&b, "cluster {\n  name: %q\n  listen: %q\n  routes: [%s]\n}\n", c.Name, c.Listen, strings.Join(routes, ", "))
+		fmt.Fprintf(&b, "cluster {\n  name: %q\n  listen: %q\n  routes: [%s]\n  authorization {\n    user: %q\n    password: %q\n  }\n}\n",
+			c.Name, c.Listen, strings.Join(routes, ", "), User, s.cfg.Secret)
 	}
 	opts := &server.Options{}
 	if err := opts.ProcessConfigString(b.String()); err != nil {
@@ -136,6 +155,9 @@ func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 		return nil, errors.New("embednats: not started")
 	}
 	opts = append([]nats.Option{nats.InProcessServer(s.ns), nats.Name("apprun")}, opts...)
+	if s.cfg.Secret != "" {
+		opts = append(opts, nats.UserInfo(User, s.cfg.Secret))
+	}
 	return nats.Connect("", opts...)
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"time"
@@ -41,7 +42,11 @@ func auditCommand(args []string, out io.Writer) error {
 	}
 	var nc *nats.Conn
 	if *url != "" {
-		if nc, err = nats.Connect(*url); err != nil {
+		var opts []nats.Option
+		if secret := os.Getenv("APPRUN_CLUSTER_SECRET"); secret != "" {
+			opts = append(opts, nats.UserInfo(embednats.User, secret)) // an embedded cluster's client port
+		}
+		if nc, err = nats.Connect(*url, opts...); err != nil {
 			return fmt.Errorf("audit: connect: %w", err)
 		}
 	} else {

@@ -71,6 +71,8 @@ type chaos struct {
 	bin, dir string
 	logs     *os.File
 	client   *http.Client
+	// env is added to every process's environment.
+	env []string
 }
 
 func freeAddr(t *testing.T) string {
@@ -98,6 +100,7 @@ func (c *chaos) spawn(addr string, args ...string) *proc {
 	c.t.Helper()
 	args = append([]string{"serve", "--addr", addr, "--admin-token", testAdminToken}, args...)
 	cmd := exec.Command(c.bin, args...)
+	cmd.Env = append(os.Environ(), c.env...)
 	cmd.Stdout, cmd.Stderr = c.logs, c.logs
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
@@ -132,6 +135,13 @@ func (p *proc) kill() {
 func (p *proc) stop() {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	_ = p.cmd.Wait()
+}
+
+// command is an apprun command with the processes' environment.
+func (c *chaos) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, c.bin, args...)
+	cmd.Env = append(os.Environ(), c.env...)
+	return cmd
 }
 
 // newChaos builds the apprun binary and opens a log for its processes.

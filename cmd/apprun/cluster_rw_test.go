@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +86,7 @@ func TestClusterReadsItsOwnWritesAndNeverHidesACharge(t *testing.T) {
 	c.nodes[2].stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, c.bin, "audit", "--data", c.args[2][1], "--nats-url", c.nats).CombinedOutput()
+	out, err := c.command(ctx, "audit", "--data", c.args[2][1], "--nats-url", c.nats).CombinedOutput()
 	c.nodes[2] = nil
 	if err != nil || !strings.Contains(string(out), "admissions fenced off") {
 		t.Fatalf("audit: %v, want a clean audit that counts the fenced admissions\n%s", err, out)

@@ -1,16 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // cluster is three apprun processes whose embedded nats-servers form one
@@ -20,13 +23,20 @@ type cluster struct {
 	nodes []*proc
 	args  [][]string
 	nats  string // client URL of node 0's embedded server (for the audit)
+	// routes are the members' route addresses.
+	routes []string
 }
+
+// testClusterSecret authenticates the test cluster's routes and clients.
+const testClusterSecret = "test-cluster-secret-0123456789"
 
 // startCluster starts the three nodes, each with the shared flags and extra.
 func startCluster(t *testing.T, extra ...string) *cluster {
 	t.Helper()
 	c := &cluster{chaos: newChaos(t)}
+	c.env = []string{"APPRUN_CLUSTER_SECRET=" + testClusterSecret}
 	routes := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	c.routes = routes
 	natsAddr := freeAddr(t)
 	c.nats = "nats://" + natsAddr
 	for i := range routes {
@@ -87,6 +97,53 @@ func (c *cluster) events(ctx context.Context, p *proc, key, runNo string, after 
 	return out, err
 }
 
+// closedToStrangers checks that the cluster's client port and route ports
+// refuse whoever does not present its secret: a client that would publish
+// a credit grant straight into the log, and a route that would join.
+func (c *cluster) closedToStrangers(t *testing.T) {
+	t.Helper()
+	if nc, err := nats.Connect(c.nats, nats.Timeout(5*time.Second)); err == nil {
+		nc.Close()
+		t.Fatal("a client without the secret connected to the embedded server")
+	} else if !strings.Contains(strings.ToLower(err.Error()), "authorization") {
+		t.Fatalf("a client without the secret: %v, want an authorization violation", err)
+	}
+	if nc, err := nats.Connect(c.nats, nats.UserInfo("apprun", "wrong-secret-0123456789"), nats.Timeout(5*time.Second)); err == nil {
+		nc.Close()
+		t.Fatal("a client with a wrong secret connected")
+	}
+	// A route without credentials: the server answers its CONNECT with an
+	// authorization error and drops it.
+	conn, err := net.DialTimeout("tcp", c.routes[1], 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	rd := bufio.NewReader(conn)
+	if info, _ := rd.ReadString('\n'); !strings.HasPrefix(info, "INFO ") {
+		t.Fatalf("route port greeting: %q", info)
+	}
+	fmt.Fprintf(conn, "CONNECT {\"verbose\":false,\"pedantic\":false,\"name\":\"rogue\",\"cluster\":\"apprun-test\"}\r\nPING\r\n")
+	answer := ""
+	for {
+		line, err := rd.ReadString('\n')
+		answer += line
+		if err != nil || strings.HasPrefix(line, "-ERR") || strings.HasPrefix(line, "PONG") {
+			break
+		}
+	}
+	if !strings.Contains(strings.ToLower(answer), "authorization") {
+		t.Fatalf("a route without the secret was answered %q, want an authorization violation", answer)
+	}
+	// With the secret, a client gets in (the nodes and the audit do).
+	nc, err := nats.Connect(c.nats, nats.UserInfo("apprun", testClusterSecret), nats.Timeout(5*time.Second))
+	if err != nil {
+		t.Fatalf("a client with the secret: %v", err)
+	}
+	nc.Close()
+}
+
 func sleepRun(ms int) map[string]any {
 	return map[string]any{"app_slug": "test-sleep", "input": map[string]any{"ms": ms}}
 }
@@ -99,6 +156,7 @@ func TestClusterOfThreeNodesBehavesAsOneService(t *testing.T) {
 	c := startCluster(t)
 	t.Logf("phase: formed %s", time.Since(t0))
 	n0, n1, n2 := c.nodes[0], c.nodes[1], c.nodes[2]
+	c.closedToStrangers(t)
 
 	// An account made on node 0 works on node 2 at once.
 	_, m, err := c.call(n0, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "a@example.com", "credits": 1000})
@@ -263,7 +321,7 @@ func TestClusterOfThreeNodesBehavesAsOneService(t *testing.T) {
 	t.Logf("phase: node2 stopped %s", time.Since(t0))
 	actx, cancelAudit := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancelAudit()
-	out, err := exec.CommandContext(actx, c.bin, "audit", "--data", c.args[2][1], "--nats-url", c.nats).CombinedOutput()
+	out, err := c.command(actx, "audit", "--data", c.args[2][1], "--nats-url", c.nats).CombinedOutput()
 	c.nodes[2] = nil
 	if err != nil {
 		t.Fatalf("audit: %v\n%s", err, out)

@@ -31,6 +31,9 @@ type Config struct {
 	ClusterName   string
 	ClusterListen string
 	Routes        []string
+	// ClusterSecret (APPRUN_CLUSTER_SECRET) authenticates routes and
+	// clients of an embedded server that opens a port: required then.
+	ClusterSecret string
 	AdminToken    string
 	Dev           bool
 	Limits        engine.Limits
@@ -263,6 +266,7 @@ func parseServe(args []string) (Config, error) {
 	fs.StringVar(&c.GitHubAPI, "github-api-url", "https://api.github.com", "GitHub REST API base for oss-growth (APPRUN_GITHUB_API_URL)")
 	env.bind("github-api-url", "APPRUN_GITHUB_API_URL")
 	c.GitHubToken = os.Getenv("GITHUB_TOKEN")
+	c.ClusterSecret = os.Getenv("APPRUN_CLUSTER_SECRET") // not a flag: it would show in ps
 	fs.Int64Var(&c.SignupCredits, "signup-credits", 100, "Credits a website sign-up starts with (APPRUN_SIGNUP_CREDITS)")
 	env.bind("signup-credits", "APPRUN_SIGNUP_CREDITS")
 	fs.DurationVar(&c.SessionTTL, "session-ttl", 7*24*time.Hour, "how long a website sign-in lasts (APPRUN_SESSION_TTL)")
