@@ -175,7 +175,7 @@ func (n *Node) connect() error {
 	}
 	ns, err := embednats.New(embednats.Config{StoreDir: filepath.Join(n.cfg.DataDir, "nats"), Listen: n.cfg.NATSListen,
 		ServerName: n.cfg.ServerName, Secret: n.cfg.ClusterSecret,
-		Cluster:    embednats.Cluster{Name: n.cfg.ClusterName, Listen: n.cfg.ClusterListen, Routes: n.cfg.Routes}})
+		Cluster: embednats.Cluster{Name: n.cfg.ClusterName, Listen: n.cfg.ClusterListen, Routes: n.cfg.Routes}})
 	if err != nil {
 		return err
 	}
