@@ -17,12 +17,14 @@ run: build
 # exceeded" at the deadline on a busy machine (golang/go#75804, fixed in
 # Go 1.27), with no input found.
 test:
-	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 15m ./...
-	SEEDS=2000 $(GO) test ./sim -run '^TestSimulation$$' -count=1 -v -timeout 5m
-	$(GO) test ./httpapi -run '^$$' -fuzz '^FuzzDecodeCreateRun$$' -fuzztime 20000x
-	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateInput$$' -fuzztime 5000x
-	$(GO) test ./apps -run '^$$' -fuzz '^FuzzParseReply$$' -fuzztime 1000x
+	@start=$$(date +%s); \
+	$(GO) vet ./... && \
+	$(GO) test -race -count=1 -timeout 15m ./... && \
+	SEEDS=2000 $(GO) test ./sim -run '^TestSimulation$$' -count=1 -v -timeout 5m && \
+	$(GO) test ./httpapi -run '^$$' -fuzz '^FuzzDecodeCreateRun$$' -fuzztime 20000x && \
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateInput$$' -fuzztime 5000x && \
+	$(GO) test ./apps -run '^$$' -fuzz '^FuzzParseReply$$' -fuzztime 1000x && \
+	echo "make test: passed in $$(( $$(date +%s) - start )) s"
 
 # The load tool: all five scenarios against servers it starts itself
 # (BENCHMARKS.md). The JSON report is bench.json (not committed).

@@ -200,6 +200,11 @@ func (e *Engine) LogHead(ctx context.Context) (uint64, error) {
 	return head, nil
 }
 
+// Writable says whether the event log can take writes now: connected,
+// with a stream leader (the eventlog probes it). While it cannot, requests
+// fail at once with ErrUnavailable.
+func (e *Engine) Writable() bool { return e.ports.Log.Available() }
+
 // AccountSeq is the sequence of an account's newest ledger event (a
 // run's admission, settle and refund are among them), or ErrNotFound.
 func (e *Engine) AccountSeq(ctx context.Context, accountID string) (uint64, error) {

@@ -8,6 +8,7 @@ package eventlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -80,6 +81,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	}
 	s.log = &Log{nc: nc, js: js, stream: st, timeout: cfg.Timeout, replicated: cfg.Replicas > 1,
 		readers: make(chan struct{}, maxLogReaders)}
+	go s.log.probe()
 	s.windows = &windows{nc: nc, js: js, timeout: cfg.Timeout, streams: ws,
 		limits: map[engine.Window]int{engine.WindowCreate: cfg.Limits.CreatePerMinute, engine.WindowRead: cfg.Limits.ReadsPerMinute}}
 	return s, nil
@@ -119,11 +121,11 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 		if rl.limit <= 0 {
 			continue
 		}
-		w, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		w, err := ensureWindow(ctx, js, cfg, jetstream.StreamConfig{
 			Name:                 rl.name,
 			Description:          "apprun sliding-window rate limit: one message per counted request",
 			Subjects:             []string{rl.subj + "*"},
-			Storage:              jetstream.MemoryStorage,
+			Storage:              windowStorage(cfg.Replicas),
 			Replicas:             cfg.Replicas,
 			MaxAge:               time.Minute,
 			MaxMsgsPerSubject:    int64(rl.limit),
@@ -137,4 +139,49 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 		windows[rl.name] = w
 	}
 	return st, windows, nil
+}
+
+// windowWait bounds one attempt at a window stream.
+const windowWait = 3 * time.Second
+
+// windowStorage is where a window is kept. A window on one server lives in
+// memory. A replicated one is kept on disk: a replicated in-memory stream
+// loses its replication state when every member stops, and then finds no
+// leader with only part of them back (2 of 3 looped on "context deadline
+// exceeded" after a full stop), while a new one cannot be placed on 3
+// replicas with 2 members up.
+func windowStorage(replicas int) jetstream.StorageType {
+	if replicas > 1 {
+		return jetstream.FileStorage
+	}
+	return jetstream.MemoryStorage
+}
+
+// ensureWindow creates or updates a rate-limit window stream. One kept
+// where it no longer belongs (in memory, on a cluster, from an earlier
+// version) is deleted and made again: its content is a minute of counts.
+func ensureWindow(ctx context.Context, js jetstream.JetStream, cfg Config, sc jetstream.StreamConfig) (jetstream.Stream, error) {
+	wctx, cancel := context.WithTimeout(ctx, windowWait)
+	w, err := js.CreateOrUpdateStream(wctx, sc)
+	cancel()
+	if err == nil || ctx.Err() != nil {
+		return w, err
+	}
+	ictx, cancel := context.WithTimeout(ctx, windowWait)
+	old, ierr := js.Stream(ictx, sc.Name)
+	cancel()
+	if ierr != nil || old.CachedInfo().Config.Storage == sc.Storage {
+		return nil, err
+	}
+	cfg.Logger.Warn("eventlog: a rate-limit window is kept in the wrong storage; making it again", "stream", sc.Name,
+		"storage", sc.Storage.String())
+	dctx, cancel := context.WithTimeout(ctx, windowWait)
+	derr := js.DeleteStream(dctx, sc.Name)
+	cancel()
+	if derr != nil && !errors.Is(derr, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("delete the window to make it again: %w", derr)
+	}
+	cctx, cancel := context.WithTimeout(ctx, windowWait)
+	defer cancel()
+	return js.CreateOrUpdateStream(cctx, sc)
 }

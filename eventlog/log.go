@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -24,9 +25,10 @@ const (
 	jsErrNoMessage       = 10037
 )
 
-// errNotConnected: the connection to NATS is down; fail fast instead of
+// errNotConnected: the connection to NATS is down, or the stream has had
+// no leader for a while (probe.go); fail fast instead of
 // waiting out a timeout.
-var errNotConnected = fmt.Errorf("eventlog: %w: not connected to NATS", engine.ErrUnavailable)
+var errNotConnected = fmt.Errorf("eventlog: %w: the event log is unreachable (no NATS connection, or no stream leader)", engine.ErrUnavailable)
 
 // Log is engine.Log on the APPRUN stream: compare-and-set appends with
 // Nats-Expected-Last-Subject-Sequence, atomic batches (ADR-50) for several
@@ -44,6 +46,8 @@ type Log struct {
 	// waiting for its turn with a subscription and delivered messages
 	// held is memory (10,000 streams opened at once made 100 MB of it).
 	readers chan struct{}
+	// down: the stream has had no leader for downAfter probes (probe.go).
+	down atomic.Bool
 }
 
 // maxLogReaders is how many subject reads one node makes at once.
@@ -68,7 +72,7 @@ func (l *Log) msg(e engine.Entry) *nats.Msg {
 // is one of the port's: a failed check is ErrConflict, a write that cannot
 // have been stored ErrUnavailable, one whose answer never came ErrAmbiguous.
 func (l *Log) Append(ctx context.Context, entries ...engine.Entry) (uint64, error) {
-	if !l.nc.IsConnected() {
+	if !l.Available() {
 		return 0, errNotConnected
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
@@ -156,7 +160,7 @@ func parseAck(data []byte) (uint64, error) {
 // it: it includes every acknowledged write, so a decision or an answer
 // made from it is never stale (a replica's direct get may be behind).
 func (l *Log) Last(ctx context.Context, subject string) (engine.Message, error) {
-	if !l.nc.IsConnected() {
+	if !l.Available() {
 		return engine.Message{}, errNotConnected
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
@@ -223,7 +227,7 @@ func (l *Log) leaderLast(ctx context.Context, subject string) (engine.Message, e
 
 // Head is the sequence of the newest message in the stream.
 func (l *Log) Head(ctx context.Context) (uint64, error) {
-	if !l.nc.IsConnected() {
+	if !l.Available() {
 		return 0, errNotConnected
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
@@ -261,7 +265,7 @@ func (l *Log) Subjects(ctx context.Context, filter string) ([]string, error) {
 }
 
 // Available reports whether the connection to NATS is up.
-func (l *Log) Available() bool { return l.nc.IsConnected() }
+func (l *Log) Available() bool { return l.nc.IsConnected() && !l.down.Load() }
 
 // readBatch is how many messages one direct-get request returns.
 const readBatch = 1024
@@ -270,7 +274,7 @@ const readBatch = 1024
 // order, as the batched direct gets deliver them: decoding overlaps the
 // server reading the next ones.
 func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(engine.Message) error) error {
-	if !l.nc.IsConnected() {
+	if !l.Available() {
 		return errNotConnected
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)

@@ -60,7 +60,7 @@ func classOf(r *http.Request) routeClass {
 	case isProfile(r):
 		return classProfile
 	case strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/admin/") || p == "/api" || p == "/admin" ||
-		p == "/healthz" || p == "/metrics" || strings.HasPrefix(p, "/debug/"):
+		p == "/healthz" || p == "/readyz" || p == "/metrics" || strings.HasPrefix(p, "/debug/"):
 		return classAPI
 	}
 	return classForm

@@ -61,6 +61,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 		msg := "unexpected server error; safe to retry"
 		if unavailable(err) {
 			status, msg = http.StatusServiceUnavailable, "the service is busy or its event log is unreachable; safe to retry"
+			w.Header().Set("Retry-After", "1")
 		}
 		logger.Error("request failed", "method", r.Method, "route", routeOf(r), "err", err)
 		writeJSON(w, status, envelope{errorBody{engine.CodeInternal, msg}})

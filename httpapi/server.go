@@ -37,6 +37,7 @@ type Engine interface {
 	SetPrice(ctx context.Context, slug string, cost int64, recalibrating bool) (engine.Price, uint64, error)
 	CreateBrandContext(ctx context.Context, accountID string, bc engine.BrandContext) (engine.BrandContext, uint64, error)
 	LogHead(ctx context.Context) (uint64, error)
+	Writable() bool
 	RunSeq(ctx context.Context, runNo string) (uint64, error)
 	Stats() engine.Stats
 }
@@ -212,9 +213,29 @@ func (a *API) awaitRead(ctx context.Context, seq uint64) error {
 	return a.cfg.Reads.WaitFor(ctx, seq)
 }
 
-// routeHealth registers GET /healthz.
+// routeHealth registers GET /healthz (liveness) and GET /readyz
+// (readiness).
 func (a *API) routeHealth() {
 	a.router.HandleFunc("/healthz", a.health).Methods(http.MethodGet)
+	a.router.HandleFunc("/readyz", a.ready).Methods(http.MethodGet)
+}
+
+// ready answers GET /readyz: 200 only when this node can serve writes (the
+// event log is reachable and its stream has a leader) and its read models
+// have caught up; 503 with the reason and Retry-After otherwise. A load
+// balancer sends traffic to ready nodes only.
+func (a *API) ready(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case !a.cfg.Engine.Writable():
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
+			"reason": "the event log cannot take writes (no NATS connection, or no stream leader: a cluster without a quorum)"})
+	case !a.cfg.Reads.Ready():
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting", "reason": "the read models are catching up with the log"})
+	default:
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	}
 }
 
 // health answers GET /healthz: 200 once the read models caught up.

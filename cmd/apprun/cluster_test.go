@@ -23,8 +23,8 @@ type cluster struct {
 	nodes []*proc
 	args  [][]string
 	nats  string // client URL of node 0's embedded server (for the audit)
-	// routes are the members' route addresses.
-	routes []string
+	// routes are the members' route addresses, addrs their HTTP addresses.
+	routes, addrs []string
 }
 
 // testClusterSecret authenticates the test cluster's routes and clients.
@@ -48,7 +48,8 @@ func startCluster(t *testing.T, extra ...string) *cluster {
 			args = append(args, "--nats-listen", natsAddr)
 		}
 		c.args = append(c.args, args)
-		c.nodes = append(c.nodes, c.spawn(freeAddr(t), args...))
+		c.addrs = append(c.addrs, freeAddr(t))
+		c.nodes = append(c.nodes, c.spawn(c.addrs[i], args...))
 	}
 	t.Cleanup(func() {
 		for _, n := range c.nodes {

@@ -222,7 +222,7 @@ func oneOrigin(api, site, mcpHandler http.Handler) http.Handler {
 			return
 		}
 		if strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/admin/") || strings.HasPrefix(p, "/debug/") ||
-			p == "/healthz" || p == "/metrics" || p == "/api" || p == "/admin" {
+			p == "/healthz" || p == "/readyz" || p == "/metrics" || p == "/api" || p == "/admin" {
 			api.ServeHTTP(w, r)
 			return
 		}
