@@ -135,7 +135,10 @@ type runWriter struct {
 }
 
 func (w *runWriter) write(ctx context.Context, ev RunEvent) error {
-	ev.V, ev.RunNo, ev.At = eventVersion, w.run.RunNo, w.e.now()
+	ev.V, ev.RunNo = eventVersion, w.run.RunNo
+	if ev.At.IsZero() {
+		ev.At = w.e.now()
+	}
 	seq, err := w.e.log.append(ctx, entry{subject: runSubject(w.run.RunNo), value: ev, expect: expectSeq(w.last)})
 	if err != nil {
 		return err
@@ -208,14 +211,24 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 	// A cancel writes the run's terminal event: stop the work at once
 	// (the finish that follows finds the run ended and leaves it).
 	defer x.e.onEnd(runNo, cancel)()
-	var progressErr error
+	var stopped error // errRunEnded or errRunMoved: the work stops
 	res, runErr := app.Executor.Execute(runCtx, job, func(s Step) {
-		if progressErr == nil {
-			progressErr = w.write(ctx, RunEvent{Type: ToolRunning, Step: &s})
+		if stopped != nil {
+			return
+		}
+		switch err := w.writeProgress(runCtx, RunEvent{Type: ToolRunning, Step: &s}); {
+		case errors.Is(err, errRunEnded), errors.Is(err, errRunMoved):
+			stopped = err
+			cancel()
+		case err != nil && runCtx.Err() == nil:
+			x.e.cfg.Logger.Warn("progress event not written; the run goes on", "run_no", runNo, "step", s.Index, "err", err)
 		}
 	})
-	if progressErr != nil {
-		return progressErr
+	switch {
+	case errors.Is(stopped, errRunEnded):
+		return nil // ended by a cancel, which wrote the run's end
+	case stopped != nil:
+		return stopped // another executor has it
 	}
 	if ctx.Err() != nil {
 		return ctx.Err() // this node is stopping: another will take the run

@@ -1,0 +1,91 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/apprun/apprun/engine"
+)
+
+// flakyProgress fails the next progress writes: refused (unavailable) or
+// stored with the answer lost (ambiguous), as during a leader election.
+type flakyProgress struct {
+	Log
+	mu     sync.Mutex
+	fail   []error // one per coming progress write; ErrAmbiguous stores first
+	failed int
+}
+
+func (l *flakyProgress) Append(ctx context.Context, entries ...Entry) (uint64, error) {
+	l.mu.Lock()
+	var fail error
+	if len(entries) == 1 && strings.Contains(string(entries[0].Data), `"tool_running"`) && len(l.fail) > 0 {
+		fail, l.fail = l.fail[0], l.fail[1:]
+		l.failed++
+	}
+	l.mu.Unlock()
+	switch fail {
+	case nil:
+		return l.Log.Append(ctx, entries...)
+	case ErrAmbiguous:
+		if _, err := l.Log.Append(ctx, entries...); err != nil {
+			return 0, err
+		}
+	}
+	return 0, fail
+}
+
+// A progress write that fails, refused or with its answer lost, is tried
+// again: the run completes in one execution with each step written once
+// (a failed write used to nack the run and execute it again from step 1).
+func TestAFailedProgressWriteNeverRestartsTheRun(t *testing.T) {
+	t.Parallel()
+	var executions atomic.Int32
+	app := App{Slug: "steps", Name: "steps", Price: 1, Runnable: true, Timeout: time.Minute, InputSchema: []byte(`{"type":"object"}`),
+		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+			executions.Add(1)
+			for i := 1; i <= 3; i++ {
+				progress(Step{Index: i, Total: 3, Tool: "t", Message: "step"})
+			}
+			return Result{Summary: "done"}, nil
+		})}
+	flaky := &flakyProgress{fail: []error{ErrUnavailable, ErrAmbiguous, ErrUnavailable, ErrUnavailable}}
+	e := startEngineWith(t, false, Limits{}, func(l Log) Log { flaky.Log = l; return flaky }, app)
+	ctx := context.Background()
+	acct, err := e.OpenAccount(ctx, "a@example.com", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := e.CreateRun(ctx, CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "steps", Input: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := finished(t, e, run.RunNo)
+	steps := map[string]int{}
+	for _, ev := range evs {
+		if ev.Type == ToolRunning {
+			steps[string(ev.Data)]++
+		}
+	}
+	if n := executions.Load(); n != 1 {
+		t.Fatalf("the App ran %d times, want once", n)
+	}
+	if len(steps) != 3 {
+		t.Fatalf("progress events %v, want each of the 3 steps", steps)
+	}
+	for data, n := range steps {
+		if n != 1 {
+			t.Fatalf("step %s written %d times, want once", data, n)
+		}
+	}
+	if last := evs[len(evs)-1]; last.Type != RunCompleted {
+		t.Fatalf("the run ended %s, want completed", last.Type)
+	}
+	if flaky.failed != 4 {
+		t.Fatalf("%d progress writes failed, want the 4 injected", flaky.failed)
+	}
+}
