@@ -131,6 +131,7 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 }
 
 func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Account, acctSeq uint64, price Price, claim *idemClaim) (CreatedRun, error) {
+	refused := 0 // batches the log refused outright (nothing stored)
 	for attempt := range maxCASRetries {
 		if attempt > 0 {
 			var err error
@@ -174,6 +175,15 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 		}
 		seq, err := e.log.append(ctx, admission(created, charge, acctSeq, slotSeq, price, claim)...)
 		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		if errors.Is(err, ErrUnavailable) && !isAmbiguous(err) && refused < admitRetries && e.ports.Log.Available() {
+			// Refused, nothing stored, and the log is not known to be down:
+			// a leader election. Try again within the request's time
+			// rather than answer 503 (without a quorum the log is known
+			// down within 2 s, and the answer is 503 at once).
+			e.cfg.Sleep(admitBackoff << refused)
+			refused++
 			continue
 		}
 		if isAmbiguous(err) {
@@ -222,6 +232,13 @@ func admission(created RunEvent, charge ledger.Event, acctSeq, slotSeq uint64, p
 	}
 	return append(entries, entry{subject: runSubject(created.RunNo), value: created, expect: expectSeq(0)})
 }
+
+// admitRetries and admitBackoff bound the tries of an admission the log
+// refused (100 ms doubling: 3.1 s in all).
+const (
+	admitRetries = 5
+	admitBackoff = 100 * time.Millisecond
+)
 
 func priceReady(p Price) error {
 	switch {

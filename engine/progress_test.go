@@ -89,3 +89,51 @@ func TestAFailedProgressWriteNeverRestartsTheRun(t *testing.T) {
 		t.Fatalf("%d progress writes failed, want the 4 injected", flaky.failed)
 	}
 }
+
+// refusingLog refuses the next n admission batches outright (nothing
+// stored), as a stream does during a leader election.
+type refusingLog struct {
+	Log
+	mu sync.Mutex
+	n  int
+}
+
+func (l *refusingLog) Append(ctx context.Context, entries ...Entry) (uint64, error) {
+	l.mu.Lock()
+	refuse := len(entries) > 1 && l.n > 0
+	if refuse {
+		l.n--
+	}
+	l.mu.Unlock()
+	if refuse {
+		return 0, ErrUnavailable
+	}
+	return l.Log.Append(ctx, entries...)
+}
+
+// A create whose batch the log refuses during an election is tried again
+// within the request: it answers with the run (it answered 503), charged
+// once.
+func TestAnAdmissionRefusedDuringAnElectionIsTriedAgain(t *testing.T) {
+	t.Parallel()
+	refusing := &refusingLog{}
+	e := startEngineWith(t, false, Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12},
+		func(l Log) Log { refusing.Log = l; return refusing }, okApp())
+	ctx := context.Background()
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusing.mu.Lock()
+	refusing.n = 2
+	refusing.mu.Unlock()
+	run, err := e.CreateRun(ctx, CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "ok", Input: map[string]any{}})
+	if err != nil {
+		t.Fatalf("a create refused twice by the log: %v, want the run", err)
+	}
+	finished(t, e, run.RunNo)
+	a, _, err := e.Account(ctx, acct.AccountID)
+	if err != nil || a.Balance != 100-run.CreditCost {
+		t.Fatalf("balance %d (%v), want one charge of %d", a.Balance, err, run.CreditCost)
+	}
+}
