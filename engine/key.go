@@ -135,14 +135,23 @@ func (e *Engine) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 	return newSeq, nil
 }
 
-// TouchKey records that a key was used now, unless it is revoked. Callers
-// bound how often (httpapi: once a minute a key and node).
+// KeyUseEvery is how often a key's use is recorded in the log, on all
+// nodes together: a key's last-used time is kept to the minute, and its
+// subject does not grow with every request.
+const KeyUseEvery = time.Minute
+
+// TouchKey records that a key was used now, unless it is revoked or its
+// use was recorded less than KeyUseEvery ago (by any node). Callers bound
+// how often they ask (httpapi: once a minute a key and node).
 func (e *Engine) TouchKey(ctx context.Context, keyID string) error {
 	for range maxCASRetries {
 		var last KeyEvent
 		seq, err := e.log.last(ctx, keySubject(keyID), &last)
 		if errors.Is(err, ErrNoMessage) || (err == nil && last.Type == KeyRevoked) {
 			return nil
+		}
+		if err == nil && last.Type == KeyUsed && e.now().Sub(last.At) < KeyUseEvery {
+			return nil // recorded a moment ago, here or on another node
 		}
 		if err != nil {
 			return internal("read key", err)
