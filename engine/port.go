@@ -61,6 +61,9 @@ type Log interface {
 	Head(ctx context.Context) (uint64, error)
 	// Purge removes every message on subject.
 	Purge(ctx context.Context, subject string) error
+	// Compact removes every message on subject but the last, which stays
+	// with its sequence (a compare-and-set on it still holds).
+	Compact(ctx context.Context, subject string) error
 	// Subjects lists the subjects that match filter (a trailing ">"
 	// matches the rest).
 	Subjects(ctx context.Context, filter string) ([]string, error)

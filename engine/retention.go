@@ -64,8 +64,29 @@ func (s *sweeper) loop() {
 			if n, err := s.e.ExpireRuns(context.Background()); err != nil {
 				s.e.cfg.Logger.Warn("retention sweep failed; will retry", "expired", n, "err", err)
 			}
+			if err := s.e.CompactSlots(context.Background()); err != nil {
+				s.e.cfg.Logger.Warn("slot compaction failed; will retry", "err", err)
+			}
 		}
 	}
+}
+
+// CompactSlots keeps only the newest message of each platform slot: a
+// slot's history (a claim and a release per run) is no part of the billing
+// record, and only its newest message is ever read (for the compare-and-set
+// of the next claim, which compaction keeps valid). The sweep runs it every
+// SweepEvery, so slot subjects hold about one message per slot.
+func (e *Engine) CompactSlots(ctx context.Context) error {
+	subjects, err := e.ports.Log.Subjects(ctx, subjSlot+">")
+	if err != nil {
+		return internal("list slots", err)
+	}
+	for _, s := range subjects {
+		if err := e.ports.Log.Compact(ctx, s); err != nil {
+			return internal("compact slot", err)
+		}
+	}
+	return nil
 }
 
 // ExpireRuns removes every run past its App's retention and returns how

@@ -239,6 +239,16 @@ func (l *Log) Head(ctx context.Context) (uint64, error) {
 	return info.State.LastSeq, nil
 }
 
+// Compact removes every message on subject but the last.
+func (l *Log) Compact(ctx context.Context, subject string) error {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	if err := l.stream.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeKeep(1)); err != nil {
+		return fmt.Errorf("%w: compact %s: %w", engine.ErrUnavailable, subject, err)
+	}
+	return nil
+}
+
 // Purge removes every message on subject.
 func (l *Log) Purge(ctx context.Context, subject string) error {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)

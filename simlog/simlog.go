@@ -196,6 +196,22 @@ func (l *Log) Purge(ctx context.Context, subject string) error {
 	return nil
 }
 
+// Compact removes every message on subject but the last.
+func (l *Log) Compact(ctx context.Context, subject string) error {
+	l.step(ctx, "compact")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	seqs := l.subj[subject]
+	if len(seqs) <= 1 {
+		return nil
+	}
+	for _, seq := range seqs[:len(seqs)-1] {
+		l.msgs[seq-1] = engine.Message{}
+	}
+	l.subj[subject] = seqs[len(seqs)-1:]
+	return nil
+}
+
 // Subjects lists the subjects matching filter (exact, or a prefix ending
 // in ">").
 func (l *Log) Subjects(ctx context.Context, filter string) ([]string, error) {

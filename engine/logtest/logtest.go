@@ -175,6 +175,37 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 			t.Fatalf("purge of one subject touched another: %v", err)
 		}
 	})
+	t.Run("compact keeps the last message and its sequence", func(t *testing.T) {
+		l := open(t)
+		s := uniq(engine.KindSlot)
+		var last uint64
+		for i := range 3 {
+			seq, err := l.Append(ctx, engine.Entry{Subject: s, Data: []byte(fmt.Sprintf(`%d`, i))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = seq
+		}
+		if err := l.Compact(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		var kept []uint64
+		if err := l.Read(ctx, s, 0, func(m engine.Message) error { kept = append(kept, m.Seq); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(kept, []uint64{last}) {
+			t.Fatalf("after compact: %v, want only the last, %d", kept, last)
+		}
+		if m, err := l.Last(ctx, s); err != nil || m.Seq != last || string(m.Data) != "2" {
+			t.Fatalf("last after compact: %+v %v", m, err)
+		}
+		if _, err := l.Append(ctx, engine.Entry{Subject: s, Data: []byte(`3`), Expect: exp(last)}); err != nil {
+			t.Fatalf("a compare-and-set on the kept message: %v", err)
+		}
+		if err := l.Compact(ctx, uniq(engine.KindSlot)); err != nil {
+			t.Fatalf("compact of an empty subject: %v", err)
+		}
+	})
 	t.Run("of concurrent writers expecting the same sequence one wins", func(t *testing.T) {
 		l := open(t)
 		s := uniq(engine.KindSlot)
