@@ -1,6 +1,7 @@
 package embednats
 
 import (
+	"github.com/nats-io/nats.go"
 	"strings"
 	"testing"
 )
@@ -31,13 +32,35 @@ func TestEmbeddedServerOpensNoPortUnlessAsked(t *testing.T) {
 }
 
 func TestListenOpensAClientPort(t *testing.T) {
-	s, _ := New(Config{StoreDir: t.TempDir(), Listen: "127.0.0.1:0"})
+	if _, err := New(Config{StoreDir: t.TempDir(), Listen: "127.0.0.1:0"}); err == nil {
+		t.Fatal("a server with a client port and no secret was made")
+	}
+	const secret = "embednats-test-secret-0123"
+	s, err := New(Config{StoreDir: t.TempDir(), Listen: "127.0.0.1:0", Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	if u := s.ClientURL(); u == "" || strings.HasSuffix(u, ":4222") {
+	u := s.ClientURL()
+	if u == "" || strings.HasSuffix(u, ":4222") {
 		t.Fatalf("client URL %q: port 0 must pick a free port, not the default", u)
+	}
+	if nc, err := nats.Connect(u); err == nil {
+		nc.Close()
+		t.Fatal("a client without the secret connected")
+	}
+	nc, err := nats.Connect(u, nats.UserInfo(User, secret))
+	if err != nil {
+		t.Fatalf("a client with the secret: %v", err)
+	}
+	nc.Close()
+	if nc, err := s.Connect(); err != nil {
+		t.Fatalf("the in-process connection: %v", err)
+	} else {
+		nc.Close()
 	}
 }
 

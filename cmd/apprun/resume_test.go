@@ -13,7 +13,7 @@ import (
 func TestServiceResumesWhenNATSIsBack(t *testing.T) {
 	store, addr := filepath.Join(t.TempDir(), "nats"), freeAddr(t)
 	startNATS := func() *embednats.Server {
-		ns, err := embednats.New(embednats.Config{StoreDir: store, Listen: addr})
+		ns, err := embednats.New(embednats.Config{StoreDir: store, Listen: addr, Secret: testClusterSecret})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -23,7 +23,7 @@ func TestServiceResumesWhenNATSIsBack(t *testing.T) {
 		return ns
 	}
 	ns := startNATS()
-	h := start(t, withLimits(noLimits), func(c *Config) { c.NATSURL = "nats://" + addr })
+	h := start(t, withLimits(noLimits), func(c *Config) { c.NATSURL = "nats://apprun:" + testClusterSecret + "@" + addr })
 	a := h.account(100)
 	h.waitRun(a, h.create(a, testRun("ok")))
 
@@ -87,7 +87,7 @@ func TestServiceResumesWhenNATSIsBack(t *testing.T) {
 	}
 	h.stop()
 	var out bytes.Buffer
-	if err := auditCommand([]string{"--data", h.dir, "--nats-url", "nats://" + addr}, &out); err != nil {
+	if err := auditCommand([]string{"--data", h.dir, "--nats-url", "nats://apprun:" + testClusterSecret + "@" + addr}, &out); err != nil {
 		t.Fatalf("audit after the outage: %v\n%s", err, out.String())
 	}
 	t.Logf("burst answers %v\n%s", statuses, out.String())
