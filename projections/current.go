@@ -15,6 +15,8 @@ import (
 type LogSeqs interface {
 	RunSeq(ctx context.Context, runNo string) (uint64, error)
 	AccountSeq(ctx context.Context, accountID string) (uint64, error)
+	// Writable says the log is not known to be down (no quorum).
+	Writable() bool
 }
 
 // Current is the read model of a node that shares its log with other
@@ -43,11 +45,21 @@ func NewCurrent(s *Store, seqs LogSeqs, wait time.Duration) *Current {
 // newest event. Nothing stale is served instead.
 var ErrBehind = fmt.Errorf("projections: read model behind the log: %w", engine.ErrUnavailable)
 
-// upTo waits until the store has applied the entity's newest event.
+// upTo waits until the store has applied the entity's newest event. A log
+// that does not answer during a leader election is asked again (100 ms
+// doubling, within the wait); one known to be down is not.
 func (c *Current) upTo(what string, seq func(context.Context) (uint64, error)) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.wait)
 	defer cancel()
 	n, err := seq(ctx)
+	for pause := 100 * time.Millisecond; errors.Is(err, engine.ErrUnavailable) && c.seqs.Writable(); pause *= 2 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %s: %w", ErrBehind, what, err)
+		case <-time.After(pause):
+		}
+		n, err = seq(ctx)
+	}
 	if errors.Is(err, engine.ErrNotFound) {
 		return nil // nothing in the log: the store's not found is the answer
 	}

@@ -3,6 +3,8 @@ package projections_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,5 +47,48 @@ func TestCurrentWaitsForTheLogOrAnswersUnavailable(t *testing.T) {
 	}
 	if _, err := cur.Run("run_aaaaaaaaaaaaaaaa"); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("a run the log does not hold: %v, want not found", err)
+	}
+}
+
+// electionSeqs is a log that does not answer for its first n asks, as
+// during a leader election, and is not known to be down.
+type electionSeqs struct {
+	projections.LogSeqs
+	n    atomic.Int32
+	down bool
+}
+
+func (s *electionSeqs) AccountSeq(ctx context.Context, id string) (uint64, error) {
+	if s.n.Add(-1) >= 0 {
+		return 0, fmt.Errorf("%w: no leader", engine.ErrUnavailable)
+	}
+	return s.LogSeqs.AccountSeq(ctx, id)
+}
+
+func (s *electionSeqs) Writable() bool { return !s.down }
+
+// A read during a leader election waits for it (it answered 503); a read
+// while the log is known to be down answers at once.
+func TestCurrentWaitsThroughAnElection(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ctx := context.Background()
+	acct, err := f.eng.OpenAccount(ctx, "a@example.com", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.open(t)
+	defer s.Close()
+	waitFor(t, s, acct.Seq)
+	seqs := &electionSeqs{LogSeqs: f.eng}
+	seqs.n.Store(3)
+	if a, err := projections.NewCurrent(s, seqs, 5*time.Second).Account(acct.AccountID); err != nil || a.Balance != 10 {
+		t.Fatalf("a read through an election: %+v %v, want the account", a, err)
+	}
+	down := &electionSeqs{LogSeqs: f.eng, down: true}
+	down.n.Store(1000)
+	began := time.Now()
+	if _, err := projections.NewCurrent(s, down, 5*time.Second).Account(acct.AccountID); !errors.Is(err, engine.ErrUnavailable) || time.Since(began) > time.Second {
+		t.Fatalf("a read with the log known down: %v after %s, want unavailable at once", err, time.Since(began))
 	}
 }
