@@ -59,11 +59,18 @@ func classOf(r *http.Request) routeClass {
 		return classMCP
 	case isProfile(r):
 		return classProfile
-	case strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/admin/") || p == "/api" || p == "/admin" ||
-		p == "/healthz" || p == "/readyz" || p == "/metrics" || strings.HasPrefix(p, "/debug/"):
+	case IsAPIPath(p):
 		return classAPI
 	}
 	return classForm
+}
+
+// IsAPIPath says whether path is served by the API (the rest of the
+// origin, /mcp aside, is the website's): the one list the edge and the
+// node's router both go by.
+func IsAPIPath(p string) bool {
+	return strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/admin/") || strings.HasPrefix(p, "/debug/") ||
+		p == "/api" || p == "/admin" || p == "/healthz" || p == "/readyz" || p == "/metrics"
 }
 
 func (c routeClass) bodyLimit(method string) int64 {

@@ -12,20 +12,28 @@ import (
 	"github.com/apprun/apprun/projections"
 )
 
+// accountInStore is a fixture with an account of 10 Credits and a store
+// that has applied it.
+func accountInStore(t *testing.T) (*fixture, *projections.Store, engine.NewAccount) {
+	t.Helper()
+	f := setup(t)
+	acct, err := f.eng.OpenAccount(context.Background(), "a@example.com", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.open(t)
+	waitFor(t, s, acct.Seq)
+	return f, s, acct
+}
+
 // Current reads an account as of its newest event in the log: it waits
 // for the store to apply it, and when the store cannot get there in time
 // the read fails as unavailable instead of answering stale.
 func TestCurrentWaitsForTheLogOrAnswersUnavailable(t *testing.T) {
 	t.Parallel()
-	f := setup(t)
+	f, s, acct := accountInStore(t)
 	ctx := context.Background()
-	acct, err := f.eng.OpenAccount(ctx, "a@example.com", 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := f.open(t)
 	defer s.Close()
-	waitFor(t, s, acct.Seq)
 	s.Stop() // the store falls behind from here
 	if _, _, err := f.eng.GrantCredits(ctx, acct.AccountID, 5); err != nil {
 		t.Fatal(err)
@@ -71,15 +79,8 @@ func (s *electionSeqs) Writable() bool { return !s.down }
 // while the log is known to be down answers at once.
 func TestCurrentWaitsThroughAnElection(t *testing.T) {
 	t.Parallel()
-	f := setup(t)
-	ctx := context.Background()
-	acct, err := f.eng.OpenAccount(ctx, "a@example.com", 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := f.open(t)
+	f, s, acct := accountInStore(t)
 	defer s.Close()
-	waitFor(t, s, acct.Seq)
 	seqs := &electionSeqs{LogSeqs: f.eng}
 	seqs.n.Store(3)
 	if a, err := projections.NewCurrent(s, seqs, 5*time.Second).Account(acct.AccountID); err != nil || a.Balance != 10 {

@@ -162,6 +162,12 @@ func newChaos(t *testing.T) *chaos {
 
 // call makes one request; err is set when no HTTP answer came back.
 func (c *chaos) call(p *proc, method, path, key string, body any, hdr ...string) (int, map[string]any, error) {
+	st, m, _, err := c.callWithHeader(p, method, path, key, body, hdr...)
+	return st, m, err
+}
+
+// callWithHeader is call with the answer's headers.
+func (c *chaos) callWithHeader(p *proc, method, path, key string, body any, hdr ...string) (int, map[string]any, http.Header, error) {
 	var rd io.Reader
 	if body != nil {
 		data, _ := json.Marshal(body)
@@ -175,12 +181,12 @@ func (c *chaos) call(p *proc, method, path, key string, body any, hdr ...string)
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	var m map[string]any
 	_ = json.NewDecoder(resp.Body).Decode(&m)
-	return resp.StatusCode, m, nil
+	return resp.StatusCode, m, resp.Header, nil
 }
 
 // request is one logical create, retried with its Idempotency-Key until it

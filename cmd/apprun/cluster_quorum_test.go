@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http"
 	"testing"
 	"time"
 )
@@ -43,7 +40,7 @@ func TestClusterWithoutAQuorumFailsFastAndTwoOfThreeRestart(t *testing.T) {
 	}
 	for range 3 {
 		began := time.Now()
-		st, body, hdr := c.callWithHeader(n0, "POST", "/api/v1/runs", key, sleepRun(10))
+		st, body, hdr, _ := c.callWithHeader(n0, "POST", "/api/v1/runs", key, sleepRun(10))
 		if took := time.Since(began); st != 503 || hdr.Get("Retry-After") == "" || took > time.Second {
 			t.Fatalf("create without a quorum: %d %v (Retry-After %q) after %s, want 503 with Retry-After in under 1 s",
 				st, body, hdr.Get("Retry-After"), took)
@@ -77,20 +74,4 @@ func (c *cluster) status(p *proc, path string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
-}
-
-// callWithHeader is call with the answer's headers.
-func (c *cluster) callWithHeader(p *proc, method, path, key string, body any) (int, map[string]any, http.Header) {
-	data, _ := json.Marshal(body)
-	req, _ := http.NewRequest(method, p.base+path, bytes.NewReader(data))
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return 0, nil, nil
-	}
-	defer resp.Body.Close()
-	var m map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&m)
-	return resp.StatusCode, m, resp.Header
 }

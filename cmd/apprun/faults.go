@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync/atomic"
 
 	"github.com/apprun/apprun/engine"
@@ -39,7 +38,7 @@ func (a *ambiguousAdmissions) Append(ctx context.Context, entries ...engine.Entr
 // admission: a batch that queues a run's job is an admission.
 func admission(entries []engine.Entry) bool {
 	for _, e := range entries {
-		if strings.HasPrefix(e.Subject, "apprun.job.") {
+		if kind, _ := engine.ParseSubject(e.Subject); kind == engine.KindJob {
 			return true
 		}
 	}

@@ -10,8 +10,6 @@ import (
 	"github.com/apprun/apprun/httpapi"
 )
 
-func engineCode(c string) engine.Code { return engine.Code(c) }
-
 // webBalance is an account's balance as the read model has it.
 func webBalance(t *testing.T, h *harness, accountID string) int64 {
 	t.Helper()
@@ -83,8 +81,8 @@ func TestTheSameInputChecksOnEverySurface(t *testing.T) {
 			switch {
 			case c.code == "" && p.Status != http.StatusSeeOther:
 				t.Errorf("website: %d, want 303 to the run", p.Status)
-			case c.code != "" && p.Status != httpapi.StatusOf(engineCode(c.code)):
-				t.Errorf("website: %d, want %d (%s)", p.Status, httpapi.StatusOf(engineCode(c.code)), c.code)
+			case c.code != "" && p.Status != httpapi.StatusOf(engine.Code(c.code)):
+				t.Errorf("website: %d, want %d (%s)", p.Status, httpapi.StatusOf(engine.Code(c.code)), c.code)
 			}
 			if c.code != "" {
 				if bal, _ := h.balance(a); bal != restBal {

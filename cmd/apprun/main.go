@@ -58,16 +58,16 @@ func version() string {
 	if !ok {
 		return "apprun (no build information)"
 	}
-	v, commit, dirty := info.Main.Version, orUnknown(commit), ""
+	v, rev, dirty := info.Main.Version, orUnknown(commit), ""
 	for _, s := range info.Settings {
 		switch {
 		case s.Key == "vcs.revision":
-			commit = s.Value
+			rev = s.Value
 		case s.Key == "vcs.modified" && s.Value == "true":
 			dirty = " (modified)"
 		}
 	}
-	return fmt.Sprintf("apprun %s, commit %s%s, %s", v, commit, dirty, info.GoVersion)
+	return fmt.Sprintf("apprun %s, commit %s%s, %s", v, rev, dirty, info.GoVersion)
 }
 
 func orUnknown(s string) string {

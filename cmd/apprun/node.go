@@ -221,8 +221,7 @@ func oneOrigin(api, site, mcpHandler http.Handler) http.Handler {
 			mcpHandler.ServeHTTP(w, r)
 			return
 		}
-		if strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/admin/") || strings.HasPrefix(p, "/debug/") ||
-			p == "/healthz" || p == "/readyz" || p == "/metrics" || p == "/api" || p == "/admin" {
+		if httpapi.IsAPIPath(p) {
 			api.ServeHTTP(w, r)
 			return
 		}
