@@ -56,7 +56,7 @@ func (e *Engine) CancelRun(ctx context.Context, accountID, runNo string) (Run, u
 				value: SlotEvent{Type: "slot_released", V: eventVersion, RunNo: runNo}})
 		}
 		entries = append(entries, entry{subject: runSubject(runNo), value: term, expect: expectSeq(last)})
-		entries = append(entries, hookJobs(run, time.Time{})...) // the first sending: not a redelivery
+		entries = append(entries, hookJobs(run, time.Time{}, e.hookKeep())...) // the first sending: not a redelivery
 		seq, err := e.log.append(ctx, entries...)
 		if errors.Is(err, ErrConflict) {
 			continue // the run or the account moved: look again

@@ -57,6 +57,13 @@ func startEngine(t testing.TB, sync bool, lim Limits, apps ...App) *Engine {
 // startEngineWith is startEngine with the Log port wrapped by wrap.
 func startEngineWith(t testing.TB, sync bool, lim Limits, wrap func(Log) Log, apps ...App) *Engine {
 	t.Helper()
+	return startEngineConfig(t, sync, lim, wrap, nil, apps...)
+}
+
+// startEngineConfig is startEngineWith with the engine's Config changed by
+// configure (a clock, say).
+func startEngineConfig(t testing.TB, sync bool, lim Limits, wrap func(Log) Log, configure func(*Config), apps ...App) *Engine {
+	t.Helper()
 	nc := natstest.Connect(t, sync)
 	cat, err := NewCatalog(inputschema.Compile, apps...)
 	if err != nil {
@@ -72,8 +79,12 @@ func startEngineWith(t testing.TB, sync bool, lim Limits, wrap func(Log) Log, ap
 	if wrap != nil {
 		ports.Log = wrap(ports.Log)
 	}
-	e, err := New(ports, Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
-		Limits: lim, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Webhooks: WebhookConfig{Sender: webhook.NewSender(true)}})
+	cfg := Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
+		Limits: lim, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Webhooks: WebhookConfig{Sender: webhook.NewSender(true)}}
+	if configure != nil {
+		configure(&cfg)
+	}
+	e, err := New(ports, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

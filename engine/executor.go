@@ -309,7 +309,7 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *
 				value: SlotEvent{Type: "slot_released", V: eventVersion, RunNo: w.run.RunNo}})
 		}
 		entries = append(entries, entry{subject: runSubject(w.run.RunNo), value: term, expect: expectSeq(w.last)})
-		entries = append(entries, hookJobs(w.run, time.Time{})...) // the first sending: not a redelivery
+		entries = append(entries, hookJobs(w.run, time.Time{}, w.e.hookKeep())...) // the first sending: not a redelivery
 		_, err = x.e.log.append(ctx, entries...)
 		if errors.Is(err, ErrConflict) {
 			events, rerr := x.e.log.runLog(ctx, w.run.RunNo, w.last)

@@ -15,6 +15,9 @@ const (
 	// idemClaimTTL is how long a claim by a request still in progress blocks
 	// others; a claim older than this was left by a crash and is taken over.
 	idemClaimTTL = 10 * time.Second
+	// idemKeep is how long an Idempotency-Key record stays in the log (a
+	// per-message TTL): its window, and an hour for clocks that differ.
+	idemKeep = IdempotencyWindow + time.Hour
 	// MaxIdempotencyKey bounds a key's length.
 	MaxIdempotencyKey = 255
 )
@@ -90,7 +93,7 @@ func (e *Engine) claimIdempotency(ctx context.Context, accountID, key, bodyHash 
 			}
 		}
 		claim := IdemRecord{Type: idemClaimed, V: eventVersion, At: now, BodyHash: bodyHash}
-		newSeq, err := e.log.append(ctx, entry{subject: subj, value: claim, expect: expectSeq(seq)})
+		newSeq, err := e.log.append(ctx, entry{subject: subj, value: claim, expect: expectSeq(seq), ttl: idemKeep})
 		if errors.Is(err, ErrConflict) {
 			continue // another request claimed it first: read what it wrote
 		}
@@ -107,11 +110,11 @@ func (e *Engine) claimIdempotency(ctx context.Context, accountID, key, bodyHash 
 // released expires after idemClaimTTL.
 func (e *Engine) release(ctx context.Context, c *idemClaim) {
 	rec := IdemRecord{Type: idemReleased, V: eventVersion, At: e.now(), BodyHash: c.bodyHash}
-	_, _ = e.log.append(ctx, entry{subject: c.subject, value: rec, expect: expectSeq(c.seq)})
+	_, _ = e.log.append(ctx, entry{subject: c.subject, value: rec, expect: expectSeq(c.seq), ttl: idemKeep})
 }
 
 // completed is the record written with the run in the admission batch.
 func (c *idemClaim) completed(run RunEvent) entry {
-	return entry{subject: c.subject, expect: expectSeq(c.seq), value: IdemRecord{Type: idemCompleted, V: eventVersion,
+	return entry{subject: c.subject, expect: expectSeq(c.seq), ttl: idemKeep, value: IdemRecord{Type: idemCompleted, V: eventVersion,
 		At: run.At, BodyHash: c.bodyHash, RunNo: run.RunNo, CreditCost: run.CreditCost}}
 }

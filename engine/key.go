@@ -136,29 +136,33 @@ func (e *Engine) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 }
 
 // KeyUseEvery is how often a key's use is recorded in the log, on all
-// nodes together: a key's last-used time is kept to the minute, and its
-// subject does not grow with every request.
+// nodes together: a key's last-used time is kept to the minute.
 const KeyUseEvery = time.Minute
 
 // TouchKey records that a key was used now, unless it is revoked or its
-// use was recorded less than KeyUseEvery ago (by any node). Callers bound
-// how often they ask (httpapi: once a minute a key and node).
+// use was recorded less than KeyUseEvery ago (by any node: the record is a
+// compare-and-set). The record is the only message on the key's use
+// subject (a rollup), so key use never grows the log. Callers bound how
+// often they ask (httpapi: once a minute a key and node).
 func (e *Engine) TouchKey(ctx context.Context, keyID string) error {
+	var key KeyEvent
+	if _, err := e.log.last(ctx, keySubject(keyID), &key); errors.Is(err, ErrNoMessage) || (err == nil && key.Type == KeyRevoked) {
+		return nil
+	} else if err != nil {
+		return internal("read key", err)
+	}
 	for range maxCASRetries {
 		var last KeyEvent
-		seq, err := e.log.last(ctx, keySubject(keyID), &last)
-		if errors.Is(err, ErrNoMessage) || (err == nil && last.Type == KeyRevoked) {
-			return nil
+		seq, err := e.log.last(ctx, keyUseSubject(keyID), &last)
+		if err != nil && !errors.Is(err, ErrNoMessage) {
+			return internal("read key use", err)
 		}
-		if err == nil && last.Type == KeyUsed && e.now().Sub(last.At) < KeyUseEvery {
+		if err == nil && e.now().Sub(last.At) < KeyUseEvery {
 			return nil // recorded a moment ago, here or on another node
 		}
-		if err != nil {
-			return internal("read key", err)
-		}
-		ev := last
+		ev := key
 		ev.Type, ev.At = KeyUsed, e.now()
-		_, err = e.log.append(ctx, entry{subject: keySubject(keyID), value: ev, expect: expectSeq(seq)})
+		_, err = e.log.append(ctx, entry{subject: keyUseSubject(keyID), value: ev, expect: expectSeq(seq), rollup: true})
 		if errors.Is(err, ErrConflict) {
 			continue
 		}

@@ -32,14 +32,14 @@ func (l *countingLog) Append(ctx context.Context, entries ...Entry) (uint64, err
 // asks: its subject does not grow by one event per key, node and minute.
 func TestAKeysUseIsRecordedOncePerInterval(t *testing.T) {
 	t.Parallel()
-	counting := &countingLog{prefix: "apprun.key."}
+	counting := &countingLog{prefix: "apprun.keyuse."}
 	e := startEngineWith(t, false, Limits{}, func(l Log) Log { counting.Log = l; return counting }, okApp())
 	ctx := context.Background()
 	acct, err := e.OpenAccount(ctx, "a@example.com", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := counting.n.Load() // the key's creation
+	before := counting.n.Load()
 	for range 3 {               // three nodes, or one asking again
 		if err := e.TouchKey(ctx, acct.KeyID); err != nil {
 			t.Fatal(err)

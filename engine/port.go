@@ -20,6 +20,13 @@ type Entry struct {
 	// (or on ExpectSubject, when set) must have; 0 means "no message yet".
 	Expect        *uint64
 	ExpectSubject string
+	// TTL, when not zero, is how long the message is kept (at least one
+	// second): records that are no part of the billing history expire.
+	TTL time.Duration
+	// Rollup: once stored, this message is the only one on Subject (its
+	// earlier messages are removed), for records whose last value is all
+	// that is ever read.
+	Rollup bool
 }
 
 // Message is one stored message.

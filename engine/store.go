@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 )
 
 // entry is one message of a write in domain terms: a value to encode.
@@ -16,6 +17,8 @@ type entry struct {
 	// (or on expectSubject, when set) must have; 0 means "no message yet".
 	expect        *uint64
 	expectSubject string
+	ttl           time.Duration
+	rollup        bool
 }
 
 func expectSeq(seq uint64) *uint64 { return &seq }
@@ -49,7 +52,7 @@ func encode(entries []entry) ([]Entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode %s: %w", e.subject, err)
 		}
-		out[i] = Entry{Subject: e.subject, Data: data, Expect: e.expect, ExpectSubject: e.expectSubject}
+		out[i] = Entry{Subject: e.subject, Data: data, Expect: e.expect, ExpectSubject: e.expectSubject, TTL: e.ttl, Rollup: e.rollup}
 	}
 	return out, nil
 }

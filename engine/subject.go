@@ -13,6 +13,7 @@ const (
 	subjJob         = "apprun.job."     // + run_no: work item for the executor
 	subjKey         = "apprun.key."     // + key_id: key created / revoked
 	subjKeyCount    = "apprun.keys."    // + account_id: how many active keys it has (MaxActiveKeys)
+	subjKeyUse      = "apprun.keyuse."  // + key_id: when the key was last used (one message, rolled up)
 	subjPrice       = "apprun.price."   // + app slug: price set / recalibrating
 	subjBrand       = "apprun.brand."   // + brand_context_id
 	subjSlot        = "apprun.slot."    // + index: platform-wide active-run slots
@@ -29,6 +30,7 @@ func accountSubject(id string) string { return subjAccount + id }
 func runSubject(runNo string) string  { return subjRun + runNo }
 func jobSubject(runNo string) string  { return subjJob + runNo }
 func keySubject(id string) string     { return subjKey + id }
+func keyUseSubject(id string) string  { return subjKeyUse + id }
 func keyCountSubject(accountID string) string {
 	return subjKeyCount + accountID
 }
@@ -39,7 +41,7 @@ func slotSubject(i int) string        { return subjSlot + strconv.Itoa(i) }
 // StreamSubjects are the subjects of every entity in the event log.
 func StreamSubjects() []string {
 	return []string{subjAccount + "*", subjRun + "*", subjJob + "*", subjKey + "*", subjPrice + "*", subjBrand + "*", subjSlot + "*", subjIdem + "*.*", subjExpired + "*", subjLogin + "*",
-		subjHook + "*", subjWHSecret + "*", subjWHDelivery + ">", subjWHEndpoints + "*", subjKeyCount + "*"}
+		subjHook + "*", subjWHSecret + "*", subjWHDelivery + ">", subjWHEndpoints + "*", subjKeyCount + "*", subjKeyUse + "*"}
 }
 
 // Kind is what an event-log subject is about.
@@ -56,6 +58,8 @@ const (
 	KindBrand
 	KindSlot
 	KindExpired
+	// KindKeyUse: a key's last use (a KeyEvent of type key_used).
+	KindKeyUse
 )
 
 // ParseSubject returns the kind of an event-log subject and the id in it.
@@ -64,7 +68,8 @@ func ParseSubject(subject string) (Kind, string) {
 		prefix string
 		kind   Kind
 	}{{subjRun, KindRun}, {subjAccount, KindAccount}, {subjJob, KindJob}, {subjKey, KindKey},
-		{subjPrice, KindPrice}, {subjBrand, KindBrand}, {subjSlot, KindSlot}, {subjExpired, KindExpired}} {
+		{subjPrice, KindPrice}, {subjBrand, KindBrand}, {subjSlot, KindSlot}, {subjExpired, KindExpired},
+		{subjKeyUse, KindKeyUse}} {
 		if len(subject) > len(p.prefix) && subject[:len(p.prefix)] == p.prefix {
 			return p.kind, subject[len(p.prefix):]
 		}
@@ -78,6 +83,6 @@ func expiredSubject(runNo string) string { return subjExpired + runNo }
 // inverse of ParseSubject (a load tool writes synthetic logs with it).
 func SubjectOf(k Kind, id string) string {
 	prefix := map[Kind]string{KindAccount: subjAccount, KindRun: subjRun, KindJob: subjJob, KindKey: subjKey,
-		KindPrice: subjPrice, KindBrand: subjBrand, KindSlot: subjSlot, KindExpired: subjExpired}[k]
+		KindPrice: subjPrice, KindBrand: subjBrand, KindSlot: subjSlot, KindExpired: subjExpired, KindKeyUse: subjKeyUse}[k]
 	return prefix + id
 }

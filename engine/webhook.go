@@ -64,13 +64,24 @@ type HookJob struct {
 
 // hookJobs are the delivery jobs of a run's terminal write (or of a
 // redelivery): one per target, written at `at`.
-func hookJobs(run Run, at time.Time) []entry {
+func hookJobs(run Run, at time.Time, keep time.Duration) []entry {
 	var out []entry
 	for i := range run.WebhookTargets() {
-		out = append(out, entry{subject: hookSubject(run.RunNo), value: HookJob{RunNo: run.RunNo, V: eventVersion, Target: i, At: at}})
+		out = append(out, entry{subject: hookSubject(run.RunNo), ttl: keep,
+			value: HookJob{RunNo: run.RunNo, V: eventVersion, Target: i, At: at}})
 	}
 	return out
 }
+
+// hookKeep is how long a webhook job stays in the log: the delivery
+// window, in which it is retried, and an hour. Jobs are work items, no
+// part of the billing history.
+func (e *Engine) hookKeep() time.Duration { return e.cfg.Webhooks.Window + time.Hour }
+
+// DeliveryKept is how long a webhook delivery's record stays in the log
+// (and in the deliveries list) after its last attempt. Each attempt's
+// record replaces the one before (a rollup), so a delivery is one message.
+const DeliveryKept = 30 * 24 * time.Hour
 
 // RedeliverEvery is how often a run's webhook may be sent again: each
 // redelivery posts to every target, so without a bound one call could be
@@ -201,7 +212,7 @@ func (e *Engine) Redeliver(ctx context.Context, accountID, runNo string) error {
 	if wait := last.At.Add(RedeliverEvery).Sub(now); !last.At.IsZero() && wait > 0 {
 		return redeliverLimited(runNo, wait)
 	}
-	jobs := hookJobs(run, now)
+	jobs := hookJobs(run, now, e.hookKeep())
 	jobs[0].expect = expectSeq(lastSeq)
 	_, err = e.log.append(ctx, jobs...)
 	if errors.Is(err, ErrConflict) {
@@ -331,7 +342,8 @@ func (d *dispatcher) handle(m QueueMsg) {
 		state.Status, state.LastError = "retrying", derr.Error()
 		state.NextAt = d.e.now().Add(d.backoff(attempt))
 	}
-	if _, err := d.e.log.append(ctx, entry{subject: deliverySubject(created.Event.AccountID, job.RunNo, job.Target), value: state}); err != nil {
+	if _, err := d.e.log.append(ctx, entry{subject: deliverySubject(created.Event.AccountID, job.RunNo, job.Target), value: state,
+		rollup: true, ttl: DeliveryKept}); err != nil {
 		d.e.cfg.Logger.Warn("recording a webhook delivery", "run_no", job.RunNo, "err", err)
 	}
 	switch state.Status {

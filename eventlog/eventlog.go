@@ -107,8 +107,13 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 		Replicas:           cfg.Replicas,
 		AllowDirect:        true,
 		AllowAtomicPublish: true,
-		Duplicates:         2 * time.Minute,
-		RePublish:          &jetstream.RePublish{Source: engine.SubjectOf(engine.KindRun, ">"), Destination: subjLive + "run.>"},
+		// Records that are no part of the billing history expire
+		// (Idempotency-Keys, webhook jobs and deliveries) or keep only
+		// their newest message (key use, delivery state).
+		AllowMsgTTL: true,
+		AllowRollup: true,
+		Duplicates:  2 * time.Minute,
+		RePublish:   &jetstream.RePublish{Source: engine.SubjectOf(engine.KindRun, ">"), Destination: subjLive + "run.>"},
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("stream %s: %w", StreamName, err)

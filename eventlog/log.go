@@ -64,6 +64,12 @@ func (l *Log) msg(e engine.Entry) *nats.Msg {
 			m.Header.Set("Nats-Expected-Last-Subject-Sequence-Subject", e.ExpectSubject)
 		}
 	}
+	if e.TTL > 0 {
+		m.Header.Set(jetstream.MsgTTLHeader, strconv.FormatInt(int64(max(e.TTL, time.Second)/time.Second), 10))
+	}
+	if e.Rollup {
+		m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	}
 	return m
 }
 

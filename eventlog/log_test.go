@@ -2,6 +2,7 @@ package eventlog_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -27,4 +28,39 @@ func TestJetStreamLogConforms(t *testing.T) {
 	t.Parallel()
 	st := openStore(t)
 	logtest.Run(t, func(*testing.T) engine.Log { return st.Log() })
+}
+
+// A message written with a TTL is gone after it: Idempotency-Keys and
+// webhook jobs expire instead of growing the log for good.
+func TestAMessageWithATTLExpires(t *testing.T) {
+	t.Parallel()
+	l := openStore(t).Log()
+	ctx := context.Background()
+	subj := engine.SubjectOf(engine.KindKeyUse, "ttl")
+	kept := engine.SubjectOf(engine.KindKeyUse, "kept")
+	if _, err := l.Append(ctx, engine.Entry{Subject: kept, Data: []byte(`k`)},
+		engine.Entry{Subject: subj, Data: []byte(`x`), TTL: time.Second, Expect: new(uint64)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Last(ctx, subj); err != nil {
+		t.Fatalf("right after the write: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := l.Last(ctx, subj)
+		if errors.Is(err, engine.ErrNoMessage) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a message with a 1 s TTL is still there after 10 s (%v)", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := l.Last(ctx, kept); err != nil {
+		t.Fatalf("the message without a TTL: %v", err)
+	}
+	// Its subject is empty again: a compare-and-set expecting none holds.
+	if _, err := l.Append(ctx, engine.Entry{Subject: subj, Data: []byte(`y`), Expect: new(uint64)}); err != nil {
+		t.Fatalf("a write expecting no message after the expiry: %v", err)
+	}
 }

@@ -151,7 +151,7 @@ func (b *batch) apply(subject string, data []byte, seq uint64) error {
 		return nil
 	case engine.KindExpired:
 		return b.expireRun(id)
-	case engine.KindKey:
+	case engine.KindKey, engine.KindKeyUse:
 		var ev engine.KeyEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return err

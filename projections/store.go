@@ -179,6 +179,11 @@ func OpenExclusive(path string) (*Store, []Damage, error) {
 	return s, s.Verify(), nil
 }
 
+// ConsumerIdle is how long a reader's ephemeral consumer (the read
+// model's, the audit's) outlives its reader: one left behind by a node
+// that stopped or lost its connection is removed by the server after this.
+const ConsumerIdle = 30 * time.Second
+
 // Start follows the stream from the first event not yet applied. Ready
 // reports true once the store has caught up with the stream as it was now.
 func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string) error {
@@ -194,6 +199,7 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 		s.mu.Unlock()
 		cons, err = js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
 			DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
+			InactiveThreshold: ConsumerIdle,
 		})
 		return err
 	})

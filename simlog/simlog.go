@@ -124,6 +124,14 @@ func (l *Log) Append(ctx context.Context, entries ...engine.Entry) (uint64, erro
 		seq := uint64(len(l.msgs)) + 1
 		l.msgs = append(l.msgs, engine.Message{Subject: e.Subject, Seq: seq, Data: append([]byte(nil), e.Data...)})
 		l.last[e.Subject] = seq
+		if e.Rollup {
+			for _, old := range l.subj[e.Subject] {
+				l.msgs[old-1] = engine.Message{}
+			}
+			l.subj[e.Subject] = nil
+		}
+		// A TTL is the substrate's to keep: the simulation runs on logical
+		// time and keeps such messages.
 		l.subj[e.Subject] = append(l.subj[e.Subject], seq)
 	}
 	if f == LostAck {

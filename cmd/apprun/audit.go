@@ -173,7 +173,8 @@ func fetchFrom(ctx context.Context, st jetstream.Stream, from, last uint64, appl
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	cons, err := st.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
+		InactiveThreshold: projections.ConsumerIdle})
 	if err != nil {
 		return 0, err
 	}

@@ -206,6 +206,37 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 			t.Fatalf("compact of an empty subject: %v", err)
 		}
 	})
+	t.Run("a rollup leaves only itself on its subject, in a batch too", func(t *testing.T) {
+		l := open(t)
+		s, other := uniq(engine.KindKeyUse), uniq(engine.KindRun)
+		for i := range 3 {
+			if _, err := l.Append(ctx, engine.Entry{Subject: s, Data: []byte(fmt.Sprintf(`%d`, i))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		prev, err := l.Last(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last, err := l.Append(ctx, engine.Entry{Subject: other, Data: []byte(`r`)},
+			engine.Entry{Subject: s, Data: []byte(`up`), Expect: exp(prev.Seq), Rollup: true})
+		if err != nil {
+			t.Fatalf("a rollup with a compare-and-set in a batch: %v", err)
+		}
+		var kept []string
+		if err := l.Read(ctx, s, 0, func(m engine.Message) error { kept = append(kept, string(m.Data)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(kept, []string{"up"}) {
+			t.Fatalf("after a rollup: %v, want only it", kept)
+		}
+		if m, err := l.Last(ctx, s); err != nil || m.Seq != last {
+			t.Fatalf("last after rollup: %+v %v, want seq %d", m, err, last)
+		}
+		if _, err := l.Last(ctx, other); err != nil {
+			t.Fatalf("a rollup touched another subject: %v", err)
+		}
+	})
 	t.Run("of concurrent writers expecting the same sequence one wins", func(t *testing.T) {
 		l := open(t)
 		s := uniq(engine.KindSlot)
