@@ -40,7 +40,7 @@ func TestAKeysUseIsRecordedOncePerInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := counting.n.Load()
-	for range 3 {               // three nodes, or one asking again
+	for range 3 { // three nodes, or one asking again
 		if err := e.TouchKey(ctx, acct.KeyID); err != nil {
 			t.Fatal(err)
 		}
