@@ -17,7 +17,15 @@ const TestSleepSlug = "test-sleep"
 // input.fail is true. With input.steps it reports that many tool_running
 // ticks spread evenly over the sleep (load tests use it for runs that make
 // events at a known pace). It costs 1 Credit.
-func TestSleep() engine.App {
+func TestSleep() engine.App { return TestSleepOn("") }
+
+// TestSleepOn is TestSleep whose ticks say which node ran them ("tick on
+// <node>"), so a cluster test can tell the executing node.
+func TestSleepOn(node string) engine.App {
+	msg := "tick"
+	if node != "" {
+		msg += " on " + node
+	}
 	return engine.App{
 		Slug:        TestSleepSlug,
 		Name:        "Test: sleep",
@@ -31,7 +39,7 @@ func TestSleep() engine.App {
 		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			ms, _ := job.Input["ms"].(float64)
 			if steps, _ := job.Input["steps"].(float64); steps > 0 {
-				if err := tick(ctx, int(steps), time.Duration(ms)*time.Millisecond, progress); err != nil {
+				if err := tick(ctx, int(steps), time.Duration(ms)*time.Millisecond, msg, progress); err != nil {
 					return engine.Result{}, err
 				}
 				return engine.Result{Summary: "ticked", Output: map[string]any{"slept_ms": ms, "steps": steps}}, nil
@@ -50,12 +58,12 @@ func TestSleep() engine.App {
 }
 
 // tick reports n steps spread evenly over d.
-func tick(ctx context.Context, n int, d time.Duration, progress func(engine.Step)) error {
+func tick(ctx context.Context, n int, d time.Duration, msg string, progress func(engine.Step)) error {
 	for i := 1; i <= n; i++ {
 		if err := sleep(ctx, d/time.Duration(n)); err != nil {
 			return err
 		}
-		progress(engine.Step{Index: i, Total: n, Tool: "tick", Message: "tick"})
+		progress(engine.Step{Index: i, Total: n, Tool: "tick", Message: msg})
 	}
 	return nil
 }

@@ -161,6 +161,23 @@ func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 	return nats.Connect("", opts...)
 }
 
+// QuorumReachable reports whether this member is connected over routes to
+// a majority of its cluster, itself included: while it is, a stream
+// without a leader is in an election that will end; while it is not, no
+// write can succeed until members come back. A server outside a cluster
+// always reaches its quorum.
+func (s *Server) QuorumReachable() bool {
+	c := s.cfg.Cluster
+	if c.Name == "" || s.ns == nil {
+		return true
+	}
+	members := map[string]bool{c.Listen: true}
+	for _, r := range c.Routes {
+		members[r] = true
+	}
+	return s.ns.NumRemotes()+1 >= len(members)/2+1
+}
+
 // ClientURL is the server's client URL when it listens on TCP, else "".
 func (s *Server) ClientURL() string {
 	if s.ns == nil || s.cfg.Listen == "" {

@@ -33,6 +33,11 @@ const (
 type Config struct {
 	// Replicas of the streams (1 embedded, 3 on a cluster).
 	Replicas int
+	// QuorumReachable, when set, says whether this node reaches a majority
+	// of the cluster (embednats.Server.QuorumReachable): the log then tells
+	// a leader election, which requests wait for, from a loss of quorum,
+	// which they fail fast on. Without it, 2 s without a leader is down.
+	QuorumReachable func() bool
 	// Timeout bounds each JetStream request (default 5s).
 	Timeout time.Duration
 	// Limits size the rate-limit windows (CreatePerMinute and
@@ -80,7 +85,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("eventlog: %w", err)
 	}
 	s.log = &Log{nc: nc, js: js, stream: st, timeout: cfg.Timeout, replicated: cfg.Replicas > 1,
-		readers: make(chan struct{}, maxLogReaders)}
+		readers: make(chan struct{}, maxLogReaders), quorum: cfg.QuorumReachable}
 	go s.log.probe()
 	s.windows = &windows{nc: nc, js: js, timeout: cfg.Timeout, streams: ws,
 		limits: map[engine.Window]int{engine.WindowCreate: cfg.Limits.CreatePerMinute, engine.WindowRead: cfg.Limits.ReadsPerMinute}}

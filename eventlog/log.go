@@ -48,6 +48,9 @@ type Log struct {
 	readers chan struct{}
 	// down: the stream has had no leader for downAfter probes (probe.go).
 	down atomic.Bool
+	// quorum, when not nil, says whether a majority of the cluster is
+	// reachable (probe.go).
+	quorum func() bool
 }
 
 // maxLogReaders is how many subject reads one node makes at once.

@@ -10,10 +10,18 @@ import (
 // once with ErrUnavailable instead of each waiting out its timeout, and
 // /readyz can say so. A leader election is shorter than downAfter probes:
 // during one, requests still try (and wait, bounded, for the new leader).
+//
+// When the node can tell whether a majority of the cluster is reachable
+// (Config.QuorumReachable: an embedded member can), it tells an election
+// from a loss of quorum: without a majority the log is down at the first
+// probe without a leader; with one, requests wait for the election for up
+// to electionDownAfter probes. A leader killed outright takes the other
+// members 4 to 10 s to replace.
 const (
-	probeEvery = 500 * time.Millisecond
-	probeWait  = time.Second
-	downAfter  = 4 // consecutive probes without a leader: 2 s
+	probeEvery        = 500 * time.Millisecond
+	probeWait         = time.Second
+	downAfter         = 4  // consecutive probes without a leader: 2 s
+	electionDownAfter = 40 // the same with a majority reachable: 20 s
 )
 
 // probe runs until the connection is closed.
@@ -30,9 +38,21 @@ func (l *Log) probe() {
 			l.down.Store(false)
 			continue
 		}
-		if fails++; fails >= downAfter {
-			l.down.Store(true)
-		}
+		fails++
+		l.down.Store(downAt(fails, l.quorum))
+	}
+}
+
+// downAt says whether the log is down after fails probes in a row found
+// no leader, given what the node knows of its quorum (nil: nothing).
+func downAt(fails int, quorum func() bool) bool {
+	switch {
+	case quorum == nil:
+		return fails >= downAfter
+	case !quorum():
+		return true
+	default:
+		return fails >= electionDownAfter
 	}
 }
 

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -11,12 +14,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// The event log's stream changes leader in the middle of a run (a forced
-// step-down: every apprun process stays up, so none of them legitimately
-// re-executes anything): the run is executed once, each progress step is
-// in its log once, and creates sent during the election answer 201 or 503
-// within their deadline, never hanging and never a charge behind a 503.
-func TestClusterLeaderChangeMidRunReExecutesNothing(t *testing.T) {
+// The node that leads the event log's stream is killed (SIGKILL) in the
+// middle of a run that another node executes, so no node legitimately
+// re-executes anything: the run is executed once, each progress step is in
+// its log once, and creates sent to the surviving nodes during the
+// election answer 201 or 503 within their deadline, never hanging and
+// never a charge behind a 503.
+func TestClusterStreamLeaderKilledMidRunReExecutesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-process cluster")
 	}
@@ -29,48 +33,78 @@ func TestClusterLeaderChangeMidRunReExecutesNothing(t *testing.T) {
 		}
 		keys[i] = m["api_key"].(string)
 	}
-	st, m, _ := c.call(c.nodes[0], "POST", "/api/v1/runs", keys[0], map[string]any{"app_slug": "test-sleep", "input": map[string]any{"ms": 4000, "steps": 40}})
+	st, m, _ := c.call(c.nodes[0], "POST", "/api/v1/runs", keys[0], map[string]any{"app_slug": "test-sleep", "input": map[string]any{"ms": 8000, "steps": 40}})
 	if st != 201 {
 		t.Fatalf("create: %d %v", st, m)
 	}
 	runNo := m["run_no"].(string)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	ticking := make(chan struct{})
+	executor := make(chan string, 1)
 	var once sync.Once
 	go func() {
 		_, _ = c.events(ctx, c.nodes[1], keys[0], runNo, 0, func(ev sseEvent) {
-			if ev.Event == "tool_running" {
-				once.Do(func() { close(ticking) })
+			if msg, _ := ev.Data["message"].(string); ev.Event == "tool_running" {
+				once.Do(func() { executor <- strings.TrimPrefix(msg, "tick on ") })
 			}
 		})
 	}()
+	var runsOn string
 	select {
-	case <-ticking:
+	case runsOn = <-executor:
 	case <-ctx.Done():
 		t.Fatal("the run never reported progress")
 	}
+	names := make([]string, 3)
+	for i, r := range c.routes {
+		names[i] = "apprun-" + strings.NewReplacer(":", "-", ".", "-").Replace(r)
+	}
+	if !slices.Contains(names, runsOn) {
+		t.Fatalf("the run reports node %q, not one of %v", runsOn, names)
+	}
 
+	// The leader to kill: neither the run's node nor node 0, whose client
+	// port this test talks to.
 	nc, err := nats.Connect(c.nats, nats.UserInfo("apprun", testClusterSecret))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	before := streamLeader(t, ctx, js)
-	if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.APPRUN", nil, 10*time.Second); err != nil {
-		t.Fatalf("step-down: %v", err)
+	victim := slices.IndexFunc(names, func(n string) bool { return n != runsOn && n != names[0] })
+	for leader := streamLeader(t, ctx, js); leader != names[victim]; leader = streamLeader(t, ctx, js) {
+		req, _ := json.Marshal(map[string]any{"placement": map[string]any{"preferred": names[victim]}})
+		if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.APPRUN", req, 10*time.Second); err != nil {
+			t.Logf("step-down towards %s: %v", names[victim], err)
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the stream's leader never moved to %s", names[victim])
+		}
+		time.Sleep(200 * time.Millisecond) // polling the leader's name: no event to await
 	}
-	// Creates during the election, on every node.
+	c.nodes[victim].kill()
+	killed := time.Now()
+
+	// An event stream opened during the election waits for it (a
+	// browser's EventSource gives up on a 503) and follows the run to its
+	// end; creates sent to the surviving nodes answer within their deadline.
 	var wg sync.WaitGroup
+	var during []sseEvent
+	var duringErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		during, duringErr = c.events(ctx, c.nodes[(victim+2)%3], keys[0], runNo, 0, nil)
+	}()
 	var mu sync.Mutex
 	answers := map[int]int{}
 	for i := range 6 {
+		node := c.nodes[(victim+1+i%2)%3]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			began := time.Now()
-			st, m, err := c.call(c.nodes[i%3], "POST", "/api/v1/runs", keys[1+i%2], sleepRun(10))
+			st, m, err := c.call(node, "POST", "/api/v1/runs", keys[1+i%2], sleepRun(10))
 			mu.Lock()
 			defer mu.Unlock()
 			answers[st]++
@@ -80,12 +114,19 @@ func TestClusterLeaderChangeMidRunReExecutesNothing(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	t.Logf("stream leader %s stepped down; creates during the election: %v", before, answers)
+	t.Logf("run on %s; stream leader %s killed; creates and a stream in the %s after: %v", runsOn, names[victim], time.Since(killed).Round(time.Millisecond), answers)
 
-	// The run ends having run once: one start, each tick once.
-	all, err := c.events(ctx, c.nodes[2], keys[0], runNo, 0, nil)
+	// The run ends having run once, on its node: one start, each tick once.
+	if duringErr != nil {
+		t.Fatalf("an event stream opened during the election: %v", duringErr)
+	}
+	reader := c.nodes[(victim+1)%3]
+	all, err := c.events(ctx, reader, keys[0], runNo, 0, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !sameEvents(during, all) {
+		t.Fatalf("the stream opened during the election saw %d events, the log has %d", len(during), len(all))
 	}
 	started, ticks := 0, map[int]int{}
 	for _, ev := range all {
@@ -95,6 +136,9 @@ func TestClusterLeaderChangeMidRunReExecutesNothing(t *testing.T) {
 		case "tool_running":
 			step, _ := ev.Data["step"].(float64)
 			ticks[int(step)]++
+			if msg, _ := ev.Data["message"].(string); msg != "tick on "+runsOn {
+				t.Fatalf("step %v ran elsewhere: %q", step, msg)
+			}
 		}
 	}
 	if last := all[len(all)-1].Event; last != "completed" || started != 1 {
@@ -110,14 +154,14 @@ func TestClusterLeaderChangeMidRunReExecutesNothing(t *testing.T) {
 	}
 	// Every 503 charged nothing: the accounts' balances match their runs.
 	for _, k := range keys[1:] {
-		runs := c.waitAllTerminal(c.nodes[0], k, time.Now().Add(60*time.Second))
+		runs := c.waitAllTerminal(reader, k, time.Now().Add(60*time.Second))
 		spent := 0.0
 		for _, r := range runs {
 			if r["status"] == "completed" {
 				spent += r["credit_cost"].(float64)
 			}
 		}
-		if _, acct, _ := c.call(c.nodes[0], "GET", "/api/v1/account", k, nil); acct["balance"] != 100-spent {
+		if _, acct, _ := c.call(reader, "GET", "/api/v1/account", k, nil); acct["balance"] != 100-spent {
 			t.Fatalf("balance %v after runs costing %v", acct["balance"], spent)
 		}
 	}

@@ -96,7 +96,7 @@ func (c Config) apps() ([]engine.App, error) {
 	}
 	list = append([]engine.App(nil), list...)
 	if c.TestApps {
-		list = append(list, apps.TestSleep())
+		list = append(list, apps.TestSleepOn(c.ServerName))
 	}
 	for _, o := range []struct {
 		what string

@@ -93,8 +93,12 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if n.store, err = projections.Open(filepath.Join(n.cfg.DataDir, "projections.db"), n.cfg.Logger); err != nil {
 		return err
 	}
+	var quorum func() bool
+	if n.ns != nil {
+		quorum = n.ns.QuorumReachable
+	}
 	events, err := eventlog.Open(ctx, n.nc, eventlog.Config{Replicas: n.cfg.Replicas, Logger: n.cfg.Logger,
-		Limits: n.cfg.Limits})
+		Limits: n.cfg.Limits, QuorumReachable: quorum})
 	if err != nil {
 		return err
 	}
