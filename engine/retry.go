@@ -7,8 +7,15 @@ import (
 	"time"
 )
 
-// attemptTimeout bounds one JetStream request made by Retry.
-const attemptTimeout = 5 * time.Second
+// firstAttempt and lastAttempt bound one request made by Retry: the
+// first tries are short, doubling up to lastAttempt. Nodes starting
+// together on a fresh cluster create the same streams at once, and of
+// concurrent creates of one stream all but one go unanswered: a 5 s wait
+// for each made such a start take 13-22 s.
+const (
+	firstAttempt = time.Second
+	lastAttempt  = 5 * time.Second
+)
 
 // Retry calls fn with a bounded context until it succeeds or ctx ends.
 // Start-up requests need it: during a cluster's leader election a
@@ -16,8 +23,8 @@ const attemptTimeout = 5 * time.Second
 // would wait for ever.
 func Retry(ctx context.Context, logger *slog.Logger, what string, fn func(context.Context) error) error {
 	var lastLog time.Time
-	for {
-		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	for attempt := firstAttempt; ; attempt = min(2*attempt, lastAttempt) {
+		actx, cancel := context.WithTimeout(ctx, attempt)
 		err := fn(actx)
 		cancel()
 		if err == nil {

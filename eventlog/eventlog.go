@@ -104,7 +104,7 @@ func (s *Store) Log() *Log { return s.log }
 // ensureStreams creates or updates apprun's streams and returns the event
 // log and the rate-limit windows that are on (by stream name).
 func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, map[string]jetstream.Stream, error) {
-	st, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	st, err := ensureStream(ctx, js, jetstream.StreamConfig{
 		Name:               StreamName,
 		Description:        "apprun event log: accounts, keys, prices, runs",
 		Subjects:           engine.StreamSubjects(),
@@ -172,7 +172,7 @@ func windowStorage(replicas int) jetstream.StorageType {
 // version) is deleted and made again: its content is a minute of counts.
 func ensureWindow(ctx context.Context, js jetstream.JetStream, cfg Config, sc jetstream.StreamConfig) (jetstream.Stream, error) {
 	wctx, cancel := context.WithTimeout(ctx, windowWait)
-	w, err := js.CreateOrUpdateStream(wctx, sc)
+	w, err := ensureStream(wctx, js, sc)
 	cancel()
 	if err == nil || ctx.Err() != nil {
 		return w, err
@@ -193,5 +193,5 @@ func ensureWindow(ctx context.Context, js jetstream.JetStream, cfg Config, sc je
 	}
 	cctx, cancel := context.WithTimeout(ctx, windowWait)
 	defer cancel()
-	return js.CreateOrUpdateStream(cctx, sc)
+	return ensureStream(cctx, js, sc)
 }

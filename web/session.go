@@ -35,10 +35,13 @@ type sessions struct {
 	now func() time.Time
 }
 
+// SessionBucketName is the sessions bucket's name.
+const SessionBucketName = "APPRUN_SESSIONS"
+
 // SessionBucket creates (or opens) the sessions bucket.
 func SessionBucket(ctx context.Context, js jetstream.JetStream, ttl time.Duration, replicas int) (jetstream.KeyValue, error) {
 	return js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: "APPRUN_SESSIONS", Description: "apprun website sessions", TTL: ttl,
+		Bucket: SessionBucketName, Description: "apprun website sessions", TTL: ttl,
 		Storage: jetstream.FileStorage, Replicas: max(replicas, 1),
 	})
 }

@@ -137,7 +137,16 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}
 	var kv jetstream.KeyValue
 	if err := engine.Retry(ctx, n.cfg.Logger, "create the sessions bucket", func(ctx context.Context) (err error) {
-		kv, err = web.SessionBucket(ctx, js, n.cfg.SessionTTL, n.cfg.Replicas)
+		kv, err = eventlog.Ensure(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
+			return web.SessionBucket(ctx, js, n.cfg.SessionTTL, n.cfg.Replicas)
+		}, func(ctx context.Context) (jetstream.KeyValue, bool) {
+			kv, err := js.KeyValue(ctx, web.SessionBucketName)
+			if err != nil {
+				return nil, false
+			}
+			st, err := kv.Status(ctx)
+			return kv, err == nil && st.TTL() == n.cfg.SessionTTL
+		})
 		return err
 	}); err != nil {
 		return fmt.Errorf("sessions: %w", err)
