@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/apprun
 
-.PHONY: run build test bench chaos sim fuzz clean
+.PHONY: run build test bench chaos sim fuzz docs-check clean
 
 build:
 	$(GO) build -ldflags "-X main.commit=$$(git rev-parse --short HEAD 2>/dev/null)" -o $(BIN) ./cmd/apprun
@@ -50,6 +50,13 @@ fuzz:
 	$(GO) test ./engine -run '^$$' -fuzz FuzzValidateInput -fuzztime 60s
 	$(GO) test ./apps -run '^$$' -fuzz FuzzParseReply -fuzztime 60s
 	$(GO) test ./apps -run '^$$' -fuzz FuzzDefinition -fuzztime 60s
+
+# Every command of the README and docs/, as written, on a clean clone of
+# HEAD (tools/doccheck; DOCS_LONG=1 also runs make test and make bench).
+# It starts servers on 127.0.0.1:8080-8085 and 4222: stop yours first.
+docs-check:
+	d=$$(mktemp -d) && git clone -q . $$d/x && cd $$d/x && $(GO) build -o bin/apprun ./cmd/apprun && \
+	$(GO) run ./tools/doccheck $${DOCS_LONG:+-long} README.md docs/*.md
 
 clean:
 	rm -rf bin
