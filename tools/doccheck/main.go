@@ -128,7 +128,7 @@ func check(file string, long bool) bool {
 		case b.tag == "server":
 			for _, c := range commands(b.lines) {
 				servers++
-				fmt.Fprintf(&script, "echo '--- %s:%d (background) %s'\n( %s ) > .doccheck/server-%d.log 2>&1 &\n",
+				fmt.Fprintf(&script, "echo '--- %s:%d (background) %s'\n(\n%s\n) > .doccheck/server-%d.log 2>&1 &\n",
 					file, b.at, strings.ReplaceAll(c, "'", ""), c, servers)
 			}
 			ran++
