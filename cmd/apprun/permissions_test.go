@@ -30,9 +30,9 @@ func TestTheDocumentedNATSPermissionsAreEnough(t *testing.T) {
 	addr := freeAddr(t)
 	const password = "test-password-0123456789"
 	text := strings.NewReplacer("listen: 127.0.0.1:4222", "listen: "+addr,
-		"store_dir: ./nats-data", "store_dir: "+filepath.Join(dir, "nats"),
+		`store_dir: "./nats-data"`, `store_dir: "`+filepath.Join(dir, "nats")+`"`,
 		"change-me-to-a-long-secret", password).Replace(string(conf))
-	if !strings.Contains(text, addr) || !strings.Contains(text, password) {
+	if !strings.Contains(text, addr) || !strings.Contains(text, password) || !strings.Contains(text, filepath.Join(dir, "nats")) {
 		t.Fatal("docs/nats-account.conf no longer has the listen line, store_dir or password this test fills in")
 	}
 	path := filepath.Join(dir, "nats.conf")

@@ -158,8 +158,8 @@ func check(file string, long bool) bool {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err = <-done:
-	case <-time.After(10 * time.Minute):
-		err = fmt.Errorf("still running after 10 minutes")
+	case <-time.After(5 * time.Minute):
+		err = fmt.Errorf("still running after 5 minutes")
 	}
 	// Stop what the file started (servers, make run), then make sure.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
