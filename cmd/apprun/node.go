@@ -87,7 +87,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if n.lock, err = lockDataDir(n.cfg.DataDir); err != nil {
 		return err
 	}
-	if err := n.connect(); err != nil {
+	if err := n.connect(ctx); err != nil {
 		return err
 	}
 	if n.store, err = projections.Open(filepath.Join(n.cfg.DataDir, "projections.db"), n.cfg.Logger); err != nil {
@@ -177,14 +177,30 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	return nil
 }
 
-func (n *Node) connect() error {
+// externalConnectWait is how long a node waits for an external NATS that
+// does not answer at start (started at the same moment, restarting)
+// before it gives up with the reason.
+const externalConnectWait = time.Minute
+
+func (n *Node) connect(ctx context.Context) error {
 	if n.cfg.NATSURL != "" {
-		nc, err := nats.Connect(n.cfg.NATSURL, n.natsOptions()...)
-		if err != nil {
-			return fmt.Errorf("connect %s: %w", redactURL(n.cfg.NATSURL), err)
+		deadline := time.Now().Add(externalConnectWait)
+		for {
+			nc, err := nats.Connect(n.cfg.NATSURL, n.natsOptions()...)
+			if err == nil {
+				n.nc = nc
+				return nil
+			}
+			if !errors.Is(err, nats.ErrNoServers) || time.Now().After(deadline) {
+				return fmt.Errorf("connect %s: %w", redactURL(n.cfg.NATSURL), err)
+			}
+			n.cfg.Logger.Info("waiting for NATS", "url", redactURL(n.cfg.NATSURL), "err", err)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Second):
+			}
 		}
-		n.nc = nc
-		return nil
 	}
 	ns, err := embednats.New(embednats.Config{StoreDir: filepath.Join(n.cfg.DataDir, "nats"), Listen: n.cfg.NATSListen,
 		ServerName: n.cfg.ServerName, Secret: n.cfg.ClusterSecret,

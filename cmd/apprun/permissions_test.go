@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +110,40 @@ func TestTheDocumentedNATSPermissionsAreEnough(t *testing.T) {
 	logs, _ := os.ReadFile(c.logs.Name())
 	if strings.Contains(strings.ToLower(string(logs)), "permissions violation") {
 		t.Fatalf("a request was refused a permission:\n%s", lastLines(string(logs), 20))
+	}
+}
+
+// A node started before its external NATS (both started together, or
+// NATS restarting) waits for it instead of exiting, then serves.
+func TestANodeWaitsForAnExternalNATSThatIsNotUpYet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a nats-server and an apprun process")
+	}
+	t.Parallel()
+	c := newChaos(t)
+	natsAddr := freeAddr(t)
+	n := c.spawn(freeAddr(t), "--data", filepath.Join(c.dir, "node"), "--nats-url", "nats://"+natsAddr)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		logs, _ := os.ReadFile(c.logs.Name())
+		if strings.Contains(string(logs), "waiting for NATS") {
+			break
+		}
+		if time.Now().After(deadline) || n.cmd.ProcessState != nil {
+			t.Fatalf("the node did not wait for NATS:\n%s", lastLines(string(logs), 10))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	host, port, _ := strings.Cut(natsAddr, ":")
+	p, _ := strconv.Atoi(port)
+	ns, err := server.NewServer(&server.Options{Host: host, Port: p, JetStream: true, StoreDir: filepath.Join(c.dir, "nats"), NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(ns.Shutdown)
+	c.waitHealthy(n, time.Now().Add(60*time.Second))
+	if st, m, _ := c.call(n, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "late@example.com", "credits": 10}); st != 201 {
+		t.Fatalf("open an account once NATS is up: %d %v", st, m)
 	}
 }
