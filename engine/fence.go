@@ -96,7 +96,7 @@ func (e *Engine) voidLater(accountID, runNo string) {
 				case <-e.stopped:
 					// A stop ends the resolution: a run stored after all is
 					// then executed and charged like any admitted run (a
-					// known gap, README "No answer hides an outcome").
+					// known gap, docs/guarantees.md "No answer hides an outcome").
 					return
 				case <-time.After(time.Second):
 				}
