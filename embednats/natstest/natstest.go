@@ -13,6 +13,18 @@ import (
 // connection to it; both end with the test.
 func Connect(t testing.TB, sync bool) *nats.Conn {
 	t.Helper()
+	nc, err := Server(t, sync).Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// Server starts a server (fsync on every write when sync), stopped when
+// the test ends, for a test that needs several connections to it.
+func Server(t testing.TB, sync bool) *embednats.Server {
+	t.Helper()
 	ns, err := embednats.New(embednats.Config{StoreDir: t.TempDir(), NoSync: !sync})
 	if err != nil {
 		t.Fatal(err)
@@ -21,10 +33,5 @@ func Connect(t testing.TB, sync bool) *nats.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(ns.Stop)
-	nc, err := ns.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
+	return ns
 }
