@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -225,7 +226,10 @@ func TestConcurrentAdmissionsNeverOverspend(t *testing.T) {
 }
 
 func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
-	e := newTestEngine(t)
+	var offset atomic.Int64
+	e := startEngineConfig(t, true, Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}, nil, func(c *Config) {
+		c.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	}, okApp())
 	ctx := context.Background()
 	block := make(chan struct{})
 	defer close(block)
@@ -261,7 +265,18 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	// The delivery after the last allowed attempt ends the run.
+	// While its executor is alive (it wrote an event less than an ack
+	// wait ago), a delivery past the last attempt leaves the run alone: a
+	// work queue that lost its heartbeats must not end a healthy run.
+	if err := e.ExecuteRun(ctx, run.RunNo, MaxAttempts+1); err == nil {
+		t.Fatal("a delivery past the last attempt ended a run whose executor is alive")
+	}
+	if evs, _ := e.RunLog(ctx, run.RunNo, 0); evs[len(evs)-1].Event.Type.Terminal() {
+		t.Fatalf("the run ended: %+v", evs[len(evs)-1].Event)
+	}
+	// Once its executor has been silent for an ack wait, the delivery after
+	// the last allowed attempt ends the run.
+	offset.Store(int64(time.Minute))
 	if err := e.ExecuteRun(ctx, run.RunNo, MaxAttempts+1); err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,13 @@ var errStaleRead = errors.New("engine: read from a replica that is behind; retry
 // errRunMoved: another executor wrote the run while this one ran it.
 var errRunMoved = errors.New("engine: another executor wrote this run meanwhile; retrying")
 
+// errRunHeld: the run is running and wrote an event less than ackWait ago,
+// so its executor is alive; the job was delivered again anyway (the work
+// queue's leader changed and lost its heartbeats). Executing it again
+// would pay its App twice, and failing it after maxAttempts such
+// deliveries would end a healthy run: look again after ackWait.
+var errRunHeld = errors.New("engine: the run's executor is alive elsewhere; looking again later")
+
 // maxAttempts bounds how often a run is executed: a run interrupted this
 // many times (crashes, stops) fails with code interrupted and is refunded.
 const maxAttempts = 5
@@ -93,19 +100,32 @@ func (x *executor) handle(msg QueueMsg) {
 		stopBeat := heartbeat(msg, ackWait/3)
 		err := x.e.ExecuteRun(x.ctx, runNo, msg.Attempt())
 		stopBeat()
-		if errors.Is(err, errStaleRead) || errors.Is(err, errRunMoved) {
-			msg.Nak(100 * time.Millisecond) // expected: look again shortly, quietly
-			return
-		}
-		if err != nil {
+		switch {
+		case err == nil:
+			msg.Ack()
+		case errors.Is(err, errStaleRead) || errors.Is(err, errRunMoved) || errors.Is(err, errRunHeld):
+			msg.Nak(NakDelay(err)) // expected: look again later, quietly
+		default:
 			if x.ctx.Err() == nil {
 				x.e.cfg.Logger.Error("run execution interrupted; will be redelivered", "run_no", runNo, "err", err)
 			}
-			msg.Nak(time.Second)
-			return
+			msg.Nak(NakDelay(err))
 		}
-		msg.Ack()
 	}()
+}
+
+// NakDelay is how long a run's job waits before it is delivered again
+// after ExecuteRun returned err: shortly after a stale read or another
+// executor's write, an ack wait when the run's executor is alive
+// elsewhere, a second otherwise.
+func NakDelay(err error) time.Duration {
+	switch {
+	case errors.Is(err, errStaleRead), errors.Is(err, errRunMoved):
+		return 100 * time.Millisecond
+	case errors.Is(err, errRunHeld):
+		return ackWait
+	}
+	return time.Second
 }
 
 // heartbeat tells the queue the job is still in progress until stopped.
@@ -179,6 +199,9 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 	}
 	if w.run.Terminal() {
 		return nil
+	}
+	if last := events[len(events)-1].Event; attempt > 1 && w.run.Status == StatusRunning && x.e.now().Sub(last.At) < ackWait {
+		return errRunHeld
 	}
 	if attempt > maxAttempts {
 		return x.finish(ctx, w, nil, &RunError{Code: FailInterrupted,

@@ -32,10 +32,12 @@ type Current struct {
 	wait time.Duration
 }
 
-// NewCurrent wraps s; wait bounds each read's wait (default 5 s).
+// NewCurrent wraps s; wait bounds each read's wait (default 15 s: a
+// killed stream leader is replaced in 4 to 10 s, and a read waits through
+// that election rather than answer 503).
 func NewCurrent(s *Store, seqs LogSeqs, wait time.Duration) *Current {
 	if wait <= 0 {
-		wait = 5 * time.Second
+		wait = 15 * time.Second
 	}
 	return &Current{Store: s, seqs: seqs, wait: wait}
 }

@@ -395,6 +395,8 @@ func (w *world) startWorker(nd *node) {
 			}
 			if err == nil {
 				w.done[runNo] = true // an ack; a later nak of another delivery changes nothing
+			} else {
+				w.now = w.now.Add(engine.NakDelay(err)) // the nak's delay passes before the next delivery
 			}
 		}
 	})
