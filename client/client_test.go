@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,5 +93,25 @@ func TestStreamResumesAfterADroppedConnection(t *testing.T) {
 	}
 	if fmt.Sprint(lastIDs) != "[ 9]" {
 		t.Fatalf("Last-Event-ID sent %q, want none then 9", lastIDs)
+	}
+}
+
+// Resumed at or after a finished run's last event, the server answers 204:
+// there is nothing more, and Stream ends without an error or a retry.
+func TestStreamEndsOnNoContent(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	c := client.New(srv.URL, "ak_x")
+	err := c.Stream(context.Background(), "run_x", 9, func(client.Event) error {
+		t.Fatal("an event from a 204")
+		return nil
+	})
+	if err != nil || calls.Load() != 1 {
+		t.Fatalf("Stream after the end: %v after %d requests, want nil after 1", err, calls.Load())
 	}
 }

@@ -25,7 +25,9 @@ func (e Event) Terminal() bool {
 
 // Stream calls fn with each event of a run after event id `after` (0: from
 // the start) until the terminal event, resuming with Last-Event-ID after a
-// dropped connection, so fn sees every event once, in order.
+// dropped connection, so fn sees every event once, in order. Resumed at or
+// after a finished run's last event, there is nothing more: the server
+// answers 204 and Stream returns nil.
 func (c *Client) Stream(ctx context.Context, runNo string, after uint64, fn func(Event) error) error {
 	wait := c.Backoff
 	failures := 0
@@ -77,6 +79,9 @@ func (c *Client) streamOnce(ctx context.Context, runNo string, after *uint64, fn
 		return false, false, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNoContent {
+		return true, false, nil
+	}
 	if resp.StatusCode != http.StatusOK {
 		return false, false, errorOf(resp, nil)
 	}

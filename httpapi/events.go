@@ -86,6 +86,14 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		a.fail(w, r, err)
 		return
 	}
+	if run.Terminal() && run.LastSeq <= after {
+		// Resumed at or after the end (an EventSource reconnecting after
+		// the terminal event): the client has every event. 204 tells
+		// EventSource to stop reconnecting; sending the terminal event
+		// again would be a duplicate, and the reconnects would go on.
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	// The stream's context ends when the client hangs up, its key is
 	// revoked, or the node closes; on HTTP/2 also with the request.
 	parent := r.Context()
@@ -115,11 +123,6 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 	if err != nil {
 		s.end(err) // the client left before the headers
 		return
-	}
-	if run.Terminal() && run.LastSeq <= after {
-		// Resumed at or after the end: the terminal event again (its id is
-		// the run's last), so a client that missed it learns the outcome.
-		after = run.LastSeq - 1
 	}
 	if out.conn == nil { // HTTP/2: the stream must stay in the handler
 		s.watch(ctx, after)

@@ -190,6 +190,10 @@ func operationDoc(op operation) obj {
 		ok["content"] = obj{"application/json": obj{"schema": ref(op.result)}}
 	}
 	responses := obj{strconv.Itoa(op.status): ok}
+	if op.result == "stream" {
+		responses["204"] = obj{"description": "No Content: resumed (Last-Event-ID or lastEventSeq) at or after a finished run's last event; " +
+			"the client has every event, and EventSource stops reconnecting", "headers": limitHeaders}
+	}
 	for _, st := range op.errors {
 		resp := obj{"description": http.StatusText(st) + ": " + strings.Join(codesFor(st), ", "),
 			"content": obj{"application/json": obj{"schema": ref("Error")}}}

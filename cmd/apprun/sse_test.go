@@ -57,7 +57,7 @@ func TestStreamResumesExactlyAfterTheGivenID(t *testing.T) {
 	runNo := h.create(a, coldEmailRun())
 	all := h.collect(a, runNo)
 	for _, via := range []string{"Last-Event-ID", "lastEventSeq"} {
-		for cut := 0; cut < len(all); cut++ {
+		for cut := 0; cut < len(all)-1; cut++ { // resumed at the end: TestAStreamResumedAtItsEndAnswers204
 			id := strconv.FormatUint(all[cut].ID, 10)
 			var rest []sseEvent
 			if via == "Last-Event-ID" {
@@ -66,9 +66,6 @@ func TestStreamResumesExactlyAfterTheGivenID(t *testing.T) {
 				rest = h.collect(a, runNo, "?lastEventSeq="+id)
 			}
 			want := all[cut+1:]
-			if cut == len(all)-1 {
-				want = all[cut:] // resumed at the end: the terminal event again
-			}
 			if len(rest) != len(want) {
 				t.Fatalf("%s=%s: %d events, want %d (%s vs %s)", via, id, len(rest), len(want), eventNames(rest), eventNames(want))
 			}
@@ -88,6 +85,38 @@ func TestStreamResumesExactlyAfterTheGivenID(t *testing.T) {
 		if r := h.do("GET", "/api/v1/runs/"+runNo+"/events"+bad, a.Key, nil); r.Status != 400 || r.errorCode(t) != "invalid_request" {
 			t.Fatalf("%s: %d %s", bad, r.Status, r.Body)
 		}
+	}
+}
+
+// An EventSource reconnects after a stream that ended normally, with the
+// terminal event's id. Resumed at or after a finished run's end, the stream
+// answers 204 No Content, which tells EventSource to stop reconnecting; the
+// client already has that event, so nothing is sent again.
+func TestAStreamResumedAtItsEndAnswers204(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	runNo := h.create(a, coldEmailRun())
+	all := h.collect(a, runNo)
+	last := all[len(all)-1].ID
+	for _, resume := range [][]string{
+		{"Last-Event-ID", strconv.FormatUint(last, 10)},
+		{"Last-Event-ID", strconv.FormatUint(last+1000, 10)},
+		{"?lastEventSeq=" + strconv.FormatUint(last, 10)},
+	} {
+		path := "/api/v1/runs/" + runNo + "/events"
+		hdr := resume
+		if strings.HasPrefix(resume[0], "?") {
+			path, hdr = path+resume[0], nil
+		}
+		r := h.do("GET", path, a.Key, nil, hdr...)
+		if r.Status != 204 || len(r.Body) != 0 {
+			t.Fatalf("resumed with %v after the end: %d %q, want 204 and no body", resume, r.Status, r.Body)
+		}
+	}
+	// Resumed one event before the end, the terminal event comes once.
+	rest := h.collect(a, runNo, "Last-Event-ID", strconv.FormatUint(all[len(all)-2].ID, 10))
+	if len(rest) != 1 || rest[0].ID != last {
+		t.Fatalf("resumed before the end: %s", eventNames(rest))
 	}
 }
 
@@ -152,19 +181,12 @@ func TestStreamSendsHeartbeatComments(t *testing.T) {
 	}
 }
 
-func TestStreamResumedAtOrAfterTheEndReplaysTheTerminalEventAndEnds(t *testing.T) {
+// Every stream opens with a reconnection hint.
+func TestAStreamOpensWithARetryHint(t *testing.T) {
 	h := start(t, withLimits(noLimits))
 	a := h.account(100)
 	runNo := h.create(a, testRun("ok"))
-	all := h.collect(a, runNo)
-	end := all[len(all)-1]
-	for _, id := range []uint64{end.ID, end.ID + 1000} {
-		rest := h.collect(a, runNo, "Last-Event-ID", strconv.FormatUint(id, 10))
-		if len(rest) != 1 || rest[0].ID != end.ID || rest[0].Event != end.Event {
-			t.Fatalf("resumed after %d: %s, want only the terminal event %d again", id, eventNames(rest), end.ID)
-		}
-	}
-	// Every stream opens with a reconnection hint.
+	h.collect(a, runNo)
 	r := h.do("GET", "/api/v1/runs/"+runNo+"/events", a.Key, nil)
 	if !strings.HasPrefix(string(r.Body), "retry: 3000\n\n") {
 		t.Fatalf("stream starts %q, want a retry: hint", string(r.Body)[:min(len(r.Body), 40)])
