@@ -70,7 +70,14 @@ func classOf(r *http.Request) routeClass {
 // node's router both go by.
 func IsAPIPath(p string) bool {
 	return strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/admin/") || strings.HasPrefix(p, "/debug/") ||
-		p == "/api" || p == "/admin" || p == "/healthz" || p == "/readyz" || p == "/metrics"
+		p == "/api" || p == "/admin" || p == "/healthz" || p == "/readyz" || p == "/metrics" || isOAuthProbe(p)
+}
+
+// isOAuthProbe says whether p is where an OAuth client (an MCP client such
+// as mcp-remote, given a bad key) looks for discovery or registration:
+// apprun does no OAuth, and says so in the API's envelope.
+func isOAuthProbe(p string) bool {
+	return strings.HasPrefix(p, "/.well-known/") || p == "/register"
 }
 
 func (c routeClass) bodyLimit(method string) int64 {

@@ -149,6 +149,11 @@ func New(cfg Config) (*API, error) {
 	a := &API{cfg: cfg, router: mux.NewRouter(), closing: make(chan struct{}), streams: newStreamRegistry(cfg.StreamsPerKey, cfg.StreamsPerAccount),
 		keyMisses: rate.NewLimiter(50, 50)}
 	a.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isOAuthProbe(r.URL.Path) {
+			writeError(w, r, a.cfg.Logger, errorf(engine.CodeNotFound, "%s: apprun does not do OAuth; authenticate with an API key "+
+				"(Authorization: Bearer ak_…, made on the website under Settings → API Keys)", r.URL.Path))
+			return
+		}
 		writeError(w, r, a.cfg.Logger, errorf(engine.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
 	a.router.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

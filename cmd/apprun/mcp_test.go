@@ -213,3 +213,25 @@ func TestMCPRefusesMissingAndRevokedKeys(t *testing.T) {
 		t.Fatalf("connected with a revoked key: %v", err)
 	}
 }
+
+// An MCP client given a bad key (mcp-remote) probes OAuth discovery and
+// client registration next. Those paths answer the JSON error envelope,
+// saying apprun takes API keys, not the website's HTML 404 page.
+func TestOAuthDiscoveryAnswersAJSONNotFound(t *testing.T) {
+	h := start(t)
+	for _, probe := range []struct{ method, path string }{
+		{"GET", "/.well-known/oauth-protected-resource"},
+		{"GET", "/.well-known/oauth-protected-resource/mcp"},
+		{"GET", "/.well-known/oauth-authorization-server"},
+		{"GET", "/.well-known/openid-configuration"},
+		{"POST", "/register"},
+	} {
+		r := h.do(probe.method, probe.path, "", nil)
+		if r.Status != 404 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") || r.errorCode(t) != "not_found" {
+			t.Fatalf("%s %s: %d %s %s", probe.method, probe.path, r.Status, r.Header.Get("Content-Type"), r.Body)
+		}
+		if msg := r.json(t)["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "OAuth") || !strings.Contains(msg, "API key") {
+			t.Fatalf("%s %s: message %q does not say to use an API key", probe.method, probe.path, msg)
+		}
+	}
+}
