@@ -229,7 +229,8 @@ func baseSchemas() obj {
 		"run_no": str, "app_slug": str,
 		"status":      obj{"type": "string", "enum": []string{"queued", "running", "completed", "failed", "canceled"}},
 		"credit_cost": integer, "created_at": stamp, "started_at": stamp, "finished_at": stamp,
-		"summary": str, "output": obj{}, "error": obj{"type": "object", "properties": obj{"code": str, "message": str}},
+		"summary": obj{"type": "string", "description": "One sentence: what the run made, or what failed and that its Credits were refunded"},
+		"output":  obj{"description": "The App's output once completed; null when the run failed or was canceled"}, "error": obj{"type": "object", "properties": obj{"code": str, "message": str}},
 		"refunded_credits": integer, "stream_url": str, "result_url": str}}
 	page := func(item string) obj {
 		return obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": ref(item)}, "next_cursor": obj{"type": []string{"string", "null"}}}}

@@ -3,7 +3,9 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -108,10 +110,32 @@ func viewOf(run engine.Run) runView {
 		v.Summary, v.Output = &run.Summary, run.Output
 	case engine.StatusFailed:
 		v.Error, v.Refunded = run.Error, &run.Refunded
+		v.Summary, v.Output = failureSummary(run), json.RawMessage("null")
 	case engine.StatusCanceled:
 		v.Refunded = &run.Refunded
+		sum := fmt.Sprintf("The run was canceled; its %s refunded.", credits(run.Refunded))
+		v.Summary, v.Output = &sum, json.RawMessage("null")
 	}
 	return v
+}
+
+// failureSummary is a failed run's summary: one sentence saying what
+// failed and that the Credits came back (a terminal run's result is its
+// summary and its output; a failed run has no output).
+func failureSummary(run engine.Run) *string {
+	why := "it failed"
+	if run.Error != nil {
+		why = fmt.Sprintf("%s (%s)", strings.TrimSuffix(run.Error.Message, "."), run.Error.Code)
+	}
+	sum := fmt.Sprintf("The run failed: %s; its %s refunded.", why, credits(run.Refunded))
+	return &sum
+}
+
+func credits(n int64) string {
+	if n == 1 {
+		return "1 Credit was"
+	}
+	return fmt.Sprintf("%d Credits were", n)
 }
 
 // ownRun reads a run of the caller's account; any other run is not found.

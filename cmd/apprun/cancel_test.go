@@ -19,6 +19,9 @@ func TestCancelRefundsEndsTheStreamAndIsSafeToRepeat(t *testing.T) {
 		if r.Status != 200 || m["status"] != "canceled" || m["refunded_credits"] != float64(10) {
 			t.Fatalf("cancel %d: %d %s", i+1, r.Status, r.Body)
 		}
+		if out, present := m["output"]; !present || out != nil || !strings.Contains(m["summary"].(string), "10 Credits") {
+			t.Fatalf("cancel %d: summary %v, output %v (present %v); want a sentence with the refund and a null output", i+1, m["summary"], out, present)
+		}
 	}
 	if bal, active := h.balance(a); bal != 100 || active != 0 {
 		t.Fatalf("after cancel: balance %d, %d active; want 100 and 0", bal, active)

@@ -30,6 +30,15 @@ func TestFailedRunIsRefunded(t *testing.T) {
 	if run["status"] != "failed" || run["error"] == nil || run["refunded_credits"] != float64(10) || run["output"] != nil {
 		t.Fatalf("failed run record: %v", run)
 	}
+	// A terminal run's result is its summary and its output (the spec): a
+	// failed run says in one sentence what failed and that the Credits
+	// came back, and its output is null, present.
+	if out, present := run["output"]; !present || out != nil {
+		t.Fatalf("failed run: output %v (present %v), want null", out, present)
+	}
+	if sum, _ := run["summary"].(string); !strings.Contains(sum, "failed") || !strings.Contains(sum, "10 Credits") || !strings.Contains(sum, "refunded") {
+		t.Fatalf("failed run summary %q: want what failed and the 10 Credits refunded", sum)
+	}
 	if bal, active := h.balance(a); bal != 100 || active != 0 {
 		t.Fatalf("after the failure balance %d active %d, want 100 and 0", bal, active)
 	}
