@@ -121,7 +121,7 @@ func (c *compiled) app(env *Env) engine.App {
 	a := engine.App{
 		Slug: d.Slug, Name: d.Name, Description: d.Description, Price: d.Price,
 		Timeout: time.Duration(d.Timeout), Retention: time.Duration(d.Retention),
-		AcceptsBrandContext: d.AcceptsBrandContext, InputSchema: d.InputSchema,
+		AcceptsBrandContext: d.AcceptsBrandContext, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema,
 		Runnable: !d.NeedsModel || env.Model != nil,
 	}
 	if a.Runnable {

@@ -24,6 +24,9 @@ type App struct {
 	// app_not_found.
 	Runnable    bool
 	InputSchema json.RawMessage
+	// OutputSchema, when set, is the JSON Schema of a completed run's
+	// output (MCP declares it on the App's tool).
+	OutputSchema json.RawMessage
 	// Executor does the work of a run. Required when Runnable.
 	Executor Executor
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"time"
 )
@@ -71,8 +72,9 @@ func (e *Engine) allow(ctx context.Context, kind limitKind, keyID string) (Quota
 }
 
 func rateLimited(wait time.Duration) error {
-	return &Error{Code: CodeRateLimited, RetryAfter: wholeSeconds(wait),
-		Message: "rate limit exceeded; retry after the number of seconds in Retry-After"}
+	wait = wholeSeconds(wait)
+	return &Error{Code: CodeRateLimited, RetryAfter: wait,
+		Message: fmt.Sprintf("rate limit exceeded; retry in %d s", int(wait.Seconds()))}
 }
 
 // wholeSeconds rounds d up to whole seconds, at least one.

@@ -92,6 +92,10 @@ func (s *surface) server(*http.Request) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "apprun", Title: "apprun: marketing Apps", Version: s.cfg.Version}, &sdk.ServerOptions{
 		Instructions: "Each App tool runs a paid App: it charges the account's Credits when the run starts (refunded if the run fails) " +
 			"and returns the App's output. list_apps shows Apps and prices, get_balance the Credits left, get_run a run by run_no.",
+		// The server is stateless (one per request): it sends no
+		// notifications, so it does not advertise list changes. A client
+		// sees new prices in the descriptions on its next tools/list.
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: false}},
 	})
 	srv.AddTool(&sdk.Tool{Name: "list_apps", Description: "List the Apps you can run, with their prices in Credits.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)}, s.listApps)
@@ -101,9 +105,24 @@ func (s *surface) server(*http.Request) *sdk.Server {
 		InputSchema: json.RawMessage(`{"type":"object","required":["run_no"],"additionalProperties":false,` +
 			`"properties":{"run_no":{"type":"string","description":"The run_no an App tool returned"}}}`)}, s.getRun)
 	for _, a := range s.cfg.Engine.Catalog().Runnable() {
-		srv.AddTool(&sdk.Tool{Name: a.Slug, Title: a.Name, Description: s.describe(a), InputSchema: a.InputSchema}, s.runApp(a.Slug))
+		srv.AddTool(&sdk.Tool{Name: a.Slug, Title: a.Name, Description: s.describe(a), InputSchema: a.InputSchema,
+			OutputSchema: runOutputSchema(a.OutputSchema)}, s.runApp(a.Slug))
 	}
 	return srv
+}
+
+// runOutputSchema is the schema of an App tool's structured result: the
+// run, with the App's output once it has completed (runResult).
+func runOutputSchema(output json.RawMessage) json.RawMessage {
+	if len(output) == 0 {
+		output = json.RawMessage(`{}`)
+	}
+	return json.RawMessage(`{"type":"object","required":["run_no","app_slug","status","credit_cost"],"properties":{` +
+		`"run_no":{"type":"string"},"app_slug":{"type":"string"},` +
+		`"status":{"type":"string","enum":["queued","running","completed","failed","canceled"]},` +
+		`"credit_cost":{"type":"integer"},"summary":{"type":"string"},"output":` + string(output) + `,` +
+		`"error":{"type":"object","properties":{"code":{"type":"string"},"message":{"type":"string"}}},` +
+		`"refunded_credits":{"type":"integer"}}}`)
 }
 
 // describe is an App tool's description, with the current price.
@@ -126,7 +145,9 @@ func toolError(err error) *sdk.CallToolResult {
 	if e.RetryAfter > 0 {
 		secs := int(e.RetryAfter.Round(time.Second).Seconds())
 		body["retry_after_seconds"] = secs
-		text += fmt.Sprintf(" (retry after %d s)", secs)
+		if !strings.Contains(e.Message, fmt.Sprintf("%d s", secs)) {
+			text += fmt.Sprintf(" (retry after %d s)", secs)
+		}
 	}
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}},
 		StructuredContent: map[string]any{"error": body}}

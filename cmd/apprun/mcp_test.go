@@ -183,7 +183,11 @@ func TestMCPToolErrorsCarryTheAPICodes(t *testing.T) {
 			t.Fatalf("create within the limit: %v", res.StructuredContent)
 		}
 	}
-	expect(sr, valid, "rate_limited", "retry after")
+	expect(sr, valid, "rate_limited", "retry in")
+	// The seconds are in the message: an MCP client sees no Retry-After header.
+	if res := callTool(t, sr, "cold-email-writer", valid, nil); strings.Contains(res.Content[0].(*sdk.TextContent).Text, "Retry-After") {
+		t.Fatalf("the rate_limited text points at a header MCP clients never see: %q", res.Content[0].(*sdk.TextContent).Text)
+	}
 	if bal, _ := h.balance(poor); bal != 10 {
 		t.Fatalf("poor balance %d after a refused call, want 10", bal)
 	}
@@ -234,4 +238,41 @@ func TestOAuthDiscoveryAnswersAJSONNotFound(t *testing.T) {
 			t.Fatalf("%s %s: message %q does not say to use an API key", probe.method, probe.path, msg)
 		}
 	}
+}
+
+// The server says no more than it does: it sends no list-changed
+// notifications, so it does not advertise them; and each App tool, whose
+// results carry structured content, declares their schema with the App's
+// output schema inside.
+func TestMCPAdvertisesWhatItDoes(t *testing.T) {
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	s, err := mcpConnect(t, h, a.Key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	caps := s.InitializeResult().Capabilities
+	if caps.Tools == nil || caps.Tools.ListChanged {
+		t.Fatalf("tools capability %+v: want tools without listChanged", caps.Tools)
+	}
+	tools, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name != "cold-email-writer" {
+			continue
+		}
+		schema, _ := json.Marshal(tool.OutputSchema)
+		var m map[string]any
+		_ = json.Unmarshal(schema, &m)
+		props, _ := m["properties"].(map[string]any)
+		output, _ := props["output"].(map[string]any)
+		if m["type"] != "object" || output["properties"].(map[string]any)["emails"] == nil {
+			t.Fatalf("cold-email-writer outputSchema %s: want the run with the App's output schema (emails)", schema)
+		}
+		return
+	}
+	t.Fatal("no cold-email-writer tool")
 }
