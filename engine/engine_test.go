@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -226,15 +225,28 @@ func TestConcurrentAdmissionsNeverOverspend(t *testing.T) {
 }
 
 func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
-	var offset atomic.Int64
-	e := startEngineConfig(t, true, Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}, nil, func(c *Config) {
-		c.Now = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-	}, okApp())
+	e := newTestEngine(t)
 	ctx := context.Background()
-	block := make(chan struct{})
+	block, quiet, wentQuiet := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	defer close(block)
+	// The App reports progress every 100 ms until it goes quiet, then
+	// hangs: an executor alive, then one that looks dead.
 	app := App{Slug: "stuck", Name: "stuck", Price: 5, Runnable: true, Timeout: time.Minute, InputSchema: []byte(`{"type":"object"}`),
 		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+			tick := time.NewTicker(100 * time.Millisecond)
+			defer tick.Stop()
+			for i := 1; ; i++ {
+				select {
+				case <-tick.C:
+					progress(Step{Index: i, Total: 1000, Tool: "t", Message: "working"})
+					continue
+				case <-quiet:
+				case <-ctx.Done():
+					return Result{}, ctx.Err()
+				}
+				break
+			}
+			close(wentQuiet) // its last progress write has returned
 			select {
 			case <-block:
 			case <-ctx.Done():
@@ -265,18 +277,19 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	// While its executor is alive (it wrote an event less than an ack
-	// wait ago), a delivery past the last attempt leaves the run alone: a
-	// work queue that lost its heartbeats must not end a healthy run.
+	// While its executor is alive (it writes to the run's log), a delivery
+	// past the last attempt leaves the run alone: a work queue that lost
+	// its heartbeats must not end a healthy run.
 	if err := e.ExecuteRun(ctx, run.RunNo, MaxAttempts+1); err == nil {
 		t.Fatal("a delivery past the last attempt ended a run whose executor is alive")
 	}
 	if evs, _ := e.RunLog(ctx, run.RunNo, 0); evs[len(evs)-1].Event.Type.Terminal() {
 		t.Fatalf("the run ended: %+v", evs[len(evs)-1].Event)
 	}
-	// Once its executor has been silent for an ack wait, the delivery after
-	// the last allowed attempt ends the run.
-	offset.Store(int64(time.Minute))
+	// Once its executor is silent, the delivery after the last allowed
+	// attempt ends the run.
+	close(quiet)
+	<-wentQuiet
 	if err := e.ExecuteRun(ctx, run.RunNo, MaxAttempts+1); err != nil {
 		t.Fatal(err)
 	}

@@ -22,11 +22,12 @@ var errStaleRead = errors.New("engine: read from a replica that is behind; retry
 // errRunMoved: another executor wrote the run while this one ran it.
 var errRunMoved = errors.New("engine: another executor wrote this run meanwhile; retrying")
 
-// errRunHeld: the run is running and wrote an event less than ackWait ago,
-// so its executor is alive; the job was delivered again anyway (the work
-// queue's leader changed and lost its heartbeats). Executing it again
-// would pay its App twice, and failing it after maxAttempts such
-// deliveries would end a healthy run: look again after ackWait.
+// errRunHeld: the run is running and its executor is alive (it wrote to
+// the run's log while this delivery watched); the job was delivered again
+// anyway (the work queue's leader changed and lost its heartbeats).
+// Executing it again would pay its App twice, and failing it after
+// maxAttempts such deliveries would end a healthy run: look again after
+// ackWait.
 var errRunHeld = errors.New("engine: the run's executor is alive elsewhere; looking again later")
 
 // maxAttempts bounds how often a run is executed: a run interrupted this
@@ -112,6 +113,33 @@ func (x *executor) handle(msg QueueMsg) {
 			msg.Nak(NakDelay(err))
 		}
 	}()
+}
+
+// watchHeld and watchEvery: a delivery of a running run watches its log
+// this long, in these steps, for an event its executor writes.
+const (
+	watchHeld  = 2 * time.Second
+	watchEvery = 250 * time.Millisecond
+)
+
+// heldElsewhere says whether a running run delivered again has an
+// executor that is alive: it writes to the run's log within watchHeld.
+// After a crash or a restart nothing does, and this delivery takes the run
+// over 2 s later; after the work queue's leader changed, the live executor
+// goes on writing and keeps the run. (An executor silent for 2 s, in a long
+// model call, is taken for dead, as an expired ack wait always did.)
+func (x *executor) heldElsewhere(ctx context.Context, runNo string, last uint64) (bool, error) {
+	for waited := time.Duration(0); waited < watchHeld; waited += watchEvery {
+		x.e.cfg.Sleep(watchEvery)
+		m, err := x.e.ports.Log.Last(ctx, runSubject(runNo))
+		if err != nil {
+			return false, err
+		}
+		if m.Seq != last {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // NakDelay is how long a run's job waits before it is delivered again
@@ -200,8 +228,14 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 	if w.run.Terminal() {
 		return nil
 	}
-	if last := events[len(events)-1].Event; attempt > 1 && w.run.Status == StatusRunning && x.e.now().Sub(last.At) < ackWait {
-		return errRunHeld
+	if attempt > 1 && w.run.Status == StatusRunning {
+		held, err := x.heldElsewhere(ctx, runNo, w.last)
+		if err != nil {
+			return err
+		}
+		if held {
+			return errRunHeld
+		}
 	}
 	if attempt > maxAttempts {
 		return x.finish(ctx, w, nil, &RunError{Code: FailInterrupted,
