@@ -182,7 +182,9 @@ func (e *Engine) Stop() {
 // Catalog returns the Apps.
 func (e *Engine) Catalog() *Catalog { return e.cfg.Catalog }
 
-func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
+// now is the time events carry: UTC, to the millisecond, the one
+// precision the API shows (RFC 3339 with at most three fraction digits).
+func (e *Engine) now() time.Time { return e.cfg.Now().UTC().Truncate(time.Millisecond) }
 
 // internal wraps an unexpected failure: logged by the caller's adapter and
 // shown to clients only as internal_error.
