@@ -31,6 +31,19 @@ func (l *recordingLog) Append(ctx context.Context, entries ...Entry) (uint64, er
 	return seq, err
 }
 
+// count is how many entries were appended on subjects with prefix.
+func (l *recordingLog) count(prefix string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, e := range l.entries {
+		if strings.HasPrefix(e.Subject, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
 // The billing history: what the log keeps for good (account events) or
 // for the App's retention (the run's events, then its expiry marker).
 func billing(subject string) bool {

@@ -101,17 +101,15 @@ func (x *executor) handle(msg QueueMsg) {
 		stopBeat := heartbeat(msg, ackWait/3)
 		err := x.e.ExecuteRun(x.ctx, runNo, msg.Attempt())
 		stopBeat()
-		switch {
-		case err == nil:
+		if err == nil {
 			msg.Ack()
-		case errors.Is(err, errStaleRead) || errors.Is(err, errRunMoved) || errors.Is(err, errRunHeld):
-			msg.Nak(NakDelay(err)) // expected: look again later, quietly
-		default:
-			if x.ctx.Err() == nil {
-				x.e.cfg.Logger.Error("run execution interrupted; will be redelivered", "run_no", runNo, "err", err)
-			}
-			msg.Nak(NakDelay(err))
+			return
 		}
+		expected := errors.Is(err, errStaleRead) || errors.Is(err, errRunMoved) || errors.Is(err, errRunHeld)
+		if !expected && x.ctx.Err() == nil {
+			x.e.cfg.Logger.Error("run execution interrupted; will be redelivered", "run_no", runNo, "err", err)
+		}
+		msg.Nak(NakDelay(err))
 	}()
 }
 
