@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"time"
 )
@@ -72,9 +71,9 @@ func (e *Engine) allow(ctx context.Context, kind limitKind, keyID string) (Quota
 }
 
 func rateLimited(wait time.Duration) error {
-	wait = wholeSeconds(wait)
-	return &Error{Code: CodeRateLimited, RetryAfter: wait,
-		Message: fmt.Sprintf("rate limit exceeded; retry in %d s", int(wait.Seconds()))}
+	// The wait travels as RetryAfter: each surface shows it its way (a
+	// Retry-After header, the seconds in an MCP tool error's text).
+	return &Error{Code: CodeRateLimited, RetryAfter: wholeSeconds(wait), Message: "rate limit exceeded"}
 }
 
 // wholeSeconds rounds d up to whole seconds, at least one.

@@ -145,9 +145,7 @@ func toolError(err error) *sdk.CallToolResult {
 	if e.RetryAfter > 0 {
 		secs := int(e.RetryAfter.Round(time.Second).Seconds())
 		body["retry_after_seconds"] = secs
-		if !strings.Contains(e.Message, fmt.Sprintf("%d s", secs)) {
-			text += fmt.Sprintf(" (retry after %d s)", secs)
-		}
+		text += fmt.Sprintf(" (retry after %d s)", secs)
 	}
 	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}},
 		StructuredContent: map[string]any{"error": body}}

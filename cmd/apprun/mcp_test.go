@@ -183,7 +183,7 @@ func TestMCPToolErrorsCarryTheAPICodes(t *testing.T) {
 			t.Fatalf("create within the limit: %v", res.StructuredContent)
 		}
 	}
-	expect(sr, valid, "rate_limited", "retry in")
+	expect(sr, valid, "rate_limited", "(retry after ")
 	// The seconds are in the message: an MCP client sees no Retry-After header.
 	if res := callTool(t, sr, "cold-email-writer", valid, nil); strings.Contains(res.Content[0].(*sdk.TextContent).Text, "Retry-After") {
 		t.Fatalf("the rate_limited text points at a header MCP clients never see: %q", res.Content[0].(*sdk.TextContent).Text)
