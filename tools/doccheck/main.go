@@ -163,7 +163,9 @@ func check(file string, long bool) bool {
 	}
 	// Stop what the file started (servers, make run), then make sure.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-	time.Sleep(3 * time.Second)
+	for end := time.Now().Add(5 * time.Second); syscall.Kill(-cmd.Process.Pid, 0) == nil && time.Now().Before(end); {
+		time.Sleep(100 * time.Millisecond) // the group's exit has no event to await
+	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	took := time.Since(began).Round(time.Second)
 	note := ""
