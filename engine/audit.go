@@ -3,7 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/apprun/apprun/ledger"
 )
@@ -177,12 +178,7 @@ func (a *Audit) Report() AuditReport {
 		rep.Accounts[id] = *acct
 	}
 	rep.Runs, rep.Expired = map[string]Status{}, map[string]bool{}
-	runNos := make([]string, 0, len(a.runs))
-	for no := range a.runs {
-		runNos = append(runNos, no)
-	}
-	sort.Strings(runNos)
-	for _, no := range runNos {
+	for _, no := range slices.Sorted(maps.Keys(a.runs)) {
 		r := a.runs[no]
 		if !r.created {
 			a.violation("run %s: charged %d time(s) but has no run", no, r.charges)

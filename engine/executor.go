@@ -129,6 +129,9 @@ const (
 func (x *executor) heldElsewhere(ctx context.Context, runNo string, last uint64) (bool, error) {
 	for waited := time.Duration(0); waited < watchHeld; waited += watchEvery {
 		x.e.cfg.Sleep(watchEvery)
+		if ctx.Err() != nil {
+			return false, ctx.Err() // this node is stopping: leave the run to the next delivery
+		}
 		m, err := x.e.ports.Log.Last(ctx, runSubject(runNo))
 		if err != nil {
 			return false, err

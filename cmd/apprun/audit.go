@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -223,12 +225,7 @@ func readable(store *projections.Store, damage []projections.Damage) bool {
 // that is damaged is left to the damage findings.
 func compare(rep engine.AuditReport, store *projections.Store) ([]string, error) {
 	var out []string
-	ids := make([]string, 0, len(rep.Accounts))
-	for id := range rep.Accounts {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(rep.Accounts)) {
 		want := rep.Accounts[id]
 		got, err := store.Account(id)
 		switch {

@@ -3,8 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -25,12 +26,7 @@ func (e *envFlags) bind(flagName, variable string) { e.vars[flagName] = variable
 
 // parse sets each flag from its variable, then parses args.
 func (e *envFlags) parse(args []string) error {
-	names := make([]string, 0, len(e.vars))
-	for name := range e.vars {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(e.vars)) {
 		variable := e.vars[name]
 		v, ok := os.LookupEnv(variable)
 		if !ok || v == "" {
