@@ -18,9 +18,10 @@ type Event struct {
 	Data json.RawMessage
 }
 
-// Terminal says whether the event ends the run.
+// Terminal says whether the event ends the run: completed, or failed (a
+// canceled run fails with the error code canceled).
 func (e Event) Terminal() bool {
-	return e.Type == "completed" || e.Type == "failed" || e.Type == "canceled"
+	return e.Type == "completed" || e.Type == "failed"
 }
 
 // Stream calls fn with each event of a run after event id `after` (0: from

@@ -34,6 +34,7 @@ type auditRun struct {
 	charged          int64
 	refunded         int64
 	expired          bool
+	canceled         bool // failed with the error code canceled
 }
 
 // AuditReport is what an audit found.
@@ -81,8 +82,8 @@ func (a *Audit) Apply(subject string, seq uint64, data []byte) {
 		}
 		a.applyLedger(id, seq, ev)
 	case KindRun:
-		var ev RunEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
+		ev, err := DecodeRunEvent(data)
+		if err != nil {
 			a.violation("event %d on %s: unreadable: %v", seq, subject, err)
 			return
 		}
@@ -99,6 +100,9 @@ func (a *Audit) Apply(subject string, seq uint64, data []byte) {
 		r.expired = true
 		if !r.created {
 			r.created, r.account, r.cost, r.status, r.terminals = true, ev.AccountID, ev.CreditCost, ev.Status, 1
+			if ev.Status == legacyStatusCanceled { // written by an apprun before cancels were failures
+				r.status, r.canceled = StatusFailed, true
+			}
 		}
 	}
 }
@@ -164,9 +168,10 @@ func (a *Audit) applyRun(runNo string, seq uint64, ev RunEvent) {
 		} else {
 			r.status = StatusRunning
 		}
-	case RunCompleted, RunFailed, RunCanceled:
+	case RunCompleted, RunFailed:
 		r.terminals++
-		r.status = map[RunEventType]Status{RunCompleted: StatusCompleted, RunFailed: StatusFailed, RunCanceled: StatusCanceled}[ev.Type]
+		r.status = map[RunEventType]Status{RunCompleted: StatusCompleted, RunFailed: StatusFailed}[ev.Type]
+		r.canceled = ev.Error != nil && ev.Error.Code == FailCanceled
 	}
 }
 
@@ -202,10 +207,9 @@ func (a *Audit) Report() AuditReport {
 			if r.settles != 1 || r.refunds != 0 {
 				a.violation("run %s: completed, settled %d and refunded %d times (want 1 and 0)", no, r.settles, r.refunds)
 			}
-		case StatusFailed, StatusCanceled:
-			if r.status == StatusFailed {
-				rep.Failed++
-			} else {
+		case StatusFailed:
+			rep.Failed++
+			if r.canceled {
 				rep.Canceled++
 			}
 			if r.refunds != 1 || r.settles != 0 || r.refunded != r.cost {
@@ -220,7 +224,7 @@ func (a *Audit) Report() AuditReport {
 	}
 	active := map[string]int{}
 	for _, r := range a.runs {
-		if r.created && r.status != StatusCompleted && r.status != StatusFailed && r.status != StatusCanceled {
+		if r.created && r.status != StatusCompleted && r.status != StatusFailed {
 			active[r.account]++
 		}
 	}

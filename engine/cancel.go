@@ -8,8 +8,8 @@ import (
 	"github.com/apprun/apprun/ledger"
 )
 
-// CancelRun ends an account's queued or running run with a canceled
-// event, refunding its charge and releasing its slot, in one atomic write
+// CancelRun ends an account's queued or running run with a failed event
+// whose error code is canceled, refunding its charge and releasing its slot, in one atomic write
 // with compare-and-set on the run's log: if the run ended first the write
 // fails and the answer is run_already_finished; once this write is stored
 // no completion can follow it. Cancelling a canceled run answers it again.
@@ -38,10 +38,10 @@ func (e *Engine) CancelRun(ctx context.Context, accountID, runNo string) (Run, u
 		for _, le := range events {
 			run, last = ApplyRun(run, le.Event, le.Seq), le.Seq
 		}
-		switch run.Status {
-		case StatusCanceled:
+		switch {
+		case run.Canceled():
 			return run, last, nil
-		case StatusCompleted, StatusFailed:
+		case run.Terminal():
 			return run, last, Errorf(CodeRunFinished, "run %s has already %s; there is nothing to cancel", runNo, run.Status)
 		}
 		at := e.now()
@@ -49,7 +49,7 @@ func (e *Engine) CancelRun(ctx context.Context, accountID, runNo string) (Run, u
 		if err != nil {
 			continue // the account moved since it was read: look again
 		}
-		term := RunEvent{Type: RunCanceled, V: eventVersion, RunNo: runNo, At: at, Refunded: run.CreditCost}
+		term := RunEvent{Type: RunFailed, V: eventVersion, RunNo: runNo, At: at, Error: canceledError(), Refunded: run.CreditCost}
 		entries := []entry{{subject: accountSubject(acct.ID), value: refund, expect: expectSeq(acctSeq)}}
 		if run.Slot > 0 {
 			entries = append(entries, entry{subject: slotSubject(run.Slot),

@@ -16,8 +16,10 @@ const (
 	ToolRunning  RunEventType = "tool_running"
 	RunCompleted RunEventType = "completed"
 	RunFailed    RunEventType = "failed"
-	// RunCanceled is the terminal event of a run its owner cancelled; the
-	// charge is refunded in the same write.
+	// RunCanceled is how apprun before 2026-11 ended a canceled run. It is
+	// never written now (a cancel is a failed event with the error code
+	// canceled, so the stream keeps the spec's four kinds); DecodeRunEvent
+	// reads an old one as that failed event.
 	RunCanceled RunEventType = "canceled"
 	// RunFenced is not a run event: a node that could not learn whether
 	// its admission was stored writes it on the run's subject, expecting
@@ -28,7 +30,7 @@ const (
 )
 
 // Terminal reports whether t ends a run.
-func (t RunEventType) Terminal() bool { return t == RunCompleted || t == RunFailed || t == RunCanceled }
+func (t RunEventType) Terminal() bool { return t == RunCompleted || t == RunFailed }
 
 // eventVersion is the schema version of every event apprun writes.
 const eventVersion = 1
@@ -96,7 +98,28 @@ const (
 	// FailSourceUnavailable: a tool step could not fetch what the run is
 	// about (oss-growth: the repository).
 	FailSourceUnavailable = "source_unavailable"
+	// FailCanceled: the run's owner canceled it.
+	FailCanceled = "canceled"
 )
+
+// canceledError is the error of every canceled run.
+func canceledError() *RunError {
+	return &RunError{Code: FailCanceled, Message: "the run was canceled by its owner"}
+}
+
+// DecodeRunEvent decodes one message of a run's log. A canceled event of
+// an older apprun comes back as the failed event a cancel writes now, so
+// every reader (fold, stream, webhook, audit, projection) sees one shape.
+func DecodeRunEvent(data []byte) (RunEvent, error) {
+	var e RunEvent
+	if err := json.Unmarshal(data, &e); err != nil {
+		return e, err
+	}
+	if e.Type == RunCanceled {
+		e.Type, e.Error = RunFailed, canceledError()
+	}
+	return e, nil
+}
 
 // PublicData is what a client sees of e on the event stream: no account,
 // key or input, which stay in the log. Members are present exactly when
@@ -122,10 +145,6 @@ func (e RunEvent) PublicData() PublicEventData {
 	case RunFailed:
 		d.Status = StatusFailed
 		d.Error, d.Refund = e.Error, &Refund{Credits: e.Refunded}
-		d.ResultURL = ResultURL(e.RunNo)
-	case RunCanceled:
-		d.Status = StatusCanceled
-		d.Refund = &Refund{Credits: e.Refunded}
 		d.ResultURL = ResultURL(e.RunNo)
 	}
 	return d

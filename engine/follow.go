@@ -80,8 +80,7 @@ func (h *hub) dispatch(m LiveRunMsg) {
 	// Decoded and encoded outside the lock: followers come and go meanwhile
 	// (one that arrives now also replays this event; its sequence dedupes).
 	lm := liveMsg{seq: seq, prev: prev, ev: &liveEvent{}}
-	var e RunEvent
-	if err := json.Unmarshal(m.Data, &e); err != nil {
+	if e, err := DecodeRunEvent(m.Data); err != nil {
 		lm.ev.err = fmt.Errorf("engine: decode live event %d: %w", seq, err)
 	} else {
 		lm.ev.StreamEvent, lm.ev.streamed = streamed(seq, e)

@@ -15,8 +15,11 @@ const (
 	StatusRunning   Status = "running"
 	StatusCompleted Status = "completed"
 	StatusFailed    Status = "failed"
-	StatusCanceled  Status = "canceled"
 )
+
+// legacyStatusCanceled is the status an apprun before 2026-11 gave a
+// canceled run; only old expiry markers still carry it.
+const legacyStatusCanceled Status = "canceled"
 
 // Run is the state of a run, a pure fold of its events.
 type Run struct {
@@ -64,18 +67,19 @@ func ApplyRun(r Run, e RunEvent, seq uint64) Run {
 		at := e.At
 		r.FinishedAt = &at
 		r.Error, r.Refunded = e.Error, e.Refunded
-	case RunCanceled:
-		r.Status = StatusCanceled
-		at := e.At
-		r.FinishedAt = &at
-		r.Refunded = e.Refunded
 	}
 	return r
 }
 
 // Terminal reports whether the run has ended.
 func (r Run) Terminal() bool {
-	return r.Status == StatusCompleted || r.Status == StatusFailed || r.Status == StatusCanceled
+	return r.Status == StatusCompleted || r.Status == StatusFailed
+}
+
+// Canceled reports whether the run ended because its owner canceled it:
+// a failed run with the error code canceled.
+func (r Run) Canceled() bool {
+	return r.Status == StatusFailed && r.Error != nil && r.Error.Code == FailCanceled
 }
 
 // StreamURL and ResultURL are the relative paths of a run's stream and result.

@@ -90,8 +90,8 @@ func (s *store) runLog(ctx context.Context, runNo string, after uint64) ([]logge
 func (s *store) eachRunEvent(ctx context.Context, runNo string, after uint64, fn func(loggedEvent) error) error {
 	subj := runSubject(runNo)
 	return s.log.Read(ctx, subj, after, func(m Message) error {
-		var e RunEvent
-		if err := json.Unmarshal(m.Data, &e); err != nil {
+		e, err := DecodeRunEvent(m.Data)
+		if err != nil {
 			return fmt.Errorf("decode %s@%d: %w", subj, m.Seq, err)
 		}
 		return fn(loggedEvent{Seq: m.Seq, Event: e})

@@ -100,7 +100,7 @@ func (domainCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c domainCollector) Collect(ch chan<- prometheus.Metric) {
 	if counts, err := c.a.cfg.Reads.RunsByStatus(); err == nil {
-		for _, st := range []engine.Status{engine.StatusQueued, engine.StatusRunning, engine.StatusCompleted, engine.StatusFailed, engine.StatusCanceled} {
+		for _, st := range []engine.Status{engine.StatusQueued, engine.StatusRunning, engine.StatusCompleted, engine.StatusFailed} {
 			ch <- prometheus.MustNewConstMetric(descRuns, prometheus.GaugeValue, float64(counts[st]), string(st))
 		}
 		ch <- prometheus.MustNewConstMetric(descActive, prometheus.GaugeValue, float64(counts[engine.StatusQueued]+counts[engine.StatusRunning]))

@@ -182,7 +182,7 @@ func operationDoc(op operation) obj {
 	switch op.result {
 	case "stream":
 		ok["content"] = obj{"text/event-stream": obj{"schema": obj{"type": "string",
-			"description": "Events started, tool_running, and one of completed, failed, canceled; ids are resumable"}}}
+			"description": "Events started, tool_running, and one of completed or failed (a cancel is failed with the error code canceled); ids are resumable"}}}
 	case "object":
 		ok["content"] = obj{"application/json": obj{"schema": obj{"type": "object"}}}
 	case "":
@@ -227,10 +227,10 @@ func baseSchemas() obj {
 	stamp := obj{"type": "string", "format": "date-time"}
 	run := obj{"type": "object", "required": []string{"run_no", "app_slug", "status", "credit_cost", "created_at"}, "properties": obj{
 		"run_no": str, "app_slug": str,
-		"status":      obj{"type": "string", "enum": []string{"queued", "running", "completed", "failed", "canceled"}},
+		"status":      obj{"type": "string", "enum": []string{"queued", "running", "completed", "failed"}},
 		"credit_cost": integer, "created_at": stamp, "started_at": stamp, "finished_at": stamp,
 		"summary": obj{"type": "string", "description": "One sentence: what the run made, or what failed and that its Credits were refunded"},
-		"output":  obj{"description": "The App's output once completed; null when the run failed or was canceled"}, "error": obj{"type": "object", "properties": obj{"code": str, "message": str}},
+		"output":  obj{"description": "The App's output once completed; null when the run failed (a cancel included)"}, "error": obj{"type": "object", "properties": obj{"code": str, "message": str}},
 		"refunded_credits": integer, "stream_url": str, "result_url": str}}
 	page := func(item string) obj {
 		return obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": ref(item)}, "next_cursor": obj{"type": []string{"string", "null"}}}}

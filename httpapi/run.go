@@ -111,10 +111,6 @@ func viewOf(run engine.Run) runView {
 	case engine.StatusFailed:
 		v.Error, v.Refunded = run.Error, &run.Refunded
 		v.Summary, v.Output = failureSummary(run), json.RawMessage("null")
-	case engine.StatusCanceled:
-		v.Refunded = &run.Refunded
-		sum := fmt.Sprintf("The run was canceled; its %s refunded.", credits(run.Refunded))
-		v.Summary, v.Output = &sum, json.RawMessage("null")
 	}
 	return v
 }
@@ -123,6 +119,10 @@ func viewOf(run engine.Run) runView {
 // failed and that the Credits came back (a terminal run's result is its
 // summary and its output; a failed run has no output).
 func failureSummary(run engine.Run) *string {
+	if run.Canceled() {
+		sum := fmt.Sprintf("The run was canceled; its %s refunded.", credits(run.Refunded))
+		return &sum
+	}
 	why := "it failed"
 	if run.Error != nil {
 		why = fmt.Sprintf("%s (%s)", strings.TrimSuffix(run.Error.Message, "."), run.Error.Code)

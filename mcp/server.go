@@ -119,7 +119,7 @@ func runOutputSchema(output json.RawMessage) json.RawMessage {
 	}
 	return json.RawMessage(`{"type":"object","required":["run_no","app_slug","status","credit_cost"],"properties":{` +
 		`"run_no":{"type":"string"},"app_slug":{"type":"string"},` +
-		`"status":{"type":"string","enum":["queued","running","completed","failed","canceled"]},` +
+		`"status":{"type":"string","enum":["queued","running","completed","failed"]},` +
 		`"credit_cost":{"type":"integer"},"summary":{"type":"string"},"output":` + string(output) + `,` +
 		`"error":{"type":"object","properties":{"code":{"type":"string"},"message":{"type":"string"}}},` +
 		`"refunded_credits":{"type":"integer"}}}`)
@@ -232,9 +232,6 @@ func runResult(r engine.Run) *sdk.CallToolResult {
 		res := jsonResult(fmt.Sprintf("Run %s failed: %s: %s. %d Credits were refunded.", r.RunNo, r.Error.Code, r.Error.Message, r.Refunded), out)
 		res.IsError = true
 		return res
-	case engine.StatusCanceled:
-		out["refunded_credits"] = r.Refunded
-		text += fmt.Sprintf(" %d Credits were refunded.", r.Refunded)
 	default:
 		text += " Call get_run with this run_no later for its output."
 	}

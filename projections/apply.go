@@ -115,8 +115,8 @@ func (b *batch) apply(subject string, data []byte, seq uint64) error {
 		*a = ledger.Snapshot(ev, *a)
 		return nil
 	case engine.KindRun:
-		var ev engine.RunEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
+		ev, err := engine.DecodeRunEvent(data)
+		if err != nil {
 			return err
 		}
 		if ev.Type == engine.RunFenced {

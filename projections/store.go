@@ -36,7 +36,7 @@ var (
 
 // schemaVersion changes whenever the read models change shape; a file of
 // another version is emptied and rebuilt from the log.
-const schemaVersion = "6" // 6: every value carries a checksum
+const schemaVersion = "7" // 7: a canceled run is failed with the error code canceled
 
 // maxBatch bounds how many events one transaction applies.
 const maxBatch = 4096

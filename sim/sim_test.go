@@ -340,7 +340,7 @@ func (w *world) cancel(ctx context.Context) {
 		ok := call(ctx, w.pick(), func(ctx context.Context, e *engine.Engine) {
 			run, _, err = e.CancelRun(ctx, w.accts[r.acct].AccountID, r.runNo())
 		})
-		if ok && err == nil && run.Status == engine.StatusCanceled {
+		if ok && err == nil && run.Canceled() {
 			w.canceled[r.runNo()] = true
 			return
 		}
@@ -417,6 +417,7 @@ func (w *world) pendingJobs() []string {
 type logRun struct {
 	tag      string
 	terminal engine.RunEventType
+	canceled bool // failed with the error code canceled
 }
 
 // check verifies every invariant on the log the seed left.
@@ -441,6 +442,7 @@ func (w *world) check() {
 				runs[id] = &logRun{tag: in.Tag}
 			case ev.Type.Terminal() && runs[id] != nil:
 				runs[id].terminal = ev.Type
+				runs[id].canceled = ev.Error != nil && ev.Error.Code == engine.FailCanceled
 			}
 		case engine.KindAccount:
 			var ev ledger.Event
@@ -514,7 +516,7 @@ func (w *world) check() {
 		}
 	}
 	for no := range w.canceled {
-		if r := runs[no]; r == nil || r.terminal != engine.RunCanceled {
+		if r := runs[no]; r == nil || !r.canceled {
 			w.problem("run %s: its cancel was acknowledged, yet it ended %v", no, r)
 		}
 	}

@@ -78,7 +78,7 @@ func auditCommand(args []string, out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "audit: %d events replayed (last sequence %d)\n", rep.Events, last)
-	fmt.Fprintf(out, "accounts %d, runs %d (completed %d, failed %d, canceled %d, unfinished %d; %d expired after retention)\n",
+	fmt.Fprintf(out, "accounts %d, runs %d (completed %d, failed %d (canceled %d), unfinished %d; %d expired after retention)\n",
 		len(rep.Accounts), len(rep.Runs), rep.Completed, rep.Failed, rep.Canceled, rep.Active, len(rep.Expired))
 	fmt.Fprintf(out, "credits granted %d, charged %d, refunded %d\n", rep.Granted, rep.Charged, rep.Refunded)
 	if rep.Fenced > 0 {

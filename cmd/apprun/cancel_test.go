@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +17,7 @@ func TestCancelRefundsEndsTheStreamAndIsSafeToRepeat(t *testing.T) {
 	for i := range 2 { // a second cancel answers the same
 		r := h.do("POST", "/api/v1/runs/"+runNo+"/cancel", a.Key, nil)
 		m := r.json(t)
-		if r.Status != 200 || m["status"] != "canceled" || m["refunded_credits"] != float64(10) {
+		if r.Status != 200 || m["status"] != "failed" || errCode(m) != "canceled" || m["refunded_credits"] != float64(10) {
 			t.Fatalf("cancel %d: %d %s", i+1, r.Status, r.Body)
 		}
 		if out, present := m["output"]; !present || out != nil || !strings.Contains(m["summary"].(string), "10 Credits") {
@@ -28,10 +29,16 @@ func TestCancelRefundsEndsTheStreamAndIsSafeToRepeat(t *testing.T) {
 	}
 	evs := h.collect(a, runNo)
 	last := evs[len(evs)-1]
-	if last.Event != "canceled" || last.Data["status"] != "canceled" || last.Data["refund"].(map[string]any)["credits"] != float64(10) {
-		t.Fatalf("stream ends with %s %v, want the canceled event with its refund", last.Event, last.Data)
+	// The spec's four kinds only: a cancel ends the stream with failed.
+	if last.Event != "failed" || last.Data["status"] != "failed" || errCode(last.Data) != "canceled" || last.Data["refund"].(map[string]any)["credits"] != float64(10) {
+		t.Fatalf("stream ends with %s %v, want a failed event with the error code canceled and its refund", last.Event, last.Data)
 	}
-	if run := h.do("GET", "/api/v1/runs/"+runNo, a.Key, nil).json(t); run["status"] != "canceled" {
+	for _, ev := range evs {
+		if !slices.Contains([]string{"started", "tool_running", "completed", "failed"}, ev.Event) {
+			t.Fatalf("event kind %q is not one of the spec's four", ev.Event)
+		}
+	}
+	if run := h.do("GET", "/api/v1/runs/"+runNo, a.Key, nil).json(t); run["status"] != "failed" || errCode(run) != "canceled" {
 		t.Fatalf("run after cancel: %v", run)
 	}
 	// The held work is released now and must not write after the end.
@@ -56,7 +63,7 @@ func TestCancelRefundsEndsTheStreamAndIsSafeToRepeat(t *testing.T) {
 	}
 	h.stop()
 	var out bytes.Buffer
-	if err := auditCommand([]string{"--data", h.dir}, &out); err != nil || !strings.Contains(out.String(), "canceled 1") {
+	if err := auditCommand([]string{"--data", h.dir}, &out); err != nil || !strings.Contains(out.String(), "failed 1 (canceled 1)") {
 		t.Fatalf("audit: %v\n%s", err, out.String())
 	}
 }
@@ -94,7 +101,7 @@ func TestCancelWinsAgainstCompletionUnderARace(t *testing.T) {
 		switch ans := answers[i]; {
 		case ans.Status == 200:
 			canceled++
-			if run["status"] != "canceled" || run["refunded_credits"] != float64(10) {
+			if run["status"] != "failed" || errCode(run) != "canceled" || run["refunded_credits"] != float64(10) {
 				t.Fatalf("run %s: cancel acknowledged but the run is %v", runNo, run)
 			}
 		case ans.Status == 409 && ans.errorCode(t) == string(engine.CodeRunFinished):

@@ -151,13 +151,14 @@ func (p *progressLine) done() {
 func printRun(w io.Writer, r client.Run) {
 	switch r.Status {
 	case "failed":
-		fmt.Fprintf(w, "Run %s failed: %s: %s\n", r.RunNo, r.Error.Code, r.Error.Message)
+		if r.Error != nil && r.Error.Code == "canceled" {
+			fmt.Fprintf(w, "Run %s was canceled.\n", r.RunNo)
+		} else {
+			fmt.Fprintf(w, "Run %s failed: %s: %s\n", r.RunNo, r.Error.Code, r.Error.Message)
+		}
 		if r.RefundedCredits != nil {
 			fmt.Fprintf(w, "%d Credits were refunded.\n", *r.RefundedCredits)
 		}
-		return
-	case "canceled":
-		fmt.Fprintf(w, "Run %s was canceled; its Credits were refunded.\n", r.RunNo)
 		return
 	case "completed":
 	default:

@@ -41,5 +41,4 @@ if (live && live.dataset.follow === "1") {
   };
   src.addEventListener("completed", end("completed"));
   src.addEventListener("failed", end("failed"));
-  src.addEventListener("canceled", end("canceled"));
 }
