@@ -31,6 +31,7 @@ const (
 	CodeMethodNotAllowed    Code = "method_not_allowed"
 	CodeEmailTaken          Code = "email_taken"
 	CodeRunFinished         Code = "run_already_finished"
+	CodeNotAcceptable       Code = "not_acceptable"
 )
 
 // Error is the one error type of the domain: a code, a message meant for the

@@ -23,6 +23,7 @@ var statusOf = map[engine.Code]int{
 	engine.CodeRunFinished:         http.StatusConflict,
 	engine.CodeNotFound:            http.StatusNotFound,
 	engine.CodeMethodNotAllowed:    http.StatusMethodNotAllowed,
+	engine.CodeNotAcceptable:       http.StatusNotAcceptable,
 	engine.CodePricingNotReady:     http.StatusConflict,
 	engine.CodeIdempotencyBusy:     http.StatusConflict,
 	engine.CodeIdempotencyReused:   http.StatusUnprocessableEntity,

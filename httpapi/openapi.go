@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"mime"
 	"net/http"
 	"sort"
 	"strconv"
@@ -12,7 +13,9 @@ import (
 )
 
 // operation is one documented endpoint of the public API. The list is the
-// OpenAPI document's source; a test checks it against the router both ways.
+// OpenAPI document's source; a test checks it against the router both ways,
+// and the contract test (httpapi/contract) checks every answer the test
+// suite gets against the document.
 type operation struct {
 	method, path, id, summary string
 	// auth: "key" (Bearer API key), "stream" (key, ?token= or session), "none".
@@ -22,53 +25,102 @@ type operation struct {
 	body    string   // request schema
 	status  int      // success status
 	result  string   // success schema ("" for none, "stream" for SSE)
-	errors  []int
+	// codes are the error codes the operation answers; the statuses come
+	// from statusOf. Every operation also answers 500 and 503.
+	codes []engine.Code
 }
+
+const (
+	cBad       = engine.CodeInvalidRequest
+	cAuth      = engine.CodeUnauthorized
+	cRate      = engine.CodeRateLimited
+	cRunNF     = engine.CodeRunNotFound
+	cInput     = engine.CodeInvalidInput
+	cNotFound  = engine.CodeNotFound
+	cAppNF     = engine.CodeAppNotFound
+	cFinished  = engine.CodeRunFinished
+	cBrand     = engine.CodeInvalidBrandContext
+	cConcLimit = engine.CodeConcurrencyLimit
+)
 
 var operations = []operation{
 	{http.MethodPost, "/api/v1/runs", "createRun", "Create a run (charges the App's price)", "key", nil, []string{"Idempotency-Key"},
-		"CreateRunRequest", 201, "CreatedRun", []int{400, 401, 402, 404, 409, 422, 429, 503}},
+		"CreateRunRequest", 201, "CreatedRun", []engine.Code{cBad, cAuth, engine.CodeInsufficientCredits, cAppNF,
+			engine.CodePricingNotReady, engine.CodeIdempotencyBusy, engine.CodeIdempotencyReused, cInput, cBrand, cRate, cConcLimit}},
 	{http.MethodGet, "/api/v1/runs", "listRuns", "The key owner's runs, newest first", "key", []string{"limit", "cursor"}, nil,
-		"", 200, "RunPage", []int{400, 401, 429}},
+		"", 200, "RunPage", []engine.Code{cBad, cAuth, cRate}},
 	{http.MethodGet, "/api/v1/runs/{run_no}", "getRun", "A run, with its output once finished", "key", nil, nil,
-		"", 200, "Run", []int{401, 404, 429}},
-	{http.MethodPost, "/api/v1/runs/{run_no}/cancel", "cancelRun", "Cancel a queued or running run (refunded; safe to repeat)", "key", nil, nil,
-		"", 200, "Run", []int{401, 404, 409, 429}},
+		"", 200, "Run", []engine.Code{cAuth, cRunNF, cRate}},
+	{http.MethodPost, "/api/v1/runs/{run_no}/cancel", "cancelRun", "Cancel a queued or running run (it fails with the code canceled and is refunded; safe to repeat)", "key", nil, nil,
+		"", 200, "Run", []engine.Code{cAuth, cRunNF, cFinished, cRate}},
 	{http.MethodGet, "/api/v1/runs/{run_no}/events", "streamRunEvents", "The run's events as Server-Sent Events, resumable", "stream",
-		[]string{"lastEventSeq", "token"}, []string{"Last-Event-ID"}, "", 200, "stream", []int{400, 401, 404, 429}},
+		[]string{"lastEventSeq", "token"}, []string{"Last-Event-ID"}, "", 200, "stream", []engine.Code{cBad, cAuth, cRunNF, cRate, cConcLimit}},
 	{http.MethodPost, "/api/v1/runs/{run_no}/stream-token", "createStreamToken", "A short-lived token for one run's event stream", "key", nil, nil,
-		"", 201, "StreamToken", []int{401, 404, 429}},
+		"", 201, "StreamToken", []engine.Code{cAuth, cRunNF, cRate}},
 	{http.MethodGet, "/api/v1/capabilities", "listCapabilities", "The runnable Apps with prices and input schemas", "key", nil, nil,
-		"", 200, "CapabilityList", []int{401, 429}},
+		"", 200, "CapabilityList", []engine.Code{cAuth, cRate}},
 	{http.MethodGet, "/api/v1/capabilities/{slug}", "getCapability", "One App's entry", "key", nil, nil,
-		"", 200, "Capability", []int{401, 404, 429}},
+		"", 200, "Capability", []engine.Code{cAuth, cAppNF, cRate}},
 	{http.MethodGet, "/api/v1/account", "getAccount", "The key owner's balance and active runs", "key", nil, nil,
-		"", 200, "Account", []int{401, 429}},
+		"", 200, "Account", []engine.Code{cAuth, cRate}},
 	{http.MethodGet, "/api/v1/account/ledger", "getStatement", "The Credits statement, newest first", "key", []string{"limit", "cursor"}, nil,
-		"", 200, "StatementPage", []int{400, 401, 429}},
+		"", 200, "StatementPage", []engine.Code{cBad, cAuth, cRate}},
 	{http.MethodPost, "/api/v1/brand-contexts", "createBrandContext", "Create a brand context for runs to write for", "key", nil, nil,
-		"BrandContextRequest", 201, "BrandContext", []int{400, 401, 422, 429}},
+		"BrandContextRequest", 201, "BrandContext", []engine.Code{cBad, cAuth, cInput, cRate}},
 	{http.MethodGet, "/api/v1/webhooks/secret", "getWebhookSecret", "The account's webhook signing secret (Standard Webhooks)", "key", nil, nil,
-		"", 200, "WebhookSecret", []int{401, 429}},
+		"", 200, "WebhookSecret", []engine.Code{cAuth, cRate}},
 	{http.MethodGet, "/api/v1/webhooks/deliveries", "listWebhookDeliveries", "The newest 100 webhook deliveries and their state", "key", nil, nil,
-		"", 200, "DeliveryList", []int{401, 429}},
+		"", 200, "DeliveryList", []engine.Code{cAuth, cRate}},
 	{http.MethodPost, "/api/v1/webhooks/deliveries/{run_no}/redeliver", "redeliverWebhook", "Send a finished run's webhook again", "key", nil, nil,
-		"", 202, "object", []int{400, 401, 404, 429}},
+		"", 202, "Redelivery", []engine.Code{cBad, cAuth, cRunNF, cRate}},
 	{http.MethodGet, "/api/v1/webhooks/endpoints", "listWebhookEndpoints", "The account's webhook endpoints", "key", nil, nil,
-		"", 200, "WebhookEndpointList", []int{401, 429}},
+		"", 200, "WebhookEndpointList", []engine.Code{cAuth, cRate}},
 	{http.MethodPost, "/api/v1/webhooks/endpoints", "addWebhookEndpoint", "Register a webhook endpoint for the account's future runs", "key", nil, nil,
-		"WebhookEndpointRequest", 201, "WebhookEndpoint", []int{400, 401, 429}},
+		"WebhookEndpointRequest", 201, "WebhookEndpoint", []engine.Code{cBad, cAuth, cRate}},
 	{http.MethodDelete, "/api/v1/webhooks/endpoints/{endpoint_id}", "removeWebhookEndpoint", "Remove a webhook endpoint (runs made before keep it)", "key", nil, nil,
-		"", 204, "", []int{401, 404, 429}},
-	{http.MethodGet, "/api/v1/openapi.json", "getOpenAPI", "This document", "none", nil, nil, "", 200, "object", nil},
+		"", 204, "", []engine.Code{cAuth, cNotFound, cRate}},
+	{http.MethodGet, "/api/v1/openapi.json", "getOpenAPI", "This document", "none", nil, nil, "", 200, "OpenAPIDocument",
+		[]engine.Code{engine.CodeNotAcceptable}},
 }
 
 func (a *API) routeOpenAPI() {
 	a.router.HandleFunc("/api/v1/openapi.json", a.openAPI).Methods(http.MethodGet)
 }
 
+// openAPI serves the document, or 406 to a client that accepts no JSON.
 func (a *API) openAPI(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, a.openAPIDocument())
+	if !acceptsJSON(r.Header.Values("Accept")) {
+		writeError(w, r, a.cfg.Logger, errorf(engine.CodeNotAcceptable, "this document is application/json, which the Accept header refuses"))
+		return
+	}
+	a.docOnce.Do(func() { a.doc, _ = json.Marshal(a.openAPIDocument()) })
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(a.doc)
+}
+
+// acceptsJSON reports whether Accept headers allow application/json: no
+// header, or a media range that matches it with a q above 0.
+func acceptsJSON(accept []string) bool {
+	if len(accept) == 0 {
+		return true
+	}
+	for _, h := range accept {
+		for _, item := range strings.Split(h, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(item))
+			if err != nil {
+				continue
+			}
+			if q, err := strconv.ParseFloat(params["q"], 64); err == nil && q <= 0 {
+				continue
+			}
+			switch mt {
+			case "*/*", "application/*", "application/json", "application/openapi+json", "application/vnd.oai.openapi+json":
+				return true
+			}
+		}
+	}
+	return false
 }
 
 type obj = map[string]any
@@ -76,31 +128,26 @@ type obj = map[string]any
 func ref(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
 
 // openAPIDocument is the OpenAPI 3.1 description of the public API, with
-// the runnable Apps' input schemas from the catalog.
+// one request schema per runnable App (its input schema from the catalog),
+// chosen by app_slug.
 func (a *API) openAPIDocument() obj {
-	apps := a.cfg.Engine.Catalog().Runnable()
 	schemas := baseSchemas()
-	var inputs []any
-	var slugs []any
-	for _, app := range apps {
+	var branches []any
+	mapping := obj{}
+	for _, app := range a.cfg.Engine.Catalog().Runnable() {
 		var s any
 		_ = json.Unmarshal(app.InputSchema, &s)
 		if m, ok := s.(map[string]any); ok {
 			delete(m, "$schema") // the document's dialect is 2020-12 already
 		}
-		name := "Input." + app.Slug
-		schemas[name] = s
-		inputs = append(inputs, ref(name))
-		slugs = append(slugs, app.Slug)
+		schemas["Input."+app.Slug] = defaultsInWords(s)
+		name := "CreateRunRequest." + app.Slug
+		schemas[name] = createRunSchema(app)
+		branches = append(branches, ref(name))
+		mapping[app.Slug] = "#/components/schemas/" + name
 	}
-	schemas["CreateRunRequest"] = obj{"type": "object", "required": []string{"app_slug", "input"}, "additionalProperties": false,
-		"properties": obj{
-			"app_slug":         obj{"type": "string", "enum": slugs},
-			"input":            obj{"description": "The App's input: the schema named Input.<app_slug>", "oneOf": inputs},
-			"brand_context_id": obj{"type": "string"},
-			"max_credit_cost":  obj{"type": "integer", "minimum": 0, "description": "Refuse (409 pricing_not_ready) a higher price"},
-			"webhook_url":      obj{"type": "string", "format": "uri", "description": "Receives the run's terminal event, signed per Standard Webhooks"},
-		}}
+	schemas["CreateRunRequest"] = obj{"description": "A run of one App: the member app_slug chooses the schema of input",
+		"oneOf": branches, "discriminator": obj{"propertyName": "app_slug", "mapping": mapping}}
 	paths := obj{}
 	for _, op := range operations {
 		item, _ := paths[op.path].(obj)
@@ -110,35 +157,96 @@ func (a *API) openAPIDocument() obj {
 		}
 		item[strings.ToLower(op.method)] = operationDoc(op)
 	}
-	codes := make([]string, 0, len(statusOf))
-	for c := range statusOf {
-		codes = append(codes, string(c))
-	}
-	sort.Strings(codes)
-	schemas["Error"] = obj{"type": "object", "required": []string{"error"}, "properties": obj{"error": obj{
-		"type": "object", "required": []string{"code", "message"},
-		"properties": obj{"code": obj{"type": "string", "enum": codes}, "message": obj{"type": "string"}}}}}
 	return obj{
 		"openapi":           "3.1.0",
 		"jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
 		"info": obj{"title": "apprun Run API", "version": "v1",
-			"description": "Create paid runs of AI Apps, follow them live over Server-Sent Events, fetch their reports."},
-		"paths": paths,
+			"description": "Create paid runs of AI Apps, follow them live over Server-Sent Events, fetch their reports.",
+			"license":     obj{"name": "Proprietary: the operator's terms of service", "identifier": "LicenseRef-Proprietary"}},
+		"servers":  []any{obj{"url": "/", "description": "The node that serves this document"}},
+		"paths":    paths,
+		"webhooks": webhooksDoc(),
 		"components": obj{
 			"schemas": schemas,
 			"securitySchemes": obj{
 				"apiKey":      obj{"type": "http", "scheme": "bearer", "description": "An API key (ak_…)"},
 				"streamToken": obj{"type": "apiKey", "in": "query", "name": "token", "description": "A stream token for one run's events"},
+				"session":     obj{"type": "apiKey", "in": "cookie", "name": "apprun_session", "description": "A website session (the website's own run pages)"},
 			},
-			"headers": obj{
-				"RateLimit-Limit":     obj{"description": "Requests a minute the limit allows", "schema": obj{"type": "integer"}},
-				"RateLimit-Remaining": obj{"description": "Requests left in the window", "schema": obj{"type": "integer"}},
-				"RateLimit-Reset":     obj{"description": "Seconds until the oldest counted request leaves the window", "schema": obj{"type": "integer"}},
-				"Retry-After":         obj{"description": "Seconds to wait before retrying", "schema": obj{"type": "integer"}},
-			},
+			"headers": headerDocs(),
 		},
 	}
 }
+
+// defaultsInWords moves each default of an input schema into its
+// description ("Default: …"). In a component schema, generators (such as
+// openapi-typescript with its defaults) read "default" as "always
+// present", which holds for a response, not for a request: a minimal body
+// would not compile. The capability's input_schema keeps "default".
+func defaultsInWords(s any) any {
+	switch v := s.(type) {
+	case map[string]any:
+		for k, sub := range v {
+			switch k {
+			case "default", "examples", "const", "enum":
+			case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
+				if named, ok := sub.(map[string]any); ok { // name → schema
+					for name, schema := range named {
+						named[name] = defaultsInWords(schema)
+					}
+				}
+			default:
+				v[k] = defaultsInWords(sub)
+			}
+		}
+		if d, ok := v["default"]; ok {
+			delete(v, "default")
+			text, _ := json.Marshal(d)
+			desc, _ := v["description"].(string)
+			if desc != "" && !strings.HasSuffix(desc, ".") {
+				desc += "."
+			}
+			v["description"] = strings.TrimSpace(desc + " Default: " + string(text) + ".")
+		}
+	case []any:
+		for i, sub := range v {
+			v[i] = defaultsInWords(sub)
+		}
+	}
+	return s
+}
+
+// createRunSchema is the request that runs one App.
+func createRunSchema(app *engine.App) obj {
+	brand := obj{"type": []string{"string", "null"}, "description": "A brand context (POST /api/v1/brand-contexts) to write for; null: none"}
+	if !app.AcceptsBrandContext {
+		brand = obj{"type": "null", "description": "This App takes no brand context"}
+	}
+	return obj{"type": "object", "required": []string{"app_slug", "input"}, "additionalProperties": false,
+		"properties": obj{
+			"app_slug":         obj{"const": app.Slug},
+			"input":            ref("Input." + app.Slug),
+			"brand_context_id": brand,
+			"max_credit_cost":  obj{"type": "integer", "minimum": 0, "description": "The most the client agrees to pay: a higher price answers 409 pricing_not_ready, nothing charged"},
+			"webhook_url": obj{"type": "string", "format": "uri", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://", "maxLength": 2048,
+				"description": "An http(s) URL without credentials that receives the run's terminal event, signed per Standard Webhooks"},
+		}}
+}
+
+func headerDocs() obj {
+	integer := obj{"type": "integer", "minimum": 0}
+	return obj{
+		"RateLimit-Limit":     obj{"description": "Requests a minute the limit allows", "schema": integer},
+		"RateLimit-Remaining": obj{"description": "Requests left in the window", "schema": integer},
+		"RateLimit-Reset":     obj{"description": "Seconds until the oldest counted request leaves the window", "schema": integer},
+		"Retry-After":         obj{"description": "Seconds to wait before retrying", "schema": integer},
+		"Location":            obj{"description": "The run's result_url", "required": true, "schema": obj{"type": "string"}},
+		"Idempotent-Replayed": obj{"description": "true when the answer is the original 201 of an earlier request with the same Idempotency-Key", "schema": obj{"type": "string", "enum": []string{"true"}}},
+		"WWW-Authenticate":    obj{"description": "The scheme to authenticate with: Bearer realm=\"apprun\"", "required": true, "schema": obj{"type": "string"}},
+	}
+}
+
+func hdr(name string) obj { return obj{"$ref": "#/components/headers/" + name} }
 
 func operationDoc(op operation) obj {
 	d := obj{"operationId": op.id, "summary": op.summary}
@@ -146,7 +254,7 @@ func operationDoc(op operation) obj {
 	case "key":
 		d["security"] = []any{obj{"apiKey": []any{}}}
 	case "stream":
-		d["security"] = []any{obj{"apiKey": []any{}}, obj{"streamToken": []any{}}}
+		d["security"] = []any{obj{"apiKey": []any{}}, obj{"streamToken": []any{}}, obj{"session": []any{}}}
 	case "none":
 		d["security"] = []any{}
 	}
@@ -157,14 +265,10 @@ func operationDoc(op operation) obj {
 		}
 	}
 	for _, q := range op.query {
-		schema := obj{"type": "string"}
-		if q == "limit" || q == "lastEventSeq" {
-			schema = obj{"type": "integer", "minimum": 0}
-		}
-		params = append(params, obj{"name": q, "in": "query", "required": false, "schema": schema})
+		params = append(params, obj{"name": q, "in": "query", "required": false, "schema": paramSchemas[q]})
 	}
 	for _, h := range op.headers {
-		params = append(params, obj{"name": h, "in": "header", "required": false, "schema": obj{"type": "string"}})
+		params = append(params, obj{"name": h, "in": "header", "required": false, "schema": paramSchemas[h]})
 	}
 	if params != nil {
 		d["parameters"] = params
@@ -172,33 +276,56 @@ func operationDoc(op operation) obj {
 	if op.body != "" {
 		d["requestBody"] = obj{"required": true, "content": obj{"application/json": obj{"schema": ref(op.body)}}}
 	}
-	limitHeaders := obj{}
-	if op.auth != "none" {
-		for _, h := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
-			limitHeaders[h] = obj{"$ref": "#/components/headers/" + h}
+	limited := func() obj { // RateLimit-* on every answer of a limited operation
+		h := obj{}
+		if op.auth != "none" {
+			for _, n := range []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"} {
+				h[n] = hdr(n)
+			}
 		}
+		return h
 	}
-	ok := obj{"description": http.StatusText(op.status), "headers": limitHeaders}
+	ok := obj{"description": http.StatusText(op.status), "headers": limited()}
 	switch op.result {
 	case "stream":
+		ok["description"] = "The run's events: started, tool_running, then completed or failed, after which the server closes the stream. " +
+			"Each has `id:` (its log sequence, for Last-Event-ID), `event:` (its kind) and `data:` (JSON, the schema Event.<kind>). " +
+			"Comments `: heartbeat` keep the connection alive."
 		ok["content"] = obj{"text/event-stream": obj{"schema": obj{"type": "string",
-			"description": "Events started, tool_running, and one of completed or failed (a cancel is failed with the error code canceled); ids are resumable"}}}
-	case "object":
-		ok["content"] = obj{"application/json": obj{"schema": obj{"type": "object"}}}
+			"$defs": obj{"started": ref("Event.started"), "tool_running": ref("Event.tool_running"),
+				"completed": ref("Event.completed"), "failed": ref("Event.failed")}}}}
 	case "":
 	default:
 		ok["content"] = obj{"application/json": obj{"schema": ref(op.result)}}
 	}
+	if op.id == "createRun" {
+		ok["headers"].(obj)["Location"] = hdr("Location")
+		ok["headers"].(obj)["Idempotent-Replayed"] = hdr("Idempotent-Replayed")
+	}
 	responses := obj{strconv.Itoa(op.status): ok}
 	if op.result == "stream" {
 		responses["204"] = obj{"description": "No Content: resumed (Last-Event-ID or lastEventSeq) at or after a finished run's last event; " +
-			"the client has every event, and EventSource stops reconnecting", "headers": limitHeaders}
+			"the client has every event, and EventSource stops reconnecting", "headers": limited()}
 	}
-	for _, st := range op.errors {
-		resp := obj{"description": http.StatusText(st) + ": " + strings.Join(codesFor(st), ", "),
-			"content": obj{"application/json": obj{"schema": ref("Error")}}}
-		if st == http.StatusTooManyRequests || st == http.StatusServiceUnavailable {
-			resp["headers"] = obj{"Retry-After": obj{"$ref": "#/components/headers/Retry-After"}}
+	byStatus := map[int][]string{}
+	for _, c := range op.codes {
+		byStatus[statusOf[c]] = append(byStatus[statusOf[c]], string(c))
+	}
+	byStatus[http.StatusInternalServerError] = []string{string(engine.CodeInternal)}
+	byStatus[http.StatusServiceUnavailable] = []string{string(engine.CodeInternal)}
+	for st, codes := range byStatus {
+		sort.Strings(codes)
+		h := limited()
+		switch st {
+		case http.StatusUnauthorized:
+			h["WWW-Authenticate"] = hdr("WWW-Authenticate")
+		case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusConflict:
+			h["Retry-After"] = hdr("Retry-After")
+		}
+		resp := obj{"description": http.StatusText(st) + ": " + strings.Join(codes, ", "),
+			"content": obj{"application/json": obj{"schema": errorSchema(codes)}}}
+		if len(h) > 0 {
+			resp["headers"] = h
 		}
 		responses[strconv.Itoa(st)] = resp
 	}
@@ -206,60 +333,21 @@ func operationDoc(op operation) obj {
 	return d
 }
 
-// codesFor lists the error codes answered with a status.
-func codesFor(status int) []string {
-	var out []string
-	for c, st := range statusOf {
-		if st == status {
-			out = append(out, string(c))
-		}
-	}
-	if status == http.StatusServiceUnavailable {
-		out = append(out, string(engine.CodeInternal))
-	}
-	sort.Strings(out)
-	return out
+// paramSchemas are the schemas of the query and header parameters.
+var paramSchemas = map[string]obj{
+	"limit":           {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+	"cursor":          {"type": "string", "pattern": "^[0-9]+$", "description": "The previous page's next_cursor"},
+	"lastEventSeq":    {"type": "integer", "minimum": 0, "description": "Resume after this event id (as Last-Event-ID)"},
+	"token":           {"type": "string", "maxLength": 512, "description": "A stream token (POST …/stream-token)"},
+	"Last-Event-ID":   {"type": "string", "pattern": "^[0-9]*$", "description": "Resume after this event id"},
+	"Idempotency-Key": {"type": "string", "minLength": 1, "maxLength": engine.MaxIdempotencyKey, "pattern": "^[\\x20-\\x7e]+$"},
 }
 
-// baseSchemas are the API's own shapes.
-func baseSchemas() obj {
-	str, integer := obj{"type": "string"}, obj{"type": "integer"}
-	stamp := obj{"type": "string", "format": "date-time"}
-	run := obj{"type": "object", "required": []string{"run_no", "app_slug", "status", "credit_cost", "created_at"}, "properties": obj{
-		"run_no": str, "app_slug": str,
-		"status":      obj{"type": "string", "enum": []string{"queued", "running", "completed", "failed"}},
-		"credit_cost": integer, "created_at": stamp, "started_at": stamp, "finished_at": stamp,
-		"summary": obj{"type": "string", "description": "One sentence: what the run made, or what failed and that its Credits were refunded"},
-		"output":  obj{"description": "The App's output once completed; null when the run failed (a cancel included)"}, "error": obj{"type": "object", "properties": obj{"code": str, "message": str}},
-		"refunded_credits": integer, "stream_url": str, "result_url": str}}
-	page := func(item string) obj {
-		return obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": ref(item)}, "next_cursor": obj{"type": []string{"string", "null"}}}}
-	}
-	return obj{
-		"Run":         run,
-		"RunPage":     page("Run"),
-		"CreatedRun":  obj{"type": "object", "properties": obj{"run_no": str, "credit_cost": integer, "stream_url": str, "result_url": str}},
-		"StreamToken": obj{"type": "object", "properties": obj{"token": str, "expires_at": stamp, "stream_url": str}},
-		"Capability": obj{"type": "object", "properties": obj{"slug": str, "name": str, "description": str,
-			"credit_cost": obj{"type": []string{"integer", "null"}}, "price_ready": obj{"type": "boolean"}, "input_schema": obj{"type": "object"}}},
-		"CapabilityList": page("Capability"),
-		"Account":        obj{"type": "object", "properties": obj{"account_id": str, "balance": integer, "active_runs": integer}},
-		"StatementLine": obj{"type": "object", "properties": obj{"type": obj{"type": "string", "enum": []string{"grant", "charge", "refund"}},
-			"amount": integer, "run_no": str, "at": stamp, "balance": integer}},
-		"StatementPage":          page("StatementLine"),
-		"WebhookSecret":          obj{"type": "object", "properties": obj{"secret": str}},
-		"WebhookEndpoint":        obj{"type": "object", "properties": obj{"endpoint_id": str, "url": str, "created_at": stamp}},
-		"WebhookEndpointRequest": obj{"type": "object", "required": []string{"url"}, "properties": obj{"url": obj{"type": "string", "format": "uri"}}},
-		"WebhookEndpointList":    obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": ref("WebhookEndpoint")}}},
-		"Delivery": obj{"type": "object", "properties": obj{"webhook_id": str, "run_no": str, "event": str, "url": str,
-			"status": obj{"type": "string", "enum": []string{"retrying", "delivered", "failed"}}, "attempts": integer,
-			"last_status": integer, "last_error": str, "next_attempt_at": stamp, "updated_at": stamp}},
-		"DeliveryList": obj{"type": "object", "properties": obj{"data": obj{"type": "array", "items": ref("Delivery")}}},
-		"BrandContextRequest": obj{"type": "object", "required": []string{"name"}, "properties": obj{
-			"name": str, "description": str, "voice": str, "audience": str, "website": str}},
-		"BrandContext": obj{"type": "object", "properties": obj{"brand_context_id": str, "name": str, "description": str,
-			"voice": str, "audience": str, "website": str, "created_at": stamp}},
-	}
+// errorSchema is the error envelope with the given codes.
+func errorSchema(codes []string) obj {
+	return obj{"type": "object", "required": []string{"error"}, "additionalProperties": false, "properties": obj{"error": obj{
+		"type": "object", "required": []string{"code", "message"}, "additionalProperties": false,
+		"properties": obj{"code": obj{"type": "string", "enum": codes}, "message": obj{"type": "string"}}}}}
 }
 
 // Routes lists the router's routes as "METHOD /path/template", for the

@@ -112,6 +112,10 @@ type API struct {
 	// touched is when this node last recorded each key's use (key id →
 	// time.Time): a key's last-used time is kept to the minute.
 	touched sync.Map
+	// doc is the OpenAPI document, encoded once (the catalog is fixed
+	// while the node runs).
+	doc     []byte
+	docOnce sync.Once
 }
 
 // New builds the router.

@@ -1,0 +1,126 @@
+package httpapi
+
+import (
+	"github.com/apprun/apprun/engine"
+)
+
+// object is a closed JSON object schema: the members listed in required
+// are always present, the others may be, and no other member ever is.
+func object(required []string, props obj) obj {
+	return obj{"type": "object", "required": required, "additionalProperties": false, "properties": props}
+}
+
+// failureCodes are the error codes of a failed run.
+var failureCodes = []string{engine.FailTimeout, engine.FailExecution, engine.FailInterrupted, engine.FailModelUnavailable,
+	engine.FailModelRejected, engine.FailModelReply, engine.FailSourceUnavailable, engine.FailCanceled}
+
+// baseSchemas are the API's own shapes.
+func baseSchemas() obj {
+	str, integer := obj{"type": "string"}, obj{"type": "integer"}
+	stamp := obj{"type": "string", "format": "date-time", "description": "RFC 3339, UTC, to the millisecond"}
+	path := obj{"type": "string", "description": "A path on this server"}
+	runError := object([]string{"code", "message"}, obj{
+		"code":    obj{"type": "string", "enum": failureCodes, "description": "Why the run failed; canceled: its owner canceled it"},
+		"message": str})
+	run := object([]string{"run_no", "app_slug", "status", "credit_cost", "created_at", "stream_url", "result_url"}, obj{
+		"run_no": str, "app_slug": str,
+		"status":      obj{"type": "string", "enum": []string{"queued", "running", "completed", "failed"}},
+		"credit_cost": obj{"type": "integer", "description": "The Credits charged at creation"},
+		"created_at":  stamp, "started_at": stamp, "finished_at": stamp,
+		"summary":          obj{"type": "string", "description": "Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded"},
+		"output":           obj{"description": "Once finished: the App's output (completed), or null (failed, a cancel included)"},
+		"error":            ref("RunError"),
+		"refunded_credits": obj{"type": "integer", "description": "A failed run's refund: its whole charge"},
+		"stream_url":       path, "result_url": path})
+	page := func(item string) obj {
+		return object([]string{"data", "next_cursor"}, obj{"data": obj{"type": "array", "items": ref(item)},
+			"next_cursor": obj{"type": []string{"string", "null"}, "description": "The cursor of the next page; null on the last"}})
+	}
+	list := func(item string) obj {
+		return object([]string{"data"}, obj{"data": obj{"type": "array", "items": ref(item)}})
+	}
+	httpURL := obj{"type": "string", "format": "uri", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://", "maxLength": 2048}
+	schemas := obj{
+		"RunError":    runError,
+		"Run":         run,
+		"RunPage":     page("Run"),
+		"CreatedRun":  object([]string{"run_no", "credit_cost", "stream_url", "result_url"}, obj{"run_no": str, "credit_cost": integer, "stream_url": path, "result_url": path}),
+		"StreamToken": object([]string{"token", "expires_at", "stream_url"}, obj{"token": str, "expires_at": stamp, "stream_url": path}),
+		"Capability": object([]string{"slug", "name", "description", "credit_cost", "price_ready", "timeout_seconds", "retention_days", "accepts_brand_context", "input_schema"}, obj{
+			"slug": str, "name": str, "description": str,
+			"credit_cost":           obj{"type": []string{"integer", "null"}, "description": "The price a run is charged now; null while the App has no price"},
+			"price_ready":           obj{"type": "boolean"},
+			"timeout_seconds":       obj{"type": "integer", "description": "A run that takes longer fails with timeout and is refunded"},
+			"retention_days":        obj{"type": "integer", "description": "How long a finished run, its events and its output are kept"},
+			"accepts_brand_context": obj{"type": "boolean"},
+			"input_schema":          obj{"type": "object", "description": "The JSON Schema (2020-12) of the App's input"}}),
+		"CapabilityList": list("Capability"),
+		"Account":        object([]string{"account_id", "balance", "active_runs"}, obj{"account_id": str, "balance": integer, "active_runs": integer}),
+		"StatementLine": object([]string{"type", "amount", "at", "balance"}, obj{
+			"type":   obj{"type": "string", "enum": []string{"grant", "charge", "refund"}},
+			"amount": obj{"type": "integer", "description": "Signed: a charge is negative"}, "run_no": str, "at": stamp,
+			"balance": obj{"type": "integer", "description": "The balance after this line"}}),
+		"StatementPage":          page("StatementLine"),
+		"WebhookSecret":          object([]string{"secret"}, obj{"secret": obj{"type": "string", "pattern": "^whsec_"}}),
+		"WebhookEndpoint":        object([]string{"endpoint_id", "url", "created_at"}, obj{"endpoint_id": str, "url": str, "created_at": stamp}),
+		"WebhookEndpointRequest": object([]string{"url"}, obj{"url": httpURL}),
+		"WebhookEndpointList":    list("WebhookEndpoint"),
+		"Delivery": object([]string{"webhook_id", "run_no", "event", "url", "status", "attempts", "updated_at"}, obj{
+			"webhook_id": str, "run_no": str, "event": obj{"type": "string", "description": "The terminal event: completed or failed"},
+			"url": str, "status": obj{"type": "string", "enum": []string{"retrying", "delivered", "failed"}}, "attempts": integer,
+			"last_status": integer, "last_error": str, "next_attempt_at": stamp, "updated_at": stamp}),
+		"DeliveryList": list("Delivery"),
+		"Redelivery":   object([]string{"queued"}, obj{"queued": obj{"const": true}}),
+		"BrandContextRequest": object([]string{"name"}, obj{
+			"name": str, "description": str, "voice": str, "audience": str, "website": str}),
+		"BrandContext": object([]string{"brand_context_id", "name", "created_at"}, obj{"brand_context_id": str, "name": str, "created_at": stamp}),
+		"OpenAPIDocument": obj{"type": "object", "required": []string{"openapi", "info", "paths"}, "description": "An OpenAPI 3.1 document",
+			"properties": obj{"openapi": obj{"type": "string"}, "info": obj{"type": "object"}, "paths": obj{"type": "object"}}},
+		"Refund": object([]string{"credits"}, obj{"credits": integer}),
+	}
+	for kind, s := range eventSchemas() {
+		schemas["Event."+kind] = s
+	}
+	schemas["WebhookPayload"] = object([]string{"type", "timestamp", "data"}, obj{
+		"type":      obj{"type": "string", "enum": []string{"run.completed", "run.failed"}},
+		"timestamp": stamp,
+		"data":      obj{"oneOf": []any{ref("Event.completed"), ref("Event.failed")}}})
+	return schemas
+}
+
+// eventSchemas are the data of each event kind of a run's stream.
+func eventSchemas() map[string]obj {
+	str := obj{"type": "string"}
+	stamp := obj{"type": "string", "format": "date-time"}
+	result := obj{"type": "string", "description": "The run's result_url"}
+	return map[string]obj{
+		"started": object([]string{"run_no", "at", "status"}, obj{"run_no": str, "at": stamp, "status": obj{"const": "running"}}),
+		"tool_running": object([]string{"run_no", "at", "step", "steps", "tool", "message"}, obj{"run_no": str, "at": stamp,
+			"step": obj{"type": "integer", "minimum": 0}, "steps": obj{"type": "integer", "minimum": 0},
+			"progress": obj{"type": "number", "minimum": 0, "maximum": 1}, "tool": str, "message": str}),
+		"completed": object([]string{"run_no", "at", "status", "summary", "output", "result_url"}, obj{"run_no": str, "at": stamp,
+			"status": obj{"const": "completed"}, "summary": str, "output": obj{"description": "The App's output"}, "result_url": result}),
+		"failed": object([]string{"run_no", "at", "status", "error", "refund", "result_url"}, obj{"run_no": str, "at": stamp,
+			"status": obj{"const": "failed"}, "error": ref("RunError"), "refund": ref("Refund"), "result_url": result}),
+	}
+}
+
+// webhooksDoc describes what a run's webhook receives.
+func webhooksDoc() obj {
+	header := func(name, desc string) obj {
+		return obj{"name": name, "in": "header", "required": true, "description": desc, "schema": obj{"type": "string"}}
+	}
+	return obj{"runFinished": obj{"post": obj{
+		"summary": "A run ended (completed, or failed: a cancel included). Signed per Standard Webhooks with the account's secret " +
+			"(GET /api/v1/webhooks/secret); retried for 24 hours until a 2xx.",
+		"operationId": "runFinished",
+		"security":    []any{}, // the receiver checks the signature
+		"parameters": []any{
+			header("webhook-id", "The terminal event's id, as the event stream's id: dedupe with it"),
+			header("webhook-timestamp", "Unix seconds"),
+			header("webhook-signature", "v1,<base64 HMAC-SHA256 of {id}.{timestamp}.{body}>"),
+		},
+		"requestBody": obj{"required": true, "content": obj{"application/json": obj{"schema": ref("WebhookPayload")}}},
+		"responses":   obj{"200": obj{"description": "Any 2xx acknowledges the delivery; anything else is retried"}},
+	}}}
+}
