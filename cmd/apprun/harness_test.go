@@ -34,6 +34,8 @@ type harness struct {
 	srv     *httptest.Server
 	release chan struct{}
 	relOnce *sync.Once
+	faultMu sync.Mutex
+	faults  []string // contract faults (contract_test.go)
 }
 
 type option func(*Config)
@@ -120,7 +122,7 @@ func (h *harness) boot() {
 		h.t.Fatal(err)
 	}
 	h.node = n
-	h.srv = httptest.NewServer(n.Handler())
+	h.srv = httptest.NewServer(h.checked(n.Handler()))
 	h.waitReady()
 }
 
@@ -149,6 +151,7 @@ func (h *harness) stop() {
 		h.node.Stop()
 		h.node = nil
 	}
+	h.reportFaults()
 }
 
 // restart stops the node and starts a new one on the same data directory.
