@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/apprun
 
-.PHONY: run build test bench chaos sim fuzz docs-check clean
+.PHONY: run build test bench chaos sim fuzz docs-check client-check clean
 
 build:
 	$(GO) build -ldflags "-X main.commit=$$(git rev-parse --short HEAD 2>/dev/null)" -o $(BIN) ./cmd/apprun
@@ -19,12 +19,19 @@ run: build
 test:
 	@start=$$(date +%s); \
 	$(GO) vet ./... && \
-	$(GO) test -race -count=1 -timeout 15m ./... && \
+	APPRUN_CONTRACT_REPORT=$(CURDIR)/.contract-report $(GO) test -race -count=1 -timeout 15m ./... && \
+	cat .contract-report && \
 	SEEDS=2000 $(GO) test ./sim -run '^TestSimulation$$' -count=1 -v -timeout 5m && \
 	$(GO) test ./httpapi -run '^$$' -fuzz '^FuzzDecodeCreateRun$$' -fuzztime 20000x && \
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateInput$$' -fuzztime 5000x && \
 	$(GO) test ./apps -run '^$$' -fuzz '^FuzzParseReply$$' -fuzztime 1000x && \
 	echo "make test: passed in $$(( $$(date +%s) - start )) s"
+
+# apprun tried with clients not written here, installed from the npm
+# registry: redocly lint, openapi-typescript + tsc, an EventSource left
+# open on a finished run, the MCP TypeScript SDK (.ci/run calls it).
+client-check: build
+	tools/clientcheck/run
 
 # The load tool: all five scenarios against servers it starts itself
 # (BENCHMARKS.md). The JSON report is bench.json (not committed).
