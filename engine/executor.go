@@ -330,6 +330,23 @@ func failure(err error, timeout time.Duration) *RunError {
 	}
 }
 
+// endedElsewhere reports whether the run has ended since this executor
+// last wrote to it, and logs a cancel once, at INFO: a cancel is not an
+// error.
+func (x *executor) endedElsewhere(ctx context.Context, w *runWriter) (bool, error) {
+	events, err := x.e.log.runLog(ctx, w.run.RunNo, w.last)
+	if err != nil {
+		return false, err
+	}
+	if len(events) == 0 || !events[len(events)-1].Event.Type.Terminal() {
+		return false, nil
+	}
+	if ev := events[len(events)-1].Event; ev.Error != nil && ev.Error.Code == FailCanceled {
+		x.e.cfg.Logger.Info("run canceled by its owner; its execution stopped", "run_no", w.run.RunNo)
+	}
+	return true, nil
+}
+
 // finish writes the run's one terminal event together with the account's
 // settle or refund and the release of its platform slot: one atomic write,
 // compare-and-set on the run (a second terminal event is impossible) and on
@@ -351,15 +368,20 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *
 			}
 			term.Summary, term.Output = res.Summary, out
 			acctEv, err = ledger.Settle(acct, w.run.RunNo, at)
-			if err != nil {
-				return internal("settle", err)
-			}
 		} else {
 			term.Type, term.Error, term.Refunded = RunFailed, fail, w.run.CreditCost
 			acctEv, err = ledger.Refund(acct, w.run.RunNo, w.run.CreditCost, at)
-			if err != nil {
-				return internal("refund", err)
+		}
+		if errors.Is(err, ledger.ErrNoActiveRun) {
+			// The account no longer holds the run: it ended meanwhile,
+			// canceled by its owner (a cancel settles the account in its
+			// own write). Nothing is left to do, and nothing went wrong.
+			if ended, rerr := x.endedElsewhere(ctx, w); rerr != nil || ended {
+				return rerr
 			}
+		}
+		if err != nil {
+			return internal("settle or refund", err)
 		}
 		entries := []entry{{subject: accountSubject(acct.ID), value: acctEv, expect: expectSeq(acctSeq)}}
 		if w.run.Slot > 0 {

@@ -1,0 +1,46 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// RunDetail is a run with what only its log holds: the input it was
+// created with and each step it reported, kept after the run ends.
+type RunDetail struct {
+	Run   Run
+	Input json.RawMessage
+	Steps []Step
+}
+
+// RunDetail reads an account's run from its log. A run of another
+// account is run_not_found, as on the API.
+func (e *Engine) RunDetail(ctx context.Context, accountID, runNo string) (RunDetail, error) {
+	if !ValidID(PrefixRun, runNo) {
+		return RunDetail{}, Errorf(CodeRunNotFound, "no run %q", runNo)
+	}
+	events, err := e.log.runLog(ctx, runNo, 0)
+	if err != nil {
+		return RunDetail{}, internal("read run", err)
+	}
+	if len(events) == 0 || events[0].Event.Type != RunCreated || events[0].Event.AccountID != accountID {
+		return RunDetail{}, Errorf(CodeRunNotFound, "no run %q", runNo)
+	}
+	var d RunDetail
+	for _, le := range events {
+		d.Run = ApplyRun(d.Run, le.Event, le.Seq)
+		switch {
+		case le.Event.Type == RunCreated:
+			d.Input = le.Event.Input
+		case le.Event.Type == ToolRunning && le.Event.Step != nil:
+			// One line a step, with the message it began with: a step
+			// that reports progress (a model writing) sends more, and a
+			// retried progress write can land twice.
+			if n := len(d.Steps); n > 0 && d.Steps[n-1].Index == le.Event.Step.Index && d.Steps[n-1].Tool == le.Event.Step.Tool {
+				continue
+			}
+			d.Steps = append(d.Steps, *le.Event.Step)
+		}
+	}
+	return d, nil
+}
