@@ -155,7 +155,7 @@ func New(cfg Config) (*API, error) {
 	a.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isOAuthProbe(r.URL.Path) {
 			writeError(w, r, a.cfg.Logger, errorf(engine.CodeNotFound, "%s: apprun does not do OAuth; authenticate with an API key "+
-				"(Authorization: Bearer ak_…, made on the website under Settings → API Keys)", r.URL.Path))
+				"(Authorization: Bearer ak_…, made on the website under API keys)", r.URL.Path))
 			return
 		}
 		writeError(w, r, a.cfg.Logger, errorf(engine.CodeNotFound, "no such endpoint: %s %s", r.Method, r.URL.Path))

@@ -1,25 +1,42 @@
 package web
 
 import (
+	"encoding/csv"
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
 
 	"github.com/apprun/apprun/engine"
-	"github.com/apprun/apprun/httpapi"
+	"github.com/apprun/apprun/ledger"
 	"github.com/gorilla/mux"
 )
 
 func (s *Site) keysPage(w http.ResponseWriter, r *http.Request, v viewer) {
-	s.showKeys(w, r, v, http.StatusOK, nil, "")
+	f, _ := s.sessions.takeFlash(r.Context(), r)
+	s.showKeys(w, r, v, http.StatusOK, f.Key, f.Notice, f.Problem)
 }
 
-func (s *Site) showKeys(w http.ResponseWriter, r *http.Request, v viewer, status int, created *engine.NewKey, problem string) {
+func (s *Site) showKeys(w http.ResponseWriter, r *http.Request, v viewer, status int, created *engine.NewKey, notice, problem string) {
 	keys, err := s.cfg.Reads.KeysOf(v.AccountID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	data := map[string]any{"Keys": keys, "Created": created, "Welcome": r.URL.Query().Get("welcome") == "1",
-		"MaxName": engine.MaxKeyName}
+	// Active keys first, newest first; revoked ones below.
+	slices.SortStableFunc(keys, func(a, b engine.Key) int {
+		if a.Revoked != b.Revoked {
+			if a.Revoked {
+				return 1
+			}
+			return -1
+		}
+		return b.CreatedAt.Compare(a.CreatedAt)
+	})
+	data := map[string]any{"Keys": keys, "Created": created, "Notice": notice, "MaxName": engine.MaxKeyName}
 	if problem != "" {
 		s.render(w, r, status, "keys", "API keys", data, problem)
 		return
@@ -27,12 +44,15 @@ func (s *Site) showKeys(w http.ResponseWriter, r *http.Request, v viewer, status
 	s.render(w, r, status, "keys", "API keys", data)
 }
 
-// createKey makes a key and shows it once. The page answers the POST
-// directly (no redirect), so the key is never in a URL or a cache.
+// createKey makes a key, then redirects (post-redirect-get): the page the
+// redirect lands on shows the key once, so a reload neither shows it
+// again nor makes another. The key travels sealed beside the session
+// (flash.go), never in a URL.
 func (s *Site) createKey(w http.ResponseWriter, r *http.Request, v viewer) {
 	k, err := s.cfg.Engine.CreateKey(r.Context(), v.AccountID, r.PostFormValue("name"))
-	if e, ok := err.(*engine.Error); ok {
-		s.showKeys(w, r, v, httpapi.StatusOf(e.Code), nil, e.Message)
+	var e *engine.Error
+	if errors.As(err, &e) {
+		s.redirectWith(w, r, "/settings/keys", flash{Problem: e.Message})
 		return
 	}
 	if err != nil {
@@ -40,31 +60,123 @@ func (s *Site) createKey(w http.ResponseWriter, r *http.Request, v viewer) {
 		return
 	}
 	_ = s.cfg.Reads.WaitFor(r.Context(), k.Seq)
-	s.showKeys(w, r, v, http.StatusCreated, &k, "")
+	s.redirectWith(w, r, "/settings/keys", flash{Key: &k})
 }
 
-func (s *Site) revokeKey(w http.ResponseWriter, r *http.Request, v viewer) {
+// redirectWith keeps f for the page at path and redirects there.
+func (s *Site) redirectWith(w http.ResponseWriter, r *http.Request, path string, f flash) {
+	if err := s.sessions.setFlash(r.Context(), r, f); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.Redirect(w, r, path, http.StatusSeeOther)
+}
+
+// ownKey is one of the viewer's keys; another account's key looks like
+// no key at all.
+func (s *Site) ownKey(w http.ResponseWriter, r *http.Request, v viewer) (engine.Key, bool) {
 	id := mux.Vars(r)["key_id"]
 	keys, err := s.cfg.Reads.KeysOf(v.AccountID)
 	if err != nil {
 		s.fail(w, r, err)
-		return
+		return engine.Key{}, false
 	}
-	owned := false
 	for _, k := range keys {
-		owned = owned || k.KeyID == id
+		if k.KeyID == id {
+			return k, true
+		}
 	}
-	if !owned { // another account's key looks like no key at all
-		s.problem(w, r, http.StatusNotFound, "There is no such key on your account.")
+	s.problem(w, r, http.StatusNotFound, "There is no such key on your account.")
+	return engine.Key{}, false
+}
+
+// revokePage asks before a key is revoked.
+func (s *Site) revokePage(w http.ResponseWriter, r *http.Request, v viewer) {
+	if k, ok := s.ownKey(w, r, v); ok {
+		s.render(w, r, http.StatusOK, "revoke", "Revoke a key", map[string]any{"Key": k})
+	}
+}
+
+func (s *Site) revokeKey(w http.ResponseWriter, r *http.Request, v viewer) {
+	k, ok := s.ownKey(w, r, v)
+	if !ok {
 		return
 	}
-	seq, err := s.cfg.Engine.RevokeKey(r.Context(), id)
+	if k.Revoked {
+		s.redirectWith(w, r, "/settings/keys", flash{Notice: fmt.Sprintf("Key %s… was already revoked.", k.Prefix)})
+		return
+	}
+	seq, err := s.cfg.Engine.RevokeKey(r.Context(), k.KeyID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	_ = s.cfg.Reads.WaitFor(r.Context(), seq)
-	http.Redirect(w, r, "/settings/keys", http.StatusSeeOther)
+	s.redirectWith(w, r, "/settings/keys", flash{Notice: fmt.Sprintf("Key %s… was revoked: it no longer works on the API.", k.Prefix)})
+}
+
+// statementRow is a line of the Credits statement, with the App of its run.
+type statementRow struct {
+	ledger.Line
+	AppName string
+}
+
+// statement reads the account's statement newest first between from and
+// to (dates, inclusive; empty: open), up to max lines.
+func (s *Site) statement(accountID string, from, to time.Time, max int) ([]statementRow, bool, error) {
+	var rows []statementRow
+	var before uint64
+	apps := map[string]string{}
+	for {
+		lines, next, err := s.cfg.Reads.Statement(accountID, before, 200)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, l := range lines {
+			if !to.IsZero() && !l.At.Before(to.AddDate(0, 0, 1)) {
+				continue
+			}
+			if !from.IsZero() && l.At.Before(from) {
+				return rows, false, nil // newest first: the rest is older still
+			}
+			if len(rows) == max {
+				return rows, true, nil
+			}
+			row := statementRow{Line: l}
+			if l.RunNo != "" {
+				name, ok := apps[l.RunNo]
+				if !ok {
+					if run, err := s.cfg.Reads.Run(l.RunNo); err == nil {
+						name = s.appName(run.AppSlug)
+					}
+					apps[l.RunNo] = name
+				}
+				row.AppName = name
+			}
+			rows = append(rows, row)
+		}
+		if next == 0 {
+			return rows, false, nil
+		}
+		before = next
+	}
+}
+
+// dateRange reads ?from= and ?to= (YYYY-MM-DD, UTC).
+func dateRange(r *http.Request) (from, to time.Time, problem string) {
+	parse := func(name string) time.Time {
+		v := r.URL.Query().Get(name)
+		if v == "" {
+			return time.Time{}
+		}
+		t, err := time.Parse(time.DateOnly, v)
+		if err != nil {
+			problem = fmt.Sprintf("The %s date %q is not a date like 2026-11-23; it was left out.", name, v)
+		}
+		return t
+	}
+	from, to = parse("from"), parse("to")
+	return from, to, problem
 }
 
 func (s *Site) creditsPage(w http.ResponseWriter, r *http.Request, v viewer) {
@@ -73,10 +185,49 @@ func (s *Site) creditsPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		s.fail(w, r, err)
 		return
 	}
-	lines, _, err := s.cfg.Reads.Statement(v.AccountID, 0, 200)
+	from, to, problem := dateRange(r)
+	rows, more, err := s.statement(v.AccountID, from, to, 500)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "credits", "Credits", map[string]any{"Account": acct, "Lines": lines})
+	q := url.Values{}
+	if !from.IsZero() {
+		q.Set("from", from.Format(time.DateOnly))
+	}
+	if !to.IsZero() {
+		q.Set("to", to.Format(time.DateOnly))
+	}
+	data := map[string]any{"Account": acct, "Lines": rows, "More": more, "From": q.Get("from"), "To": q.Get("to"),
+		"CSV": "/credits/statement.csv?" + q.Encode()}
+	if problem != "" {
+		s.render(w, r, http.StatusOK, "credits", "Credits", data, problem)
+		return
+	}
+	s.render(w, r, http.StatusOK, "credits", "Credits", data)
+}
+
+// statementCSV exports the statement (the same date range) as CSV, for a
+// billing review: every line, oldest last, with its App and run.
+func (s *Site) statementCSV(w http.ResponseWriter, r *http.Request, v viewer) {
+	from, to, problem := dateRange(r)
+	if problem != "" {
+		s.problem(w, r, http.StatusBadRequest, problem)
+		return
+	}
+	rows, _, err := s.statement(v.AccountID, from, to, 100_000)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="apprun-statement.csv"`)
+	w.Header().Set("Cache-Control", "no-store")
+	cw := csv.NewWriter(w)
+	_ = cw.Write([]string{"time_utc", "type", "amount", "balance", "run_no", "app"})
+	for _, l := range rows {
+		_ = cw.Write([]string{l.At.UTC().Format(time.RFC3339Nano), l.Type, strconv.FormatInt(l.Amount, 10),
+			strconv.FormatInt(l.Balance, 10), l.RunNo, l.AppName})
+	}
+	cw.Flush()
 }

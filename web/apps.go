@@ -16,6 +16,7 @@ import (
 type appView struct {
 	Slug, Name, Description string
 	Price                   string
+	PriceReady              bool
 	Timeout, Retention      string
 	BrandContext            bool
 	Params                  []param
@@ -30,7 +31,7 @@ func (s *Site) view(a *engine.App, host string) (appView, error) {
 	v := appView{Slug: a.Slug, Name: a.Name, Description: a.Description, Params: ps, BrandContext: a.AcceptsBrandContext,
 		Timeout: human(a.Timeout), Retention: human(a.Retention), Price: "not priced yet"}
 	if p, err := s.cfg.Reads.Price(a.Slug); err == nil && p.CreditCost > 0 && !p.Recalibrating {
-		v.Price = fmt.Sprintf("%s Credits", groupThousands(p.CreditCost))
+		v.Price, v.PriceReady = creditsOf(p.CreditCost), true
 	}
 	example := s.cfg.Examples[a.Slug]
 	if example == nil {
@@ -77,7 +78,7 @@ func (s *Site) appsPage(w http.ResponseWriter, r *http.Request) {
 		}
 		list = append(list, v)
 	}
-	s.render(w, r, http.StatusOK, "apps", "Apps", map[string]any{"Apps": list})
+	s.render(w, r, http.StatusOK, "apps", "Apps", map[string]any{"Apps": list, "Welcome": r.URL.Query().Get("welcome") == "1"})
 }
 
 func (s *Site) appPage(w http.ResponseWriter, r *http.Request) {
@@ -86,37 +87,66 @@ func (s *Site) appPage(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, http.StatusNotFound, "There is no such App.")
 		return
 	}
-	s.showApp(w, r, app, http.StatusOK, nil, "")
+	form := formState{}
+	if f, ok := s.sessions.takeFlash(r.Context(), r); ok && f.Form != nil {
+		form = formState{Values: f.Form, Errors: f.Errors, Problem: f.Problem}
+	} else if from := r.URL.Query().Get("from"); from != "" {
+		// Run again: the form filled in with that run's input.
+		if v, ok := s.viewerOf(r); ok {
+			if d, err := s.cfg.Engine.RunDetail(r.Context(), v.AccountID, from); err == nil && d.Run.AppSlug == app.Slug {
+				var in map[string]any
+				_ = json.Unmarshal(d.Input, &in)
+				form.Values = url.Values{}
+				for k, val := range in {
+					form.Values.Set(k, fmt.Sprint(val))
+				}
+				form.From = from
+			}
+		}
+	}
+	s.showApp(w, r, app, form)
 }
 
-// showApp renders the reference page with its form, filled with values
-// when a submission is shown again.
-func (s *Site) showApp(w http.ResponseWriter, r *http.Request, app *engine.App, status int, values url.Values, problem string) {
+// formState is what the run form shows beyond the App: values sent
+// before (a refused form, or a run to run again), errors by field, and a
+// problem for the whole form.
+type formState struct {
+	Values  url.Values
+	Errors  map[string]string
+	Problem string
+	From    string
+}
+
+// field is one control of the run form.
+type field struct {
+	param
+	Value   string
+	Checked bool
+	Error   string
+}
+
+// showApp renders the reference page with its form.
+func (s *Site) showApp(w http.ResponseWriter, r *http.Request, app *engine.App, form formState) {
 	v, err := s.view(app, origin(r))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	type field struct {
-		param
-		Value   string
-		Checked bool
-	}
 	var fields []field
 	for _, p := range v.Params {
-		f := field{param: p, Value: p.Default}
-		if values != nil {
-			f.Value = values.Get(p.Name)
-			f.Checked = values.Get(p.Name) != ""
+		f := field{param: p, Value: p.Default, Error: form.Errors[p.Name]}
+		if form.Values != nil {
+			f.Value = form.Values.Get(p.Name)
+			f.Checked = f.Value != "" && f.Value != "false"
 		} else {
 			f.Checked = p.Default == "true"
 		}
 		fields = append(fields, f)
 	}
-	data := map[string]any{"App": v, "Fields": fields, "Token": newFormToken()}
-	if problem != "" {
-		s.render(w, r, status, "app", v.Name, data, problem)
+	data := map[string]any{"App": v, "Fields": fields, "Token": newFormToken(), "From": form.From}
+	if form.Problem != "" {
+		s.render(w, r, http.StatusOK, "app", v.Name, data, form.Problem)
 		return
 	}
-	s.render(w, r, status, "app", v.Name, data)
+	s.render(w, r, http.StatusOK, "app", v.Name, data)
 }

@@ -46,7 +46,13 @@ func (s *Site) home(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/runs", http.StatusSeeOther)
 		return
 	}
-	s.render(w, r, http.StatusOK, "home", "apprun", map[string]any{"SignupCredits": s.cfg.SignupCredits})
+	var list []appView
+	for _, a := range s.cfg.Engine.Catalog().Runnable() {
+		if v, err := s.view(a, origin(r)); err == nil {
+			list = append(list, v)
+		}
+	}
+	s.render(w, r, http.StatusOK, "home", "apprun", map[string]any{"SignupCredits": s.cfg.SignupCredits, "Apps": list})
 }
 
 type authForm struct {
@@ -93,7 +99,7 @@ func (s *Site) signUp(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	http.Redirect(w, r, "/settings/keys?welcome=1", http.StatusSeeOther)
+	http.Redirect(w, r, "/apps?welcome=1", http.StatusSeeOther)
 }
 
 func (s *Site) signInPage(w http.ResponseWriter, r *http.Request) {

@@ -6,22 +6,92 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/engine"
-	"github.com/apprun/apprun/httpapi"
 	"github.com/gorilla/mux"
 )
 
-func (s *Site) runsPage(w http.ResponseWriter, r *http.Request, v viewer) {
-	runs, _, err := s.cfg.Reads.RunsOf(v.AccountID, 0, 100)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	s.render(w, r, http.StatusOK, "runs", "Runs", map[string]any{"Runs": runs})
+// runsPerPage is the length of a page of the run history.
+const runsPerPage = 25
+
+// runRow is a line of the run history.
+type runRow struct {
+	engine.Run
+	AppName string
 }
+
+// runsPage is the run history, newest first: App names, a status filter,
+// and pages that follow the API's cursor (?cursor=).
+func (s *Site) runsPage(w http.ResponseWriter, r *http.Request, v viewer) {
+	q := r.URL.Query()
+	status := q.Get("status")
+	switch status {
+	case "", "active", "completed", "failed":
+	default:
+		status = ""
+	}
+	before, _ := strconv.ParseUint(q.Get("cursor"), 10, 64)
+	var rows []runRow
+	var next uint64
+	// A filter reads on until a page is full, bounded in what it scans.
+	for scanned := 0; len(rows) < runsPerPage && scanned < 2000; {
+		runs, more, err := s.cfg.Reads.RunsOf(v.AccountID, before, runsPerPage)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		scanned += len(runs)
+		for i, run := range runs {
+			if !statusMatches(run, status) {
+				continue
+			}
+			rows = append(rows, runRow{Run: run, AppName: s.appName(run.AppSlug)})
+			if len(rows) == runsPerPage {
+				if i < len(runs)-1 {
+					more = run.CreatedSeq // the next page starts after this run
+				}
+				break
+			}
+		}
+		next, before = more, more
+		if more == 0 {
+			break
+		}
+	}
+	nextURL := ""
+	if next != 0 {
+		nextURL = "/runs?" + url.Values{"status": {status}, "cursor": {strconv.FormatUint(next, 10)}}.Encode()
+	}
+	s.render(w, r, http.StatusOK, "runs", "Runs", map[string]any{"Runs": rows, "Status": status, "Next": nextURL,
+		"First": before != 0 || q.Get("cursor") != ""})
+}
+
+func statusMatches(run engine.Run, status string) bool {
+	switch status {
+	case "active":
+		return !run.Terminal()
+	case "completed", "failed":
+		return string(run.Status) == status
+	}
+	return true
+}
+
+func (s *Site) appName(slug string) string {
+	if a, err := s.cfg.Engine.Catalog().Lookup(slug); err == nil {
+		return a.Name
+	}
+	return slug
+}
+
+// inputLine is one input of a run, as its page shows it.
+type inputLine struct{ Label, Value string }
 
 func (s *Site) runPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	run, err := s.cfg.Reads.Run(mux.Vars(r)["run_no"])
@@ -33,25 +103,112 @@ func (s *Site) runPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		s.fail(w, r, err)
 		return
 	}
-	data := map[string]any{"Run": run, "Terminal": run.Terminal(), "AppName": run.AppSlug}
-	if a, err := s.cfg.Engine.Catalog().Lookup(run.AppSlug); err == nil {
-		data["AppName"] = a.Name
+	f, _ := s.sessions.takeFlash(r.Context(), r)
+	data := map[string]any{"Run": run, "Terminal": run.Terminal(), "Canceled": run.Canceled(), "AppName": s.appName(run.AppSlug),
+		"LastSeq": run.LastSeq,
+		"Notice":  f.Notice, "Timing": timing(run), "Origin": origin(r)}
+	// The input and the step log live in the run's log (gone after
+	// retention): the page shows them while they are there.
+	if d, err := s.cfg.Engine.RunDetail(r.Context(), v.AccountID, run.RunNo); err == nil {
+		data["Steps"] = d.Steps
+		data["LastSeq"] = d.Run.LastSeq // the live view follows from the steps shown
+		var in map[string]any
+		_ = json.Unmarshal(d.Input, &in)
+		data["Inputs"] = s.inputLines(run.AppSlug, in)
+		body, _ := json.MarshalIndent(map[string]any{"app_slug": run.AppSlug, "input": in}, "", "  ")
+		data["Request"] = string(body)
 	}
 	if len(run.Output) > 0 {
 		var out any
 		_ = json.Unmarshal(run.Output, &out)
 		data["Output"] = out
+		pretty, _ := json.MarshalIndent(out, "", "  ")
+		data["OutputJSON"] = string(pretty)
 		var seq apps.Sequence
 		if run.AppSlug == apps.ColdEmailSlug && json.Unmarshal(run.Output, &seq) == nil && len(seq.Emails) > 0 {
 			data["Emails"] = seq.Emails
 		}
 	}
-	s.render(w, r, http.StatusOK, "run", "Run "+run.RunNo, data)
+	if run.Terminal() && run.Error != nil && !run.Canceled() {
+		data["Failure"] = fmt.Sprintf("%s (%s)", strings.TrimSuffix(run.Error.Message, "."), run.Error.Code)
+	}
+	s.render(w, r, http.StatusOK, "run", run.RunNo+" · "+s.appName(run.AppSlug), data)
+}
+
+// inputLines lists a run's input in the order of the App's form.
+func (s *Site) inputLines(slug string, in map[string]any) []inputLine {
+	var out []inputLine
+	seen := map[string]bool{}
+	if a, err := s.cfg.Engine.Catalog().Lookup(slug); err == nil {
+		if ps, err := params(a.InputSchema); err == nil {
+			for _, p := range ps {
+				if v, ok := in[p.Name]; ok {
+					out = append(out, inputLine{p.Label(), fmt.Sprint(v)})
+					seen[p.Name] = true
+				}
+			}
+		}
+	}
+	for k, v := range in {
+		if !seen[k] {
+			out = append(out, inputLine{k, fmt.Sprint(v)})
+		}
+	}
+	return out
+}
+
+// runTiming is how long a run waited, ran, and took in all.
+type runTiming struct{ Queued, Ran, Total string }
+
+func timing(run engine.Run) runTiming {
+	var t runTiming
+	if run.StartedAt != nil {
+		t.Queued = short(run.StartedAt.Sub(run.CreatedAt))
+		if run.FinishedAt != nil {
+			t.Ran = short(run.FinishedAt.Sub(*run.StartedAt))
+		}
+	}
+	if run.FinishedAt != nil {
+		t.Total = short(run.FinishedAt.Sub(run.CreatedAt))
+	}
+	return t
+}
+
+func short(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	default:
+		return d.Truncate(time.Second).String()
+	}
+}
+
+// cancelRun cancels a queued or running run from its page, then shows the
+// page again with what happened (post-redirect-get).
+func (s *Site) cancelRun(w http.ResponseWriter, r *http.Request, v viewer) {
+	runNo := mux.Vars(r)["run_no"]
+	_, seq, err := s.cfg.Engine.CancelRun(r.Context(), v.AccountID, runNo)
+	var e *engine.Error
+	switch {
+	case errors.As(err, &e) && e.Code == engine.CodeRunFinished:
+		s.redirectWith(w, r, "/runs/"+runNo, flash{Notice: "The run had already finished, so there was nothing to cancel."})
+		return
+	case err != nil:
+		s.fail(w, r, err)
+		return
+	}
+	_ = s.cfg.Reads.WaitFor(r.Context(), seq)
+	// The run's page says what happened: canceled, and the refund.
+	http.Redirect(w, r, "/runs/"+runNo, http.StatusSeeOther)
 }
 
 // startRun creates a run from an App's form. The form carries an
 // Idempotency-Key made when it was shown, so sending it twice (a double
-// click, a reload) makes one run and one charge.
+// click, a reload) makes one run and one charge. A refused form goes back
+// to the App's page with its values and each error beside its field
+// (post-redirect-get: a reload there posts nothing).
 func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 	app, err := s.cfg.Engine.Catalog().Lookup(mux.Vars(r)["slug"])
 	if err != nil {
@@ -67,6 +224,24 @@ func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 		s.problem(w, r, http.StatusBadRequest, "The form could not be read.")
 		return
 	}
+	back := "/apps/" + app.Slug + "#run-form"
+	form := url.Values{}
+	errs := map[string]string{}
+	for _, p := range ps {
+		if vals, ok := r.PostForm[p.Name]; ok && len(vals) > 0 {
+			form.Set(p.Name, vals[0])
+		}
+		if msg := checkField(p, form.Get(p.Name)); msg != "" {
+			errs[p.Name] = msg
+		}
+	}
+	refuse := func(problem string) {
+		s.redirectWith(w, r, back, flash{Form: form, Errors: errs, Problem: problem})
+	}
+	if len(errs) > 0 {
+		refuse(fmt.Sprintf("The run was not started: %s to fix below. Nothing was charged.", plural(len(errs), "field", "fields")))
+		return
+	}
 	in, err := formInput(ps, func(name string) (string, bool) {
 		vals, ok := r.PostForm[name]
 		if !ok || len(vals) == 0 {
@@ -75,7 +250,7 @@ func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 		return vals[0], true
 	})
 	if err != nil {
-		s.showApp(w, r, app, http.StatusUnprocessableEntity, r.PostForm, err.Error())
+		refuse(err.Error())
 		return
 	}
 	body, _ := json.Marshal(map[string]any{"app_slug": app.Slug, "input": in})
@@ -88,7 +263,21 @@ func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 	run, err := s.cfg.Engine.CreateRun(r.Context(), req)
 	var e *engine.Error
 	if errors.As(err, &e) {
-		s.showApp(w, r, app, httpapi.StatusOf(e.Code), r.PostForm, e.Message)
+		msg := "The run was not started: " + strings.TrimSuffix(e.Message, ".") + ". Nothing was charged."
+		switch e.Code {
+		case engine.CodeInvalidInput:
+			for _, part := range strings.Split(e.Message, "; ") {
+				if field, why := fieldOf(part, ps); field != "" {
+					errs[field] = why
+				}
+			}
+			if len(errs) > 0 {
+				msg = fmt.Sprintf("The run was not started: %s to fix below. Nothing was charged.", plural(len(errs), "field", "fields"))
+			}
+		case engine.CodeInsufficientCredits:
+			msg += " See your balance under Credits. Credits are added by your operator (the admin command apprun admin credits grant): ask them for more."
+		}
+		refuse(msg)
 		return
 	}
 	if err != nil {

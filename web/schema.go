@@ -12,8 +12,11 @@ import (
 // row of the reference table and a field of the run form.
 type param struct {
 	Name        string
+	Title       string // the schema's title, if it has one
+	Example     string // the schema's first example, shown as a placeholder
 	Type        string
 	Description string
+	MinLength   int
 	Required    bool
 	Enum        []string
 	Default     string
@@ -38,6 +41,19 @@ func (p param) Field() string {
 	default:
 		return "text"
 	}
+}
+
+// Label is the field's name for people: its title, else its name in
+// words ("product_description" → "Product description").
+func (p param) Label() string {
+	if p.Title != "" {
+		return p.Title
+	}
+	words := strings.ReplaceAll(p.Name, "_", " ")
+	if words == "" {
+		return words
+	}
+	return strings.ToUpper(words[:1]) + words[1:]
 }
 
 // Allowed describes the values a parameter takes, for the table.
@@ -81,6 +97,9 @@ func params(schema []byte) ([]param, error) {
 	for _, name := range propertyOrder(schema) {
 		var p struct {
 			Type        any      `json:"type"`
+			Title       string   `json:"title"`
+			Examples    []any    `json:"examples"`
+			MinLength   int      `json:"minLength"`
 			Description string   `json:"description"`
 			Enum        []any    `json:"enum"`
 			Default     any      `json:"default"`
@@ -97,8 +116,11 @@ func params(schema []byte) ([]param, error) {
 		if t == "" && len(p.Enum) > 0 {
 			t = "string"
 		}
-		q := param{Name: name, Type: t, Description: p.Description, Required: required[name], MaxLength: p.MaxLength,
-			Minimum: p.Minimum, Maximum: p.Maximum, Format: p.Format, Pattern: p.Pattern}
+		q := param{Name: name, Title: p.Title, Type: t, Description: p.Description, Required: required[name], MaxLength: p.MaxLength,
+			MinLength: p.MinLength, Minimum: p.Minimum, Maximum: p.Maximum, Format: p.Format, Pattern: p.Pattern}
+		if len(p.Examples) > 0 {
+			q.Example = fmt.Sprint(p.Examples[0])
+		}
 		for _, e := range p.Enum {
 			q.Enum = append(q.Enum, fmt.Sprint(e))
 		}

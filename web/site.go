@@ -33,6 +33,8 @@ type Engine interface {
 	CreateKey(ctx context.Context, accountID, name string) (engine.NewKey, error)
 	RevokeKey(ctx context.Context, keyID string) (uint64, error)
 	CreateRun(ctx context.Context, req engine.CreateRunRequest) (engine.CreatedRun, error)
+	CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error)
+	RunDetail(ctx context.Context, accountID, runNo string) (engine.RunDetail, error)
 }
 
 // Reads is what the website reads: the projections.
@@ -125,12 +127,17 @@ func (s *Site) routes() {
 	r.HandleFunc("/signin", s.signInPage).Methods(http.MethodGet)
 	r.HandleFunc("/signin", s.signIn).Methods(http.MethodPost)
 	r.HandleFunc("/signout", s.signOut).Methods(http.MethodPost)
+	r.HandleFunc("/signout", s.signOutPage).Methods(http.MethodGet)
+	r.HandleFunc("/favicon.ico", s.favicon).Methods(http.MethodGet)
 	r.HandleFunc("/settings/keys", s.signedIn(s.keysPage)).Methods(http.MethodGet)
 	r.HandleFunc("/settings/keys", s.signedIn(s.createKey)).Methods(http.MethodPost)
+	r.HandleFunc("/settings/keys/{key_id}/revoke", s.signedIn(s.revokePage)).Methods(http.MethodGet)
 	r.HandleFunc("/settings/keys/{key_id}/revoke", s.signedIn(s.revokeKey)).Methods(http.MethodPost)
 	r.HandleFunc("/credits", s.signedIn(s.creditsPage)).Methods(http.MethodGet)
+	r.HandleFunc("/credits/statement.csv", s.signedIn(s.statementCSV)).Methods(http.MethodGet)
 	r.HandleFunc("/runs", s.signedIn(s.runsPage)).Methods(http.MethodGet)
 	r.HandleFunc("/runs/{run_no}", s.signedIn(s.runPage)).Methods(http.MethodGet)
+	r.HandleFunc("/runs/{run_no}/cancel", s.signedIn(s.cancelRun)).Methods(http.MethodPost)
 	r.HandleFunc("/apps", s.appsPage).Methods(http.MethodGet)
 	r.HandleFunc("/apps/{slug}", s.appPage).Methods(http.MethodGet)
 	r.HandleFunc("/apps/{slug}/runs", s.signedIn(s.startRun)).Methods(http.MethodPost)
@@ -201,8 +208,10 @@ func (s *Site) viewerOf(r *http.Request) (viewer, bool) {
 
 // page is what every template gets.
 type page struct {
-	Title   string
-	Viewer  *viewer
+	Title  string
+	Viewer *viewer
+	// Balance is the viewer's Credits, shown in the header on every page.
+	Balance *int64
 	Nav     string
 	Flash   string
 	Problem string
@@ -213,6 +222,9 @@ func (s *Site) render(w http.ResponseWriter, r *http.Request, status int, name, 
 	p := page{Title: title, Nav: name, Data: data}
 	if v, ok := s.viewerOf(r); ok {
 		p.Viewer = &v
+		if a, err := s.cfg.Reads.Account(v.AccountID); err == nil {
+			p.Balance = &a.Balance
+		}
 	}
 	if len(problem) > 0 {
 		p.Problem = problem[0]
@@ -256,16 +268,21 @@ var funcs = template.FuncMap{
 			if v.IsZero() {
 				return "never"
 			}
-			return v.UTC().Format("2006-01-02 15:04 UTC")
+			return v.UTC().Format("2006-01-02 15:04:05 UTC")
 		case *time.Time:
 			if v == nil || v.IsZero() {
 				return "—"
 			}
-			return v.UTC().Format("2006-01-02 15:04 UTC")
+			return v.UTC().Format("2006-01-02 15:04:05 UTC")
 		}
 		return fmt.Sprint(t)
 	},
-	"credits": func(n int64) string { return groupThousands(n) },
+	// credits is an amount with its unit: "1 Credit", "1,000 Credits";
+	// number is the bare figure, for table cells.
+	"credits":     creditsOf,
+	"creditsWere": creditsWere,
+	"number":      groupThousands,
+	"plural":      plural,
 	// signed shows a statement amount: +50, −25 (a true minus sign).
 	"signed": func(n int64) string {
 		if n < 0 {
@@ -302,6 +319,30 @@ func parsePages() (map[string]*template.Template, error) {
 	return out, nil
 }
 
+// creditsOf is n with its unit, singular for one.
+func creditsOf(n int64) string {
+	if n == 1 || n == -1 {
+		return groupThousands(n) + " Credit"
+	}
+	return groupThousands(n) + " Credits"
+}
+
+// creditsWere says an amount came back: "1 Credit was", "25 Credits were".
+func creditsWere(n int64) string {
+	if n == 1 {
+		return "1 Credit was"
+	}
+	return creditsOf(n) + " were"
+}
+
+// plural is n with its noun: "1 run", "3 runs".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%s %s", groupThousands(int64(n)), many)
+}
+
 func groupThousands(n int64) string {
 	s := fmt.Sprint(n)
 	neg := strings.HasPrefix(s, "-")
@@ -317,4 +358,23 @@ func groupThousands(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// favicon answers the browser's request for /favicon.ico with the SVG
+// icon (every page also links it).
+func (s *Site) favicon(w http.ResponseWriter, r *http.Request) {
+	b, err := staticFS.ReadFile("static/favicon.svg")
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "public, max-age=86400")
+	_, _ = w.Write(b)
+}
+
+// signOutPage answers a GET of /signout (a typed address, an old link)
+// with a page that has the sign-out button, instead of a bare 405.
+func (s *Site) signOutPage(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, http.StatusOK, "signout", "Sign out", nil)
 }

@@ -97,9 +97,11 @@ func TestBrowserSignUpKeyRunAndAPI(t *testing.T) {
 		chromedp.SendKeys(css("#password"), webPassword),
 		chromedp.SendKeys(css("#password_again"), webPassword),
 		chromedp.Submit(css("#email")),
-		chromedp.WaitVisible(css(`input[name="name"]`)),
+		chromedp.WaitVisible(css(".apps")), // sign-up lands on the Apps
 	)
 	do("create an API key",
+		chromedp.Navigate(h.srv.URL+"/settings/keys"),
+		chromedp.WaitVisible(css(`input[name="name"]`)),
 		chromedp.SendKeys(css(`input[name="name"]`), "from the browser"),
 		chromedp.Submit(css(`input[name="name"]`)),
 		chromedp.WaitVisible(css("#new-key")),

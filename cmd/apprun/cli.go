@@ -23,7 +23,7 @@ import (
 func apiClient() (*client.Client, error) {
 	key := os.Getenv("APPRUN_API_KEY")
 	if key == "" {
-		return nil, errors.New("set APPRUN_API_KEY to an API key (the website's Settings → API Keys)")
+		return nil, errors.New("set APPRUN_API_KEY to an API key (the website's API keys page)")
 	}
 	return client.New(serverURL(), key), nil
 }

@@ -78,14 +78,20 @@ func (b *browser) signUp(email string) page {
 	return p
 }
 
-var apiKeyShown = regexp.MustCompile(`id="new-key">(ak_[a-z0-9]+)<`)
+var apiKeyShown = regexp.MustCompile(`id="new-key"[^>]*>(ak_[a-z0-9]+)<`)
 
+// createKey makes a key the way a browser does: the POST redirects
+// (post-redirect-get) and the page it lands on shows the key, once.
 func (b *browser) createKey(name string) string {
 	b.t.Helper()
 	p := b.post("/settings/keys", url.Values{"name": {name}})
-	m := apiKeyShown.FindStringSubmatch(p.Body)
-	if p.Status != http.StatusCreated || m == nil {
-		b.t.Fatalf("create key: %d %s", p.Status, p.Body)
+	if p.Status != http.StatusSeeOther || p.Location != "/settings/keys" {
+		b.t.Fatalf("create key: %d %s %s", p.Status, p.Location, p.Body)
+	}
+	shown := b.get(p.Location)
+	m := apiKeyShown.FindStringSubmatch(shown.Body)
+	if shown.Status != 200 || m == nil {
+		b.t.Fatalf("the page after creating a key: %d %s", shown.Status, shown.Body)
 	}
 	return m[1]
 }
@@ -113,7 +119,7 @@ func TestSignUpOpensAnAccountWithTheWelcomeBalance(t *testing.T) {
 	h := start(t, withLimits(noLimits), withSignupCredits(300))
 	b := h.browser(t)
 	p := b.signUp("New.User@Example.com")
-	if p.Location != "/settings/keys?welcome=1" {
+	if p.Location != "/apps?welcome=1" {
 		t.Fatalf("after sign-up: %s", p.Location)
 	}
 	var cookie *http.Cookie
@@ -126,7 +132,7 @@ func TestSignUpOpensAnAccountWithTheWelcomeBalance(t *testing.T) {
 		t.Fatalf("session cookie %+v: want HttpOnly, SameSite=Lax, a long random value", cookie)
 	}
 	credits := b.get("/credits")
-	if credits.Status != 200 || !strings.Contains(credits.Body, `id="balance">300<`) || !strings.Contains(credits.Body, "new.user@example.com") {
+	if credits.Status != 200 || !strings.Contains(credits.Body, `id="balance">300 Credits<`) || !strings.Contains(credits.Body, "new.user@example.com") {
 		t.Fatalf("credits page: %d %s", credits.Status, credits.Body)
 	}
 	// The same account as any other: the API and the ledger see it.
@@ -248,7 +254,7 @@ func TestCrossOriginFormsAreRefused(t *testing.T) {
 	if strings.Contains(b.get("/settings/keys").Body, "planted") {
 		t.Fatal("a cross-origin form made a key")
 	}
-	if p := b.post("/settings/keys", url.Values{"name": {"mine"}}, "Sec-Fetch-Site", "same-origin"); p.Status != http.StatusCreated {
+	if p := b.post("/settings/keys", url.Values{"name": {"mine"}}, "Sec-Fetch-Site", "same-origin"); p.Status != http.StatusSeeOther {
 		t.Fatalf("same-origin form: %d", p.Status)
 	}
 }
@@ -345,7 +351,7 @@ func TestARunFormSentTwiceMakesOneRunAndOneCharge(t *testing.T) {
 		t.Fatalf("two sends: %s and %s", first.Location, second.Location)
 	}
 	credits := b.get("/credits").Body
-	if !strings.Contains(credits, `id="balance">75<`) {
+	if !strings.Contains(credits, `id="balance">75 Credits<`) {
 		t.Fatal("charged twice for one form")
 	}
 	if !strings.Contains(credits, ">−25<") || !strings.Contains(credits, ">&#43;100<") || strings.Contains(credits, "−-") {
@@ -354,10 +360,13 @@ func TestARunFormSentTwiceMakesOneRunAndOneCharge(t *testing.T) {
 	// Input the schema refuses: the form again with the reason, no charge.
 	bad := b.post("/apps/cold-email-writer/runs", url.Values{"idempotency_key": {"web-other"}, "product_description": {"x"},
 		"target_role": {"y"}, "cta_goal": {"Sell hard"}})
-	if bad.Status != 422 || !strings.Contains(bad.Body, "cta_goal") || !strings.Contains(bad.Body, `id="run-form"`) {
+	if bad.Status != http.StatusSeeOther {
 		t.Fatalf("refused input: %d %s", bad.Status, bad.Body)
 	}
-	if !strings.Contains(b.get("/credits").Body, `id="balance">75<`) {
+	if again := b.get("/apps/cold-email-writer").Body; !strings.Contains(again, `id="e-cta_goal">Choose one of the options.<`) || !strings.Contains(again, `id="run-form"`) {
+		t.Fatalf("the form after refused input: %s", again)
+	}
+	if !strings.Contains(b.get("/credits").Body, `id="balance">75 Credits<`) {
 		t.Fatal("a refused form was charged")
 	}
 	acct, _, _ := h.node.Reads().RunsOf(accountOfSession(t, h, b), 0, 10)

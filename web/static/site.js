@@ -20,7 +20,9 @@ const live = document.getElementById("live");
 if (live && live.dataset.follow === "1") {
   const status = document.getElementById("status");
   const progress = document.getElementById("progress");
-  const src = new EventSource("/api/v1/runs/" + encodeURIComponent(live.dataset.run) + "/events");
+  // The page already lists the steps up to data-last: follow from there.
+  const src = new EventSource("/api/v1/runs/" + encodeURIComponent(live.dataset.run) + "/events?lastEventSeq=" +
+    encodeURIComponent(live.dataset.last || "0"));
   const show = (state) => {
     status.textContent = state;
     status.className = "status " + state;
@@ -41,4 +43,13 @@ if (live && live.dataset.follow === "1") {
   };
   src.addEventListener("completed", end("completed"));
   src.addEventListener("failed", end("failed"));
+  // A 204 (the run ended before this page followed it) closes the stream
+  // without an event: reload to show the result.
+  src.addEventListener("error", () => {
+    if (src.readyState !== EventSource.CLOSED) return; // it reconnects by itself
+    const key = "apprun-reload-" + live.dataset.run;
+    if (Date.now() - Number(sessionStorage.getItem(key) || 0) < 10000) return; // once, not a loop
+    sessionStorage.setItem(key, String(Date.now()));
+    setTimeout(() => location.reload(), 300);
+  });
 }

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"encoding/csv"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Issue 18, bug 1: creating a key answers with a redirect; the page it
+// lands on shows the key once, and a reload makes and shows nothing.
+func TestReloadingTheNewKeyPageMakesNoKeyAndShowsNoKey(t *testing.T) {
+	h := start(t, withLimits(noLimits), withSignupCredits(100))
+	b := h.browser(t)
+	b.signUp("keys@example.com")
+	key := b.createKey("reload-test")
+	again := b.get("/settings/keys")
+	if again.Status != 200 || strings.Contains(again.Body, key) || strings.Contains(again.Body, `id="new-key"`) {
+		t.Fatalf("a reload shows the key again: %d", again.Status)
+	}
+	if n := strings.Count(again.Body, "reload-test"); n != 1 {
+		t.Fatalf("%d keys named reload-test after a reload, want 1", n)
+	}
+	// A refused run form goes back to its page too: a reload there posts
+	// nothing.
+	p := b.post("/apps/cold-email-writer/runs", url.Values{"product_description": {""}, "target_role": {"x"}})
+	if p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Location, "/apps/cold-email-writer") {
+		t.Fatalf("a refused run form: %d %s, want a redirect to the App's page", p.Status, p.Location)
+	}
+}
+
+// Issue 18, bug 6: a field error is shown beside its field, in plain
+// words, marked for screen readers, with every value kept; nothing is
+// charged.
+func TestARefusedRunFormShowsEachErrorBesideItsFieldAndKeepsTheValues(t *testing.T) {
+	h := start(t, withLimits(noLimits), withSignupCredits(100))
+	b := h.browser(t)
+	b.signUp("form@example.com")
+	long := strings.Repeat("r", 501)
+	p := b.post("/apps/cold-email-writer/runs", url.Values{"product_description": {"  "}, "target_role": {long},
+		"proof_points": {"kept <as typed>"}, "cta_goal": {"Meeting"}})
+	if p.Status != http.StatusSeeOther {
+		t.Fatalf("refused form: %d", p.Status)
+	}
+	page := b.get("/apps/cold-email-writer").Body
+	for _, want := range []string{
+		`id="e-product_description">Enter your product: it is required.<`,
+		`id="e-target_role">Use at most 500 characters; this has 501.<`,
+		`aria-invalid="true" aria-describedby="d-product_description e-product_description"`,
+		`>` + long + `</textarea>`, `kept &lt;as typed&gt;</textarea>`, `<option selected>Meeting</option>`,
+		"2 fields to fix below. Nothing was charged.",
+	} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the form after a refusal lacks %q", want)
+		}
+	}
+	for _, raw := range []string{"should be at most", "Required properties", "input."} {
+		if strings.Contains(page, raw) {
+			t.Fatalf("validator text %q on the page", raw)
+		}
+	}
+	if strings.Contains(b.get("/apps/cold-email-writer").Body, "e-target_role") {
+		t.Fatal("the errors show again on a reload")
+	}
+	if !strings.Contains(b.get("/credits").Body, `id="balance">100 Credits<`) {
+		t.Fatal("a refused form charged")
+	}
+}
+
+// Issue 18, bugs 4 and 9: a run is canceled from its page, which then
+// shows the refund; the cancel is logged once, at INFO, never as an error.
+func TestCancelFromTheRunPageShowsTheRefundAndLogsNoError(t *testing.T) {
+	var logs syncBuffer
+	h := start(t, withLimits(noLimits), withSignupCredits(100),
+		withLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+	b := h.browser(t)
+	b.signUp("cancel@example.com")
+	tok := formToken.FindStringSubmatch(b.get("/apps/" + testAppSlug).Body)
+	p := b.post("/apps/"+testAppSlug+"/runs", url.Values{"idempotency_key": {tok[1]}, "mode": {"hold"}})
+	if p.Status != http.StatusSeeOther {
+		t.Fatalf("start: %d %s", p.Status, p.Body)
+	}
+	runNo := strings.TrimPrefix(p.Location, "/runs/")
+	if page := b.get(p.Location).Body; !strings.Contains(page, `action="/runs/`+runNo+`/cancel"`) {
+		t.Fatal("no cancel button on an active run's page")
+	}
+	c := b.post("/runs/"+runNo+"/cancel", url.Values{})
+	if c.Status != http.StatusSeeOther || c.Location != "/runs/"+runNo {
+		t.Fatalf("cancel: %d %s", c.Status, c.Location)
+	}
+	page := b.get(c.Location).Body
+	for _, want := range []string{`id="refund" role="status">This run was canceled; 10 Credits were refunded.`, ">canceled</span>"} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the run page after a cancel lacks %q", want)
+		}
+	}
+	if strings.Contains(page, `/cancel"`) {
+		t.Fatal("a canceled run still offers a cancel")
+	}
+	if !strings.Contains(b.get("/credits").Body, `id="balance">100 Credits<`) {
+		t.Fatal("the cancel did not refund")
+	}
+	h.releaseHeld()
+	h.stop()
+	out := logs.String()
+	if strings.Contains(out, "level=ERROR") || strings.Count(out, "run canceled by its owner") != 1 {
+		t.Fatalf("want the cancel logged once at INFO and no error:\n%s", out)
+	}
+}
+
+// Run again opens the App's form filled in with the run's input; the run
+// page shows the inputs, the timing, the step log and the API call.
+func TestTheRunPageShowsItsInputsStepsAndRunsAgain(t *testing.T) {
+	h := start(t, withLimits(noLimits), withSignupCredits(100))
+	b := h.browser(t)
+	b.signUp("again@example.com")
+	runNo := b.startColdEmail()
+	h.waitRunDone(runNo)
+	page := b.get("/runs/" + runNo).Body
+	for _, want := range []string{"Your product", "Acme Ledger automates bookkeeping.", "Who you are writing to", "Agency founders",
+		"<dt>Ran</dt>", "<dt>In all</dt>", `class="steps"`, `href="/apps/cold-email-writer?from=` + runNo + `#run-form"`,
+		"/api/v1/runs/" + runNo + ` -H "Authorization: Bearer $APPRUN_API_KEY"`, "← Back to runs"} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the run page lacks %q\n%s", want, page)
+		}
+	}
+	form := b.get("/apps/cold-email-writer?from=" + runNo).Body
+	if !strings.Contains(form, `>Acme Ledger automates bookkeeping.</textarea>`) || !strings.Contains(form, "Filled in from run") {
+		t.Fatal("Run again does not fill the form in")
+	}
+	// Another account cannot fill a form from this run.
+	other := h.browser(t)
+	other.signUp("other@example.com")
+	if strings.Contains(other.get("/apps/cold-email-writer?from="+runNo).Body, "Acme Ledger automates bookkeeping.</textarea>") {
+		t.Fatal("another account's run filled the form")
+	}
+}
+
+// Issue 18, bug 7: revoking asks first, then says it was done; revoked
+// keys are listed after the active ones.
+func TestRevokingAKeyAsksFirstAndSaysSo(t *testing.T) {
+	h := start(t, withLimits(noLimits), withSignupCredits(100))
+	b := h.browser(t)
+	b.signUp("revoke@example.com")
+	b.createKey("first")
+	b.createKey("second")
+	list := b.get("/settings/keys").Body
+	id := regexp.MustCompile(`href="/settings/keys/(key_[a-z0-9]+)/revoke"`).FindStringSubmatch(list)
+	if id == nil || strings.Contains(list, `method="post" action="/settings/keys/key_`) {
+		t.Fatal("the list revokes in one click instead of linking to a confirmation")
+	}
+	confirm := b.get("/settings/keys/" + id[1] + "/revoke")
+	if confirm.Status != 200 || !strings.Contains(confirm.Body, `action="/settings/keys/`+id[1]+`/revoke"`) || !strings.Contains(confirm.Body, "cannot be undone") {
+		t.Fatalf("confirmation page: %d", confirm.Status)
+	}
+	if p := b.post("/settings/keys/"+id[1]+"/revoke", url.Values{}); p.Status != http.StatusSeeOther {
+		t.Fatalf("revoke: %d", p.Status)
+	}
+	after := b.get("/settings/keys").Body
+	if !strings.Contains(after, "was revoked: it no longer works on the API.") {
+		t.Fatal("no message after revoking")
+	}
+	if a, r := strings.Index(after, ">active<"), strings.Index(after, `class="revoked"`); a < 0 || r < 0 || r < a {
+		t.Fatal("revoked keys are not listed below the active ones")
+	}
+	if strings.Contains(b.get("/settings/keys").Body, "was revoked") {
+		t.Fatal("the message shows again on a reload")
+	}
+}
+
+// Issue 18, bug 8, and the pages around the forms.
+func TestPagesSayThingsRight(t *testing.T) {
+	h := start(t, withLimits(noLimits), withSignupCredits(1))
+	b := h.browser(t)
+	home := b.get("/").Body
+	if strings.Contains(home, "<title>apprun · apprun</title>") || !strings.Contains(home, "Cold Email Writer") || !strings.Contains(home, "three steps") {
+		t.Fatal("the landing page: a doubled title, or no Apps and first steps")
+	}
+	if !strings.Contains(home, "1 Credit to start") {
+		t.Fatal("plural: want '1 Credit'")
+	}
+	if p := b.get("/favicon.ico"); p.Status != 200 || p.Header.Get("Content-Type") != "image/svg+xml" {
+		t.Fatalf("favicon: %d %s", p.Status, p.Header.Get("Content-Type"))
+	}
+	nf := b.get("/no-such-page").Body
+	if h1, msg := strings.Index(nf, "<h1>"), strings.Index(nf, "There is no page here."); h1 < 0 || msg < h1 {
+		t.Fatal("the 404 page puts its message above its heading")
+	}
+	p := b.signUp("pages@example.com")
+	if p.Location != "/apps?welcome=1" || !strings.Contains(b.get(p.Location).Body, "create your API key") {
+		t.Fatal("sign-up does not land on the Apps page with the key hint")
+	}
+	if out := b.get("/signout"); out.Status != 200 || !strings.Contains(out.Body, `<form method="post" action="/signout"><button type="submit">Sign out</button>`) {
+		t.Fatalf("GET /signout: %d", out.Status)
+	}
+	credits := b.get("/credits").Body
+	if !strings.Contains(credits, `id="header-balance">1<`) || !strings.Contains(credits, `id="balance">1 Credit<`) {
+		t.Fatal("the balance in the header, or its plural")
+	}
+	if strings.Contains(b.get("/runs").Body, "Settings → API Keys") {
+		t.Fatal("the nav still reads as a breadcrumb")
+	}
+	// Short of Credits: the form says so, and what to do next.
+	tok := formToken.FindStringSubmatch(b.get("/apps/cold-email-writer").Body)
+	if p := b.post("/apps/cold-email-writer/runs", url.Values{"idempotency_key": {tok[1]}, "product_description": {"x"}, "target_role": {"y"}}); p.Status != http.StatusSeeOther {
+		t.Fatalf("a run without the Credits: %d", p.Status)
+	}
+	if page := b.get("/apps/cold-email-writer").Body; !strings.Contains(page, "Nothing was charged. See your balance under Credits.") || !strings.Contains(page, "ask them for more") {
+		t.Fatal("a refusal for Credits does not say what to do next")
+	}
+}
+
+// The run history names Apps, filters by status and pages; the statement
+// names the App of each run, filters by date and exports CSV.
+func TestRunsAndStatementFilterPageAndExport(t *testing.T) {
+	h := start(t, withLimits(noLimits), withSignupCredits(10_000))
+	b := h.browser(t)
+	b.signUp("lists@example.com")
+	var runs []string
+	for range 27 {
+		runs = append(runs, b.startColdEmail())
+	}
+	for _, r := range runs {
+		h.waitRunDone(r)
+	}
+	first := b.get("/runs").Body
+	if strings.Count(first, `<a href="/runs/run_`) != 25 || !strings.Contains(first, "Cold Email Writer") {
+		t.Fatalf("page 1: %d runs", strings.Count(first, `<a href="/runs/run_`))
+	}
+	next := regexp.MustCompile(`href="(/runs\?[^"]+)" rel="next"`).FindStringSubmatch(first)
+	if next == nil {
+		t.Fatal("no next page")
+	}
+	second := b.get(strings.ReplaceAll(next[1], "&amp;", "&")).Body
+	if n := strings.Count(second, `<a href="/runs/run_`); n != 2 || !strings.Contains(second, runs[0]) {
+		t.Fatalf("page 2: %d runs", n)
+	}
+	if failed := b.get("/runs?status=failed").Body; !strings.Contains(failed, "No runs match this filter.") {
+		t.Fatal("the failed filter shows runs")
+	}
+	credits := b.get("/credits").Body
+	if !strings.Contains(credits, "charge · Cold Email Writer") {
+		t.Fatal("statement lines do not name the App")
+	}
+	if empty := b.get("/credits?from=2001-01-01&to=2001-01-02").Body; !strings.Contains(empty, "Nothing in these dates.") {
+		t.Fatal("the date filter")
+	}
+	resp := b.get("/credits/statement.csv")
+	rows, err := csv.NewReader(strings.NewReader(resp.Body)).ReadAll()
+	if err != nil || resp.Header.Get("Content-Type") != "text/csv; charset=utf-8" || len(rows) != 1+1+27 ||
+		strings.Join(rows[0], ",") != "time_utc,type,amount,balance,run_no,app" || rows[1][5] != "Cold Email Writer" {
+		t.Fatalf("CSV: %v, %d rows, %v", err, len(rows), rows[:min(2, len(rows))])
+	}
+}
+
+// waitRunDone waits until the read model has the run ended (the built-in
+// cold email writer takes milliseconds).
+func (h *harness) waitRunDone(runNo string) {
+	h.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if r, err := h.node.Reads().Run(runNo); err == nil && r.Terminal() {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("run %s did not end within 20 s", runNo)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
