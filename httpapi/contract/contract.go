@@ -42,6 +42,10 @@ type Checker struct {
 	ops    []route
 	events map[string]*base.Schema // event kind → its data's schema
 
+	// vmu serializes the validators: libopenapi renders a shared schema
+	// without a lock (the race detector caught two streams' events
+	// validated at once).
+	vmu      sync.Mutex
 	mu       sync.Mutex
 	seen     map[string]int // "operationId status" → responses
 	problems []string
@@ -177,20 +181,20 @@ func (c *Checker) check(op *route, r *http.Request, hugeBody bool, resp *http.Re
 		}
 	}
 	if resp.StatusCode < 300 && !hugeBody {
-		if ok, errs := c.v.ValidateHttpRequest(r); !ok {
+		if ok, errs := c.locked(func() (bool, []*verrors.ValidationError) { return c.v.ValidateHttpRequest(r) }); !ok {
 			fault("%s: answered with success, yet the document refuses the request: %s", what, describe(errs))
 		}
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		resp.Body = io.NopCloser(strings.NewReader(""))
 		resp.Header.Set("Content-Type", "text/event-stream")
-		if ok, errs := c.v.ValidateHttpResponse(r, resp); !ok {
+		if ok, errs := c.locked(func() (bool, []*verrors.ValidationError) { return c.v.ValidateHttpResponse(r, resp) }); !ok {
 			fault("%s: %s", what, describe(errs))
 		}
 		return append(faults, c.checkStream(what, body)...)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	if ok, errs := c.v.ValidateHttpResponse(r, resp); !ok {
+	if ok, errs := c.locked(func() (bool, []*verrors.ValidationError) { return c.v.ValidateHttpResponse(r, resp) }); !ok {
 		fault("%s: %s\nbody: %.600s", what, describe(errs), body)
 	}
 	return faults
@@ -231,10 +235,17 @@ func (c *Checker) checkEvent(what, id, kind, data string) (faults []string) {
 	if _, err := strconv.ParseUint(id, 10, 64); err != nil {
 		fault("%s: event %s has id %q, not a sequence", what, kind, id)
 	}
-	if ok, errs := c.sv.ValidateSchemaString(schema, data); !ok {
+	if ok, errs := c.locked(func() (bool, []*verrors.ValidationError) { return c.sv.ValidateSchemaString(schema, data) }); !ok {
 		fault("%s: event %s (id %s): %s\ndata: %.600s", what, kind, id, describe(errs), data)
 	}
 	return faults
+}
+
+// locked runs one validation under vmu.
+func (c *Checker) locked(validate func() (bool, []*verrors.ValidationError)) (bool, []*verrors.ValidationError) {
+	c.vmu.Lock()
+	defer c.vmu.Unlock()
+	return validate()
 }
 
 func (c *Checker) fault(f string) {

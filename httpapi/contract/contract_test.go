@@ -4,7 +4,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apprun/apprun/httpapi/contract"
@@ -109,4 +111,37 @@ func TestTheCheckerFindsEveryKindOfFault(t *testing.T) {
 		})
 	}
 	c.Problems()
+}
+
+// Streams checked at once: the validators are shared, and libopenapi
+// renders a schema without a lock, so the checker serializes them (under
+// -race this test caught it).
+func TestStreamsCheckedAtOnceDoNotRace(t *testing.T) {
+	for range 10 { // a fresh checker each time: the race was in the first validations
+		c, err := contract.New([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(c.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := range 20 {
+				io.WriteString(w, "id: "+strconv.Itoa(i+1)+"\nevent: started\ndata: {\"at\":\"x\"}\n\n")
+			}
+		}), nil))
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				resp, err := http.Get(srv.URL + "/things/1/events")
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		srv.Close()
+		if p := c.Problems(); len(p) > 0 {
+			t.Fatalf("faults: %v", p)
+		}
+	}
 }
