@@ -51,7 +51,7 @@ func withModel(t *testing.T, fake *llmtest.Server, gh string) *engine.Catalog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := Load("", &Env{Model: m, GitHubAPI: gh, ProgressEvery: 20 * time.Millisecond})
+	list, err := Load("", &Env{Model: m, GitHubAPI: gh, ProgressEvery: 20 * time.Millisecond, HTTPClient: exampleWeb(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestFreeTextInputNeverReachesTheInstructions(t *testing.T) {
 			input := map[string]any{}
 			for k, v := range d.Examples[0].Input {
 				input[k] = v
-				if _, isText := v.(string); isText && !choices[k] && k != "repo_url" {
+				if _, isText := v.(string); isText && !choices[k] && !strings.HasSuffix(k, "_url") { // a source's address is read, not written
 					input[k] = attack // every free-text field carries the attack
 				}
 			}

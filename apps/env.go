@@ -24,6 +24,10 @@ type Env struct {
 	// ProgressEvery is the least time between two progress events while a
 	// model writes (default 500ms).
 	ProgressEvery time.Duration
+	// SourceMaxBytes and SourceTimeout bound one fetch of a source by a
+	// tool (defaults 2 MiB and 15 s).
+	SourceMaxBytes int64
+	SourceTimeout  time.Duration
 }
 
 func (e *Env) withDefaults() *Env {
@@ -33,6 +37,12 @@ func (e *Env) withDefaults() *Env {
 	}
 	if out.HTTPClient == nil {
 		out.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if out.SourceMaxBytes <= 0 {
+		out.SourceMaxBytes = sourceMaxBytes
+	}
+	if out.SourceTimeout <= 0 {
+		out.SourceTimeout = sourceTimeout
 	}
 	if out.ProgressEvery <= 0 {
 		out.ProgressEvery = 500 * time.Millisecond

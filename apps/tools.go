@@ -21,6 +21,10 @@ type tool struct {
 // tools are the tools a definition can name.
 var tools = map[string]tool{
 	"github_repo":         {needsInput: true, run: fetchRepository},
+	"web_page":            {needsInput: true, run: readPage},
+	"sitemap":             {needsInput: true, run: readSitemap},
+	"feed":                {needsInput: true, run: readFeed},
+	"changelog":           {needsInput: true, run: readChangelog},
 	"cold_email_template": {run: coldEmailTemplate},
 }
 

@@ -78,6 +78,10 @@ type Config struct {
 	// StreamTokenTTL is how long a browser stream token works
 	// (APPRUN_STREAM_TOKEN_TTL, default 10m).
 	StreamTokenTTL time.Duration
+	// SourcesAllowPrivate lets the tools that read a source (web pages,
+	// sitemaps, feeds, changelogs) reach loopback and private addresses.
+	// A test option: no flag or variable sets it.
+	SourcesAllowPrivate bool
 	// GitHubAPI and GitHubToken are where oss-growth reads repositories
 	// (APPRUN_GITHUB_API_URL, GITHUB_TOKEN).
 	GitHubAPI, GitHubToken string
@@ -126,9 +130,10 @@ func (c Config) apps() ([]engine.App, error) {
 // the model provider when one is configured.
 func (c Config) loadApps() ([]engine.App, error) {
 	// App tools reach the internet through the outbound check; an API base
-	// the operator set (a GitHub Enterprise, a test's fake) may be local.
+	// the operator set (a GitHub Enterprise, a test's fake) may be local,
+	// and a test's sources with SourcesAllowPrivate.
 	env := &apps.Env{GitHubAPI: c.GitHubAPI, GitHubToken: c.GitHubToken,
-		HTTPClient: outbound.FetchClient(c.Webhooks.AllowPrivate || c.GitHubAPI != "", 30*time.Second)}
+		HTTPClient: outbound.FetchClient(c.SourcesAllowPrivate || c.GitHubAPI != "", 30*time.Second)}
 	if c.Model.BaseURL != "" {
 		m, err := llm.New(c.Model)
 		if err != nil {
