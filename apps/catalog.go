@@ -119,7 +119,7 @@ func Default() []engine.App {
 func (c *compiled) app(env *Env) engine.App {
 	d := c.def
 	a := engine.App{
-		Slug: d.Slug, Name: d.Name, Description: d.Description, Price: d.Price,
+		Slug: d.Slug, Name: d.Name, Description: d.Description, Category: d.Category, Price: d.Price,
 		Timeout: time.Duration(d.Timeout), Retention: time.Duration(d.Retention),
 		AcceptsBrandContext: d.AcceptsBrandContext, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema,
 		Runnable: !d.NeedsModel || env.Model != nil,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -20,6 +21,9 @@ type Definition struct {
 	Slug        string `json:"slug"`
 	Name        string `json:"name"`
 	Description string `json:"description"`
+	// Category groups the App in the capability list, the website and MCP
+	// (one of Categories).
+	Category string `json:"category"`
 	// Price is the App's first price in Credits (an admin may change it).
 	Price               int64    `json:"price"`
 	Timeout             Duration `json:"timeout"`
@@ -121,6 +125,14 @@ var summaryFuncs = template.FuncMap{
 	},
 }
 
+// Categories are the catalog's groups, in the order lists show them.
+var Categories = []string{
+	"Outbound email", "Replies and objections", "Social posts", "Ads", "SEO", "Landing pages",
+	"Launches and releases", "Newsletters", "Case studies and testimonials", "Positioning and messaging",
+	"Personas and ICP", "Competitor comparison", "Pricing", "Webinars and events", "Community and open source",
+	"Video scripts", "PR", "Localisation",
+}
+
 var slugPattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
@@ -143,6 +155,8 @@ func check(d Definition) (*compiled, error) {
 		return nil, fmt.Errorf("slug %q: want lowercase words joined by hyphens", d.Slug)
 	case d.Name == "" || d.Description == "":
 		return nil, errors.New("name and description are required")
+	case !slices.Contains(Categories, d.Category):
+		return nil, fmt.Errorf("category %q: want one of %s", d.Category, strings.Join(Categories, ", "))
 	case d.Price < 0:
 		return nil, errors.New("price must not be negative")
 	case len(d.Steps) == 0:

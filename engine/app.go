@@ -14,6 +14,8 @@ type App struct {
 	Slug        string
 	Name        string
 	Description string
+	// Category groups the App in lists (the catalog's categories).
+	Category string
 	// Price is the App's initial price in Credits, written to the log as the
 	// first price event; 0 means the App has no price until an admin sets one.
 	Price               int64

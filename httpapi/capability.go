@@ -20,6 +20,7 @@ type capability struct {
 	Slug                string          `json:"slug"`
 	Name                string          `json:"name"`
 	Description         string          `json:"description"`
+	Category            string          `json:"category"`
 	CreditCost          *int64          `json:"credit_cost"`
 	PriceReady          bool            `json:"price_ready"`
 	TimeoutSeconds      int             `json:"timeout_seconds"`
@@ -29,7 +30,7 @@ type capability struct {
 }
 
 func (a *API) capabilityOf(app *engine.App) (capability, error) {
-	c := capability{Slug: app.Slug, Name: app.Name, Description: app.Description,
+	c := capability{Slug: app.Slug, Name: app.Name, Description: app.Description, Category: app.Category,
 		TimeoutSeconds: int(app.Timeout.Seconds()), RetentionDays: int(app.Retention.Hours() / 24),
 		AcceptsBrandContext: app.AcceptsBrandContext, InputSchema: app.InputSchema}
 	p, err := a.cfg.Reads.Price(app.Slug)

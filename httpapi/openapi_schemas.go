@@ -46,8 +46,9 @@ func baseSchemas() obj {
 		"RunPage":     page("Run"),
 		"CreatedRun":  object([]string{"run_no", "credit_cost", "stream_url", "result_url"}, obj{"run_no": str, "credit_cost": integer, "stream_url": path, "result_url": path}),
 		"StreamToken": object([]string{"token", "expires_at", "stream_url"}, obj{"token": str, "expires_at": stamp, "stream_url": path}),
-		"Capability": object([]string{"slug", "name", "description", "credit_cost", "price_ready", "timeout_seconds", "retention_days", "accepts_brand_context", "input_schema"}, obj{
+		"Capability": object([]string{"slug", "name", "description", "category", "credit_cost", "price_ready", "timeout_seconds", "retention_days", "accepts_brand_context", "input_schema"}, obj{
 			"slug": str, "name": str, "description": str,
+			"category":              obj{"type": "string", "description": "The catalog's group the App belongs to"},
 			"credit_cost":           obj{"type": []string{"integer", "null"}, "description": "The price a run is charged now; null while the App has no price"},
 			"price_ready":           obj{"type": "boolean"},
 			"timeout_seconds":       obj{"type": "integer", "description": "A run that takes longer fails with timeout and is refunded"},

@@ -131,6 +131,9 @@ func (s *surface) describe(a *engine.App) string {
 	if p, err := s.cfg.Reads.Price(a.Slug); err == nil && p.CreditCost > 0 && !p.Recalibrating {
 		price = fmt.Sprintf("Price: %d Credits a run, charged when it starts and refunded if it fails.", p.CreditCost)
 	}
+	if a.Category != "" {
+		return "[" + a.Category + "] " + a.Description + " " + price
+	}
 	return a.Description + " " + price
 }
 

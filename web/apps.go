@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/engine"
 	"github.com/gorilla/mux"
 )
@@ -15,6 +16,7 @@ import (
 // appView is an App as the catalog and its reference page show it.
 type appView struct {
 	Slug, Name, Description string
+	Category                string
 	Price                   string
 	PriceReady              bool
 	Timeout, Retention      string
@@ -28,7 +30,7 @@ func (s *Site) view(a *engine.App, host string) (appView, error) {
 	if err != nil {
 		return appView{}, err
 	}
-	v := appView{Slug: a.Slug, Name: a.Name, Description: a.Description, Params: ps, BrandContext: a.AcceptsBrandContext,
+	v := appView{Slug: a.Slug, Name: a.Name, Description: a.Description, Category: a.Category, Params: ps, BrandContext: a.AcceptsBrandContext,
 		Timeout: human(a.Timeout), Retention: human(a.Retention), Price: "not priced yet"}
 	if p, err := s.cfg.Reads.Price(a.Slug); err == nil && p.CreditCost > 0 && !p.Recalibrating {
 		v.Price, v.PriceReady = creditsOf(p.CreditCost), true
@@ -78,7 +80,7 @@ func (s *Site) appsPage(w http.ResponseWriter, r *http.Request) {
 		}
 		list = append(list, v)
 	}
-	s.render(w, r, http.StatusOK, "apps", "Apps", map[string]any{"Apps": list, "Welcome": r.URL.Query().Get("welcome") == "1"})
+	s.render(w, r, http.StatusOK, "apps", "Apps", map[string]any{"Groups": groupApps(list), "Welcome": r.URL.Query().Get("welcome") == "1"})
 }
 
 func (s *Site) appPage(w http.ResponseWriter, r *http.Request) {
@@ -149,4 +151,38 @@ func (s *Site) showApp(w http.ResponseWriter, r *http.Request, app *engine.App, 
 		return
 	}
 	s.render(w, r, http.StatusOK, "app", v.Name, data)
+}
+
+// appGroup is the Apps of one category.
+type appGroup struct {
+	Category string
+	ID       string
+	Apps     []appView
+}
+
+// groupApps groups Apps by category in the catalog's order of categories
+// (apps.Categories); Apps of no category come last, under "More".
+func groupApps(list []appView) []appGroup {
+	var out []appGroup
+	index := map[string]int{}
+	order := append(append([]string{}, apps.Categories...), "")
+	for _, c := range order {
+		for _, a := range list {
+			if a.Category != c {
+				continue
+			}
+			i, ok := index[c]
+			if !ok {
+				name := c
+				if name == "" {
+					name = "More"
+				}
+				out = append(out, appGroup{Category: name, ID: "cat-" + strings.ToLower(strings.NewReplacer(" ", "-", ",", "").Replace(name))})
+				i = len(out) - 1
+				index[c] = i
+			}
+			out[i].Apps = append(out[i].Apps, a)
+		}
+	}
+	return out
 }

@@ -204,6 +204,14 @@ func TestPagesSayThingsRight(t *testing.T) {
 	if strings.Contains(b.get("/runs").Body, "Settings → API Keys") {
 		t.Fatal("the nav still reads as a breadcrumb")
 	}
+	// The App list is grouped by category, as the capability list says.
+	if apps := b.get("/apps").Body; !strings.Contains(apps, `<h2 id="cat-outbound-email">Outbound email</h2>`) || !strings.Contains(apps, `href="#cat-outbound-email"`) {
+		t.Fatal("the App list is not grouped by category")
+	}
+	a := h.account(10)
+	if c := h.do("GET", "/api/v1/capabilities/cold-email-writer", a.Key, nil).json(t); c["category"] != "Outbound email" {
+		t.Fatalf("capability category: %v", c["category"])
+	}
 	// Short of Credits: the form says so, and what to do next.
 	tok := formToken.FindStringSubmatch(b.get("/apps/cold-email-writer").Body)
 	if p := b.post("/apps/cold-email-writer/runs", url.Values{"idempotency_key": {tok[1]}, "product_description": {"x"}, "target_role": {"y"}}); p.Status != http.StatusSeeOther {
