@@ -146,6 +146,12 @@ func (s *Site) showApp(w http.ResponseWriter, r *http.Request, app *engine.App, 
 		fields = append(fields, f)
 	}
 	data := map[string]any{"App": v, "Fields": fields, "Token": newFormToken(), "From": form.From}
+	if raw := s.cfg.ExampleOutputs[app.Slug]; len(raw) > 0 {
+		var out any
+		if json.Unmarshal(raw, &out) == nil {
+			data["Example"] = renderOutput(out, app.OutputSchema)
+		}
+	}
 	if form.Problem != "" {
 		s.render(w, r, http.StatusOK, "app", v.Name, data, form.Problem)
 		return

@@ -127,6 +127,12 @@ func (s *Site) runPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		var seq apps.Sequence
 		if run.AppSlug == apps.ColdEmailSlug && json.Unmarshal(run.Output, &seq) == nil && len(seq.Emails) > 0 {
 			data["Emails"] = seq.Emails
+		} else {
+			var schema json.RawMessage
+			if a, err := s.cfg.Engine.Catalog().Lookup(run.AppSlug); err == nil {
+				schema = a.OutputSchema
+			}
+			data["Rendered"] = renderOutput(out, schema)
 		}
 	}
 	if run.Terminal() && run.Error != nil && !run.Canceled() {

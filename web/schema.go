@@ -36,6 +36,8 @@ func (p param) Field() string {
 		return "checkbox"
 	case p.Type == "integer" || p.Type == "number":
 		return "number"
+	case p.Format == "uri":
+		return "text" // an address is one line (an <input type="url">)
 	case p.Type == "string" && (p.MaxLength == 0 || p.MaxLength > 300):
 		return "textarea"
 	default:

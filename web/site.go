@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -61,9 +62,11 @@ type Config struct {
 	// SecureCookies marks the session cookie Secure even when this node
 	// sees plain HTTP (TLS ends at a proxy in front of it).
 	SecureCookies bool
-	// Examples are example inputs by App slug, for the reference pages.
-	Examples map[string]map[string]any
-	Logger   *slog.Logger
+	// Examples are example inputs by App slug, for the reference pages,
+	// and ExampleOutputs the outputs the pages show rendered.
+	Examples       map[string]map[string]any
+	ExampleOutputs map[string]json.RawMessage
+	Logger         *slog.Logger
 	// Now is the clock (tests move it).
 	Now func() time.Time
 }
@@ -290,8 +293,6 @@ var funcs = template.FuncMap{
 		}
 		return "+" + groupThousands(n)
 	},
-	"isMap":  func(v any) bool { _, ok := v.(map[string]any); return ok },
-	"isList": func(v any) bool { _, ok := v.([]any); return ok },
 }
 
 // parsePages parses each page with the layout.

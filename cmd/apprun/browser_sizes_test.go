@@ -236,12 +236,13 @@ func (d *webDriver) flow(h *harness) {
 	d.check("run-completed")
 
 	for _, p := range []struct{ name, path string }{
-		{"apps", "/apps"}, {"app", "/apps/cold-email-writer"}, {"runs", "/runs"}, {"credits", "/credits"}, {"signout", "/signout"},
+		{"apps", "/apps"}, {"app", "/apps/cold-email-writer"}, {"app-reads-a-page", "/apps/landing-page-audit"},
+		{"runs", "/runs"}, {"credits", "/credits"}, {"signout", "/signout"},
 	} {
 		d.visit(p.name, p.path)
 	}
 	files, _ := filepath.Glob(filepath.Join(d.shots, d.size+"-*.png"))
-	if len(files) < 20 {
+	if len(files) < 21 {
 		t.Errorf("%d screenshots at %s, want one per page", len(files), d.size)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -151,8 +152,9 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}); err != nil {
 		return fmt.Errorf("sessions: %w", err)
 	}
+	exampleIn, exampleOut := examples()
 	if n.site, err = web.New(web.Config{Engine: n.eng, Reads: reads, Sessions: kv, SessionTTL: n.cfg.SessionTTL,
-		SignupCredits: n.cfg.SignupCredits, SecureCookies: n.cfg.SecureCookies, Examples: examples(), Logger: n.cfg.Logger}); err != nil {
+		SignupCredits: n.cfg.SignupCredits, SecureCookies: n.cfg.SecureCookies, Examples: exampleIn, ExampleOutputs: exampleOut, Logger: n.cfg.Logger}); err != nil {
 		return err
 	}
 	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: reads, AdminToken: n.cfg.AdminToken, Sessions: n.site,
@@ -258,20 +260,21 @@ func oneOrigin(api, site, mcpHandler http.Handler) http.Handler {
 	})
 }
 
-// examples are the shipped definitions' first example inputs, by slug:
-// the reference pages' curl examples.
-func examples() map[string]map[string]any {
-	out := map[string]map[string]any{}
+// examples are the shipped definitions' first example inputs and
+// outputs, by slug: the reference pages' curl examples and rendered
+// example outputs.
+func examples() (map[string]map[string]any, map[string]json.RawMessage) {
+	inputs, outputs := map[string]map[string]any{}, map[string]json.RawMessage{}
 	defs, err := apps.Shipped()
 	if err != nil {
-		return out
+		return inputs, outputs
 	}
 	for _, d := range defs {
 		if len(d.Examples) > 0 {
-			out[d.Slug] = d.Examples[0].Input
+			inputs[d.Slug], outputs[d.Slug] = d.Examples[0].Input, d.Examples[0].Output
 		}
 	}
-	return out
+	return inputs, outputs
 }
 
 // API is the node's HTTP API (tests read its routes).

@@ -204,6 +204,11 @@ func TestPagesSayThingsRight(t *testing.T) {
 	if strings.Contains(b.get("/runs").Body, "Settings → API Keys") {
 		t.Fatal("the nav still reads as a breadcrumb")
 	}
+	// An App page shows its example output rendered, not as JSON.
+	if page := b.get("/apps/cold-email-writer").Body; !strings.Contains(page, "<h2>Example output</h2>") ||
+		!strings.Contains(page, `<h3>Emails</h3>`) || strings.Contains(page, `&#34;send_day&#34;`) {
+		t.Fatal("the App page does not show its example output rendered")
+	}
 	// The App list is grouped by category, as the capability list says.
 	if apps := b.get("/apps").Body; !strings.Contains(apps, `<h2 id="cat-outbound-email">Outbound email</h2>`) || !strings.Contains(apps, `href="#cat-outbound-email"`) {
 		t.Fatal("the App list is not grouped by category")
