@@ -240,12 +240,20 @@ func TestEveryShippedAppRunsThroughTheAPIWithTheModel(t *testing.T) {
 		_, _ = w.Write([]byte(`{"full_name":"nats-io/nats-server","description":"NATS"}`))
 	}))
 	defer gh.Close()
-	h := start(t, withLimits(noLimits), withModel(fake), func(c *Config) { c.GitHubAPI = gh.URL })
+	web := exampleSources(t) // the examples' https://example.com, served here
+	h := start(t, withLimits(noLimits), withModel(fake), withSourcesAllowPrivate(), func(c *Config) { c.GitHubAPI = gh.URL })
 	a := h.account(10_000)
 	for _, d := range defs {
 		for _, ex := range d.Examples {
 			fake.Script(llmtest.Reply{Text: string(ex.Output)})
-			runNo := h.create(a, map[string]any{"app_slug": d.Slug, "input": ex.Input})
+			input := map[string]any{}
+			for k, v := range ex.Input {
+				if s, ok := v.(string); ok && strings.HasPrefix(s, "https://example.com") {
+					v = web.URL + strings.TrimPrefix(s, "https://example.com")
+				}
+				input[k] = v
+			}
+			runNo := h.create(a, map[string]any{"app_slug": d.Slug, "input": input})
 			run := h.waitRun(a, runNo)
 			if run["status"] != "completed" || run["output"] == nil || run["summary"] == "" || run["credit_cost"] != float64(d.Price) {
 				t.Fatalf("%s: run %v", d.Slug, run)

@@ -74,3 +74,25 @@ func TestASourceReadingAppReadsItsSourceOrFailsWithARefund(t *testing.T) {
 		t.Fatalf("balance %d after a refused source, want 100", bal)
 	}
 }
+
+// exampleSources serves what the shipped Apps' examples read at
+// https://example.com: a page, a pricing page, a sitemap, a feed and a
+// changelog.
+func exampleSources(t *testing.T) *httptest.Server {
+	mux := http.NewServeMux()
+	page := func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte(pricingPage)) }
+	mux.HandleFunc("/{$}", page)
+	mux.HandleFunc("/pricing", page)
+	mux.HandleFunc("/sitemap.xml", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>https://example.com/</loc></url><url><loc>https://example.com/pricing</loc></url></urlset>`))
+	})
+	mux.HandleFunc("/feed.xml", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(`<?xml version="1.0"?><rss version="2.0"><channel><title>Acme</title><item><title>Month-end in a day</title><link>https://example.com/a</link></item></channel></rss>`))
+	})
+	mux.HandleFunc("/CHANGELOG.md", func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("# Changelog\n\n## 2.4.0\n- Nightly receipt matching\n"))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}

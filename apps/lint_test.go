@@ -1,0 +1,50 @@
+package apps
+
+import (
+	"strings"
+	"testing"
+)
+
+// instructionBudget is the most characters a model step's instructions
+// may have (a budget: the system message is paid for on every run).
+const instructionBudget = 4000
+
+// The catalog lint: no two Apps share near-identical instructions (an App
+// is not another's prompt under a new name), and each prompt keeps its
+// budget. Titles, descriptions and examples: TestEveryInputHasATitle….
+func TestCatalogLint(t *testing.T) {
+	defs := shippedDefinitions(t)
+	words := map[string]map[string]bool{}
+	for slug, d := range defs {
+		var text strings.Builder
+		for _, s := range d.Steps {
+			if s.Model != nil {
+				if n := len(s.Model.Instructions); n > instructionBudget {
+					t.Errorf("%s: instructions of %d characters, over the budget of %d", slug, n, instructionBudget)
+				}
+				text.WriteString(s.Model.Instructions)
+			}
+		}
+		set := map[string]bool{}
+		for _, w := range strings.Fields(strings.ToLower(text.String())) {
+			set[strings.Trim(w, `.,:;"'()-*{}`)] = true
+		}
+		words[slug] = set
+	}
+	for a, wa := range words {
+		for b, wb := range words {
+			if a >= b || len(wa) == 0 || len(wb) == 0 {
+				continue
+			}
+			same := 0
+			for w := range wa {
+				if wb[w] {
+					same++
+				}
+			}
+			if j := float64(same) / float64(len(wa)+len(wb)-same); j > 0.6 {
+				t.Errorf("%s and %s have near-identical instructions (%.0f%% of their words shared)", a, b, 100*j)
+			}
+		}
+	}
+}
