@@ -72,7 +72,7 @@ func TestBrowserWebsiteAtDesktopAndPhone(t *testing.T) {
 			if err := chromedp.Do(browserCtx, chromedp.EmulateViewport(size.w, size.h)); err != nil {
 				t.Fatalf("start Chromium: %v", err)
 			}
-			ctx, cancelTimeout := context.WithTimeout(browserCtx, 150*time.Second)
+			ctx, cancelTimeout := context.WithTimeout(browserCtx, 240*time.Second)
 			defer cancelTimeout()
 			w := &webDriver{t: t, ctx: ctx, fake: fake, base: h.srv.URL, shots: shots, size: size.name, w: size.w, h: size.h, widths: size.widths, axe: axe}
 			w.flow(h)
@@ -142,13 +142,34 @@ func (d *webDriver) check(name string) {
 		}
 	}
 	d.n++
-	buf, err := chromedp.Run(d.ctx, chromedp.FullScreenshot(100))
+	buf, err := d.screenshot()
 	if err != nil {
 		d.t.Fatalf("screenshot %s: %v", name, err)
 	}
 	if err := os.WriteFile(filepath.Join(d.shots, fmt.Sprintf("%s-%02d-%s.png", d.size, d.n, name)), buf, 0o644); err != nil {
 		d.t.Fatal(err)
 	}
+}
+
+// screenshot takes a full-page screenshot within 30 s, trying once more
+// after setting the viewport again: on a loaded CI machine a capture
+// once waited for a frame until the test's deadline.
+func (d *webDriver) screenshot() ([]byte, error) {
+	var err error
+	for attempt := range 2 {
+		if attempt > 0 {
+			d.do("viewport again", chromedp.EmulateViewport(d.w, d.h))
+		}
+		ctx, cancel := context.WithTimeout(d.ctx, 30*time.Second)
+		var buf []byte
+		buf, err = chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		cancel()
+		if err == nil {
+			return buf, nil
+		}
+		d.t.Logf("screenshot attempt %d: %v", attempt+1, err)
+	}
+	return nil, err
 }
 
 func (d *webDriver) visit(name, path string) {
