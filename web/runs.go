@@ -37,7 +37,8 @@ func (s *Site) runsPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	default:
 		status = ""
 	}
-	before, _ := strconv.ParseUint(q.Get("cursor"), 10, 64)
+	cursor, _ := strconv.ParseUint(q.Get("cursor"), 10, 64)
+	before := cursor
 	var rows []runRow
 	var next uint64
 	// A filter reads on until a page is full, bounded in what it scans.
@@ -70,7 +71,7 @@ func (s *Site) runsPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		nextURL = "/runs?" + url.Values{"status": {status}, "cursor": {strconv.FormatUint(next, 10)}}.Encode()
 	}
 	s.render(w, r, http.StatusOK, "runs", "Runs", map[string]any{"Runs": rows, "Status": status, "Next": nextURL,
-		"First": before != 0 || q.Get("cursor") != ""})
+		"First": cursor != 0}) // a later page links back to the newest
 }
 
 func statusMatches(run engine.Run, status string) bool {

@@ -244,12 +244,15 @@ func TestRunsAndStatementFilterPageAndExport(t *testing.T) {
 	if strings.Count(first, `<a href="/runs/run_`) != 25 || !strings.Contains(first, "Cold Email Writer") {
 		t.Fatalf("page 1: %d runs", strings.Count(first, `<a href="/runs/run_`))
 	}
+	if strings.Contains(first, ">Newest</a>") {
+		t.Fatal("the first page links to the newest page")
+	}
 	next := regexp.MustCompile(`href="(/runs\?[^"]+)" rel="next"`).FindStringSubmatch(first)
 	if next == nil {
 		t.Fatal("no next page")
 	}
 	second := b.get(strings.ReplaceAll(next[1], "&amp;", "&")).Body
-	if n := strings.Count(second, `<a href="/runs/run_`); n != 2 || !strings.Contains(second, runs[0]) {
+	if n := strings.Count(second, `<a href="/runs/run_`); n != 2 || !strings.Contains(second, runs[0]) || !strings.Contains(second, ">Newest</a>") {
 		t.Fatalf("page 2: %d runs", n)
 	}
 	if failed := b.get("/runs?status=failed").Body; !strings.Contains(failed, "No runs match this filter.") {
