@@ -61,6 +61,7 @@ func keys(m map[string]any, schema json.RawMessage) []string {
 	return append(out, rest...)
 }
 
+// words is a JSON member name for people: "cta_goal" → "Cta goal".
 func words(key string) string {
 	w := strings.ReplaceAll(key, "_", " ")
 	if w == "" {

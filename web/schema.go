@@ -51,11 +51,7 @@ func (p param) Label() string {
 	if p.Title != "" {
 		return p.Title
 	}
-	words := strings.ReplaceAll(p.Name, "_", " ")
-	if words == "" {
-		return words
-	}
-	return strings.ToUpper(words[:1]) + words[1:]
+	return words(p.Name)
 }
 
 // Allowed describes the values a parameter takes, for the table.
