@@ -64,16 +64,7 @@ func TestBrowserWebsiteAtDesktopAndPhone(t *testing.T) {
 		widths []int64 // also checked for sideways scrolling
 	}{{"desktop", 1280, 900, nil}, {"phone", 390, 844, []int64{320}}} {
 		t.Run(size.name, func(t *testing.T) {
-			alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-				chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(int(size.w), int(size.h)))...)
-			defer cancelAlloc()
-			browserCtx, cancel := chromedp.NewContext(alloc)
-			defer cancel()
-			if err := chromedp.Do(browserCtx, chromedp.EmulateViewport(size.w, size.h)); err != nil {
-				t.Fatalf("start Chromium: %v", err)
-			}
-			ctx, cancelTimeout := context.WithTimeout(browserCtx, 240*time.Second)
-			defer cancelTimeout()
+			ctx := startChromium(t, bin, size.w, size.h, 240*time.Second)
 			w := &webDriver{t: t, ctx: ctx, fake: fake, base: h.srv.URL, shots: shots, size: size.name, w: size.w, h: size.h, widths: size.widths, axe: axe}
 			w.flow(h)
 		})

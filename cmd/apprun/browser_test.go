@@ -26,6 +26,25 @@ func chromium() string {
 	return ""
 }
 
+// startChromium starts a headless Chromium of its own (a fresh profile)
+// with a viewport of w×h, and returns a context for its first tab that
+// ends after budget; the browser is closed when the test ends.
+func startChromium(t *testing.T, bin string, w, h int64, budget time.Duration) context.Context {
+	t.Helper()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(int(w), int(h)))...)
+	t.Cleanup(cancelAlloc)
+	browserCtx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(cancel)
+	// The first action starts the browser; the budget belongs on later ones.
+	if err := chromedp.Do(browserCtx, chromedp.EmulateViewport(w, h)); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	ctx, cancelBudget := context.WithTimeout(browserCtx, budget)
+	t.Cleanup(cancelBudget)
+	return ctx
+}
+
 // TestBrowserSignUpKeyRunAndAPI drives the website in headless Chromium:
 // sign up, create an API key, start a cold-email-writer run from its
 // reference page, watch the live view reach completed, read the emails,
@@ -50,17 +69,7 @@ func TestBrowserSignUpKeyRunAndAPI(t *testing.T) {
 	}
 	t.Logf("screenshots: %s", shots)
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 900))...)
-	defer cancelAlloc()
-	browserCtx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	// The first run starts the browser; a timeout belongs on later ones.
-	if err := chromedp.Do(browserCtx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start Chromium: %v", err)
-	}
-	ctx, cancelTimeout := context.WithTimeout(browserCtx, 90*time.Second)
-	defer cancelTimeout()
+	ctx := startChromium(t, bin, 1280, 900, 90*time.Second)
 
 	n := 0
 	shot := func(name string) chromedp.Action[chromedp.Void] {
