@@ -62,6 +62,9 @@ type ModelStep struct {
 	// only as delimited data in the user message.
 	Instructions string   `json:"instructions"`
 	Temperature  *float64 `json:"temperature,omitempty"`
+	// Size is how much the step writes (short, standard, long, extended;
+	// standard when absent): what the price rule charges for it.
+	Size string `json:"size,omitempty"`
 	// Set adds fields to the reply before it is checked, each a template
 	// like the instructions (e.g. the language the input chose).
 	Set map[string]string `json:"set,omitempty"`
@@ -248,6 +251,9 @@ func (c *compiled) checkSteps(field string, steps []StepDef) (bool, error) {
 		tm, err := template.New(s.Name).Option("missingkey=error").Parse(s.Model.Instructions)
 		if err != nil || strings.TrimSpace(s.Model.Instructions) == "" {
 			return false, fmt.Errorf("%s: instructions: %v", at, orMissing(err))
+		}
+		if err := checkSize(s.Model); err != nil {
+			return false, fmt.Errorf("%s: %w", at, err)
 		}
 		c.instructions[s.Name] = tm
 		c.set[s.Name] = map[string]*template.Template{}

@@ -20,7 +20,10 @@ type Env struct {
 	// GitHubAPI is the GitHub REST API base (default https://api.github.com).
 	GitHubAPI   string
 	GitHubToken string
-	HTTPClient  *http.Client
+	// HTTPClient reads the sources users name; GitHubClient the GitHub
+	// API (the HTTPClient when nil).
+	HTTPClient   *http.Client
+	GitHubClient *http.Client
 	// ProgressEvery is the least time between two progress events while a
 	// model writes (default 500ms).
 	ProgressEvery time.Duration
@@ -37,6 +40,9 @@ func (e *Env) withDefaults() *Env {
 	}
 	if out.HTTPClient == nil {
 		out.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	if out.GitHubClient == nil {
+		out.GitHubClient = out.HTTPClient
 	}
 	if out.SourceMaxBytes <= 0 {
 		out.SourceMaxBytes = sourceMaxBytes

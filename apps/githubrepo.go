@@ -71,8 +71,12 @@ func fetchRepository(ctx context.Context, env *Env, job engine.Job, field string
 			Name string `json:"name"`
 		} `json:"license"`
 	}
-	status, body, err := githubGet(ctx, env, base, "application/vnd.github+json", 1<<20)
+	status, body, err := githubGet(ctx, env, base, "application/vnd.github+json")
 	switch {
+	case errors.Is(err, errTooSlow):
+		return nil, unavailable("GitHub took longer than %s to answer for %s/%s", env.SourceTimeout, owner, name)
+	case errors.Is(err, errTooBig):
+		return nil, unavailable("GitHub's answer for %s/%s is larger than %d KiB", owner, name, env.SourceMaxBytes>>10)
 	case err != nil:
 		return nil, unavailable("GitHub could not be reached for %s/%s: %v", owner, name, err)
 	case status == http.StatusNotFound:
@@ -94,11 +98,11 @@ func fetchRepository(ctx context.Context, env *Env, job engine.Job, field string
 	if meta.License != nil {
 		repo.License = meta.License.SPDX
 	}
-	if status, body, err := githubGet(ctx, env, base+"/languages", "application/vnd.github+json", 1<<20); err == nil && status == http.StatusOK {
+	if status, body, err := githubGet(ctx, env, base+"/languages", "application/vnd.github+json"); err == nil && status == http.StatusOK {
 		_ = json.Unmarshal(body, &repo.Languages)
 	}
 	progress(engine.Step{Index: 2, Total: 2, Tool: "github", Message: "Reading the README"})
-	if status, body, err := githubGet(ctx, env, base+"/readme", "application/vnd.github.raw+json", 1<<20); err == nil && status == http.StatusOK {
+	if status, body, err := githubGet(ctx, env, base+"/readme", "application/vnd.github.raw+json"); err == nil && status == http.StatusOK {
 		text := []rune(string(body))
 		if len(text) > readmeLimit {
 			text, repo.ReadmeCut = text[:readmeLimit], true
@@ -108,51 +112,74 @@ func fetchRepository(ctx context.Context, env *Env, job engine.Job, field string
 	return repo, nil
 }
 
+var (
+	errTooSlow = errors.New("took longer than the source timeout")
+	errTooBig  = errors.New("larger than the source size bound")
+)
+
 // githubGet makes one GET, trying a 5xx or a failed connection once more.
-func githubGet(ctx context.Context, env *Env, url, accept string, limit int64) (int, []byte, error) {
+// Each try is bounded like any source: env.SourceTimeout and
+// env.SourceMaxBytes (errTooSlow, errTooBig).
+func githubGet(ctx context.Context, env *Env, url, accept string) (int, []byte, error) {
 	var lastErr error
 	for attempt := range 2 {
-		if attempt > 0 {
-			select {
-			case <-time.After(500 * time.Millisecond):
-			case <-ctx.Done():
-				return 0, nil, ctx.Err()
-			}
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
+		status, body, err := githubTry(ctx, env, url, accept, attempt)
+		switch {
+		case err == nil && status >= 500 && attempt == 0:
+			lastErr = fmt.Errorf("status %d", status)
+		case err == nil:
+			return status, body, nil
+		case errors.Is(err, errTooSlow) || errors.Is(err, errTooBig) || ctx.Err() != nil:
 			return 0, nil, err
-		}
-		req.Header.Set("Accept", accept)
-		req.Header.Set("User-Agent", "apprun")
-		req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
-		if env.GitHubToken != "" {
-			req.Header.Set("Authorization", "Bearer "+env.GitHubToken)
-		}
-		resp, err := env.HTTPClient.Do(req)
-		if err != nil {
+		default:
 			lastErr = err
-			if ctx.Err() != nil {
-				return 0, nil, ctx.Err()
-			}
-			continue
 		}
-		body, err := io.ReadAll(io.LimitReader(resp.Body, limit))
-		resp.Body.Close()
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		if resp.StatusCode >= 500 && attempt == 0 {
-			lastErr = fmt.Errorf("status %d", resp.StatusCode)
-			continue
-		}
-		return resp.StatusCode, body, nil
 	}
 	if lastErr == nil {
 		lastErr = errors.New("no answer")
 	}
 	return 0, nil, lastErr
+}
+
+func githubTry(ctx context.Context, env *Env, url, accept string, attempt int) (int, []byte, error) {
+	if attempt > 0 {
+		select {
+		case <-time.After(500 * time.Millisecond):
+		case <-ctx.Done():
+			return 0, nil, ctx.Err()
+		}
+	}
+	tctx, cancel := context.WithTimeout(ctx, env.SourceTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(tctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Accept", accept)
+	req.Header.Set("User-Agent", "apprun")
+	req.Header.Set("X-GitHub-Api-Version", "2022-11-28")
+	if env.GitHubToken != "" {
+		req.Header.Set("Authorization", "Bearer "+env.GitHubToken)
+	}
+	resp, err := env.GitHubClient.Do(req)
+	if err == nil {
+		defer resp.Body.Close()
+		var body []byte
+		if resp.ContentLength > env.SourceMaxBytes {
+			return 0, nil, errTooBig
+		}
+		body, err = io.ReadAll(io.LimitReader(resp.Body, env.SourceMaxBytes+1))
+		if err == nil {
+			if int64(len(body)) > env.SourceMaxBytes {
+				return 0, nil, errTooBig
+			}
+			return resp.StatusCode, body, nil
+		}
+	}
+	if tctx.Err() != nil && ctx.Err() == nil {
+		return 0, nil, errTooSlow
+	}
+	return 0, nil, err
 }
 
 func unavailable(format string, args ...any) error {

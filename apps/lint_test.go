@@ -1,6 +1,8 @@
 package apps
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,6 +46,36 @@ func TestCatalogLint(t *testing.T) {
 			}
 			if j := float64(same) / float64(len(wa)+len(wb)-same); j > 0.6 {
 				t.Errorf("%s and %s have near-identical instructions (%.0f%% of their words shared)", a, b, 100*j)
+			}
+		}
+	}
+}
+
+// Prices follow the one rule in price.go, from the steps and tools.
+func TestShippedPricesFollowTheRule(t *testing.T) {
+	for slug, d := range shippedDefinitions(t) {
+		if want := PriceByRule(d); d.Price != want {
+			t.Errorf("%s: price %d, but its steps make %d by the rule", slug, d.Price, want)
+		}
+	}
+}
+
+// Every App writes Chinese as well as English: the language is a choice
+// its instructions pass on to the model.
+func TestEveryAppOffersChinese(t *testing.T) {
+	for slug, d := range shippedDefinitions(t) {
+		var s struct {
+			Properties map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"properties"`
+		}
+		_ = json.Unmarshal(d.InputSchema, &s)
+		if !slices.Equal(s.Properties["interaction_language"].Enum, []string{"English", "Chinese"}) {
+			t.Errorf("%s: interaction_language offers %v, want English and Chinese", slug, s.Properties["interaction_language"].Enum)
+		}
+		for _, st := range d.Steps {
+			if st.Model != nil && !strings.Contains(st.Model.Instructions, "{{.Input.interaction_language}}") {
+				t.Errorf("%s: step %s does not tell the model the language", slug, st.Name)
 			}
 		}
 	}

@@ -82,6 +82,12 @@ type Config struct {
 	// sitemaps, feeds, changelogs) reach loopback and private addresses.
 	// A test option: no flag or variable sets it.
 	SourcesAllowPrivate bool
+	// SourceMaxBytes and SourceTimeout bound one fetch of a source by an
+	// App's tool (APPRUN_SOURCE_MAX_BYTES, default 2 MiB;
+	// APPRUN_SOURCE_TIMEOUT, default 15s). A source over either fails the
+	// run with source_unavailable, refunded.
+	SourceMaxBytes int64
+	SourceTimeout  time.Duration
 	// GitHubAPI and GitHubToken are where oss-growth reads repositories
 	// (APPRUN_GITHUB_API_URL, GITHUB_TOKEN).
 	GitHubAPI, GitHubToken string
@@ -89,6 +95,8 @@ type Config struct {
 	Apps   []engine.App
 	Logger *slog.Logger
 }
+
+const publicGitHubAPI = "https://api.github.com"
 
 func (c Config) apps() ([]engine.App, error) {
 	list := c.Apps
@@ -129,11 +137,15 @@ func (c Config) apps() ([]engine.App, error) {
 // loadApps is the catalog of definitions, shipped and from AppsDir, with
 // the model provider when one is configured.
 func (c Config) loadApps() ([]engine.App, error) {
-	// App tools reach the internet through the outbound check; an API base
-	// the operator set (a GitHub Enterprise, a test's fake) may be local,
-	// and a test's sources with SourcesAllowPrivate.
-	env := &apps.Env{GitHubAPI: c.GitHubAPI, GitHubToken: c.GitHubToken,
-		HTTPClient: outbound.FetchClient(c.SourcesAllowPrivate || c.GitHubAPI != "", 30*time.Second)}
+	// App tools reach the internet through the outbound check. Sources
+	// come from users, so loopback and private addresses are refused
+	// (but for a test's SourcesAllowPrivate). The GitHub API base is the
+	// operator's own choice (a GitHub Enterprise, a test's fake), so one
+	// set away from the public API may be private; users pick only the
+	// repository's path on it.
+	env := &apps.Env{GitHubAPI: c.GitHubAPI, GitHubToken: c.GitHubToken, SourceMaxBytes: c.SourceMaxBytes, SourceTimeout: c.SourceTimeout,
+		HTTPClient:   outbound.FetchClient(c.SourcesAllowPrivate, 30*time.Second),
+		GitHubClient: outbound.FetchClient(c.SourcesAllowPrivate || (c.GitHubAPI != "" && c.GitHubAPI != publicGitHubAPI), 30*time.Second)}
 	if c.Model.BaseURL != "" {
 		m, err := llm.New(c.Model)
 		if err != nil {
@@ -268,9 +280,13 @@ func parseServe(args []string) (Config, error) {
 	fs.IntVar(&c.Model.MaxAttempts, "llm-max-attempts", 5, "tries of one completion on 429, 5xx or a dropped connection (APPRUN_LLM_MAX_ATTEMPTS)")
 	vars.bind("llm-max-attempts", "APPRUN_LLM_MAX_ATTEMPTS")
 	fs.BoolVar(&c.Model.NoTemperature, "llm-no-temperature", false, "send no temperature: for models that refuse one (APPRUN_LLM_TEMPERATURE=off)")
-	fs.StringVar(&c.GitHubAPI, "github-api-url", "https://api.github.com", "GitHub REST API base for oss-growth (APPRUN_GITHUB_API_URL)")
+	fs.StringVar(&c.GitHubAPI, "github-api-url", publicGitHubAPI, "GitHub REST API base for oss-growth (APPRUN_GITHUB_API_URL)")
 	vars.bind("github-api-url", "APPRUN_GITHUB_API_URL")
 	c.GitHubToken = os.Getenv("GITHUB_TOKEN")
+	fs.Int64Var(&c.SourceMaxBytes, "source-max-bytes", 2<<20, "the most bytes an App reads from one source: a page, sitemap, feed, changelog or GitHub answer (APPRUN_SOURCE_MAX_BYTES)")
+	vars.bind("source-max-bytes", "APPRUN_SOURCE_MAX_BYTES")
+	fs.DurationVar(&c.SourceTimeout, "source-timeout", 15*time.Second, "the longest an App waits for one source (APPRUN_SOURCE_TIMEOUT)")
+	vars.bind("source-timeout", "APPRUN_SOURCE_TIMEOUT")
 	c.ClusterSecret = os.Getenv("APPRUN_CLUSTER_SECRET") // not a flag: it would show in ps
 	fs.Int64Var(&c.SignupCredits, "signup-credits", 100, "Credits a website sign-up starts with (APPRUN_SIGNUP_CREDITS)")
 	vars.bind("signup-credits", "APPRUN_SIGNUP_CREDITS")
@@ -346,6 +362,9 @@ func parseServe(args []string) (Config, error) {
 	}
 	if c.Heartbeat < 100*time.Millisecond {
 		return c, errors.New("serve: heartbeat must be at least 100ms")
+	}
+	if c.SourceMaxBytes < 1024 || c.SourceTimeout < 100*time.Millisecond {
+		return c, errors.New("serve: source-max-bytes must be at least 1024 and source-timeout at least 100ms")
 	}
 	return c, nil
 }

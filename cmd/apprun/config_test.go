@@ -21,6 +21,8 @@ func TestEnvironmentIsParsedLikeTheFlags(t *testing.T) {
 		{"APPRUN_DEV", "maybe", "APPRUN_DEV"},
 		{"APPRUN_SIGNUP_CREDITS", "1e3", "APPRUN_SIGNUP_CREDITS"},
 		{"APPRUN_LLM_TEMPERATURE", "cold", "APPRUN_LLM_TEMPERATURE"},
+		{"APPRUN_SOURCE_MAX_BYTES", "12", "source-max-bytes"},
+		{"APPRUN_SOURCE_TIMEOUT", "0s", "source-timeout"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv(c.name, c.value)

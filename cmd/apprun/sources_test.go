@@ -1,10 +1,14 @@
 package main
 
 import (
+	"github.com/apprun/apprun/apps"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apprun/apprun/llm/llmtest"
 )
@@ -95,4 +99,122 @@ func exampleSources(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// failingSources serves each way a source fails, for every tool: a page
+// that is gone, one over the size bound, one slower than the time bound;
+// and a fake GitHub API whose repositories acme/gone, acme/big and
+// acme/slow fail the same ways.
+func failingSources(t *testing.T) (web, github *httptest.Server) {
+	fail := func(w http.ResponseWriter, r *http.Request) {
+		switch path.Base(r.URL.Path) {
+		case "big":
+			w.Write([]byte(strings.Repeat("<p>big</p>", 1000))) // 10 KiB, over the 4 KiB bound below
+		case "slow":
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+		default:
+			http.NotFound(w, r)
+		}
+	}
+	web = httptest.NewServer(http.HandlerFunc(fail))
+	github = httptest.NewServer(http.HandlerFunc(fail))
+	t.Cleanup(web.Close)
+	t.Cleanup(github.Close)
+	return web, github
+}
+
+// sourceFields are the shipped Apps that read a source: the input field
+// each reads, and whether it reads GitHub.
+func sourceFields(t *testing.T) map[string]struct {
+	field  string
+	github bool
+} {
+	defs, err := apps.Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]struct {
+		field  string
+		github bool
+	}{}
+	for _, d := range defs {
+		for _, s := range d.Steps {
+			if s.Input != "" {
+				out[d.Slug] = struct {
+					field  string
+					github bool
+				}{s.Input, s.Tool == "github_repo"}
+			}
+		}
+	}
+	return out
+}
+
+// Every App that reads a source, through the real node: a source that is
+// down, too big, too slow, or (for a web address) on a refused address
+// fails the run with source_unavailable, naming why, and refunds it.
+func TestEveryToolUsingAppFailsWithARefundWhenItsSourceFails(t *testing.T) {
+	t.Parallel()
+	web, gh := failingSources(t)
+	defs, _ := apps.Shipped()
+	examples := map[string]map[string]any{}
+	for _, d := range defs {
+		examples[d.Slug] = d.Examples[0].Input
+	}
+	fake := llmtest.New()
+	defer fake.Close()
+	h := start(t, withLimits(noLimits), withModel(fake), withSourcesAllowPrivate(), func(c *Config) {
+		c.GitHubAPI, c.SourceMaxBytes, c.SourceTimeout = gh.URL, 4096, 300*time.Millisecond
+	})
+	// A node as shipped: sources on loopback are refused, whatever the
+	// GitHub API base is.
+	strict := start(t, withLimits(noLimits), withModel(fake), func(c *Config) { c.GitHubAPI = "https://api.github.com" })
+	a, s := h.account(10_000), strict.account(10_000)
+	sources := sourceFields(t)
+	if len(sources) < 6 {
+		t.Fatalf("%d Apps read a source, want at least 8", len(sources))
+	}
+	for slug, src := range sources {
+		cases := []struct{ path, want string }{
+			{"gone", "404"}, {"big", "larger than 4 KiB"}, {"slow", "took longer than 300ms"},
+		}
+		for _, c := range cases {
+			input := maps.Clone(examples[slug])
+			if src.github {
+				input[src.field] = "https://github.com/acme/" + c.path
+				c.want = map[string]string{"gone": "no public repository acme/gone"}[c.path] + map[string]string{"big": "larger than 4 KiB", "slow": "took longer than 300ms"}[c.path]
+			} else {
+				input[src.field] = web.URL + "/" + c.path
+			}
+			run := h.waitRun(a, h.create(a, map[string]any{"app_slug": slug, "input": input}))
+			if run["status"] != "failed" || errCode(run) != "source_unavailable" || run["refunded_credits"] != run["credit_cost"] ||
+				!strings.Contains(run["error"].(map[string]any)["message"].(string), c.want) {
+				t.Errorf("%s with a %s source: %v, want source_unavailable naming %q, refunded", slug, c.path, run, c.want)
+			}
+		}
+		if src.github {
+			continue // the GitHub API's address is the operator's, never the user's
+		}
+		input := maps.Clone(examples[slug])
+		input[src.field] = web.URL + "/gone"
+		run := strict.waitRun(s, strict.create(s, map[string]any{"app_slug": slug, "input": input}))
+		if run["status"] != "failed" || errCode(run) != "source_unavailable" || run["refunded_credits"] != run["credit_cost"] ||
+			!strings.Contains(run["error"].(map[string]any)["message"].(string), "address not allowed") {
+			t.Errorf("%s with a source on loopback: %v, want source_unavailable, address not allowed, refunded", slug, run)
+		}
+	}
+	for _, x := range []struct {
+		h *harness
+		a account
+	}{{h, a}, {strict, s}} {
+		if bal, active := x.h.balance(x.a); bal != 10_000 || active != 0 {
+			t.Errorf("balance %d, %d active: every failed run should be refunded", bal, active)
+		}
+	}
+	if n := len(fake.Received()); n != 0 {
+		t.Errorf("the model was asked %d times for runs whose source failed", n)
+	}
 }
