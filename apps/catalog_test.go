@@ -435,7 +435,7 @@ func TestADirectoryAddsAndReplacesDefinitions(t *testing.T) {
 	good, _ := os.ReadFile("catalog/linkedin-post-writer.yaml")
 	dir := t.TempDir()
 	replaced := strings.Replace(string(good), "price: 10", "price: 99", 1)
-	added := strings.Replace(strings.Replace(string(good), "slug: linkedin-post-writer", "slug: x-thread-writer", 1), "name: LinkedIn Post Writer", "name: X Thread Writer", 1)
+	added := strings.Replace(strings.Replace(string(good), "slug: linkedin-post-writer", "slug: mastodon-post-writer", 1), "name: LinkedIn Post Writer", "name: Mastodon Post Writer", 1)
 	_ = os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(replaced), 0o600)
 	_ = os.WriteFile(filepath.Join(dir, "b.yml"), []byte(added), 0o600)
 	_ = os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a definition"), 0o600)
