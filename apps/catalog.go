@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -28,28 +29,20 @@ func Load(dir string, env *Env) ([]engine.App, error) {
 	env = env.withDefaults()
 	defs := map[string]*compiled{}
 	from := map[string]string{}
-	add := func(name string, data []byte, override bool) error {
-		d, err := parseDefinition(data)
-		if err != nil {
-			return fmt.Errorf("apps: %s: %w", name, err)
-		}
-		c, err := check(d)
-		if err != nil {
-			return fmt.Errorf("apps: %s: %w", name, err)
-		}
+	add := func(name string, c *compiled, override bool) error {
+		d := c.def
 		if prev, dup := from[d.Slug]; dup && !(override && strings.HasPrefix(prev, "catalog/")) {
 			return fmt.Errorf("apps: %s: slug %q is already defined by %s", name, d.Slug, prev)
 		}
 		defs[d.Slug], from[d.Slug] = c, name
 		return nil
 	}
-	shipped, _ := fs.Glob(embedded, "catalog/*.yaml")
-	for _, name := range shipped {
-		data, err := embedded.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		if err := add(name, data, false); err != nil {
+	shipped, err := compiledShipped()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range shipped {
+		if err := add(s.name, s.c, false); err != nil {
 			return nil, err
 		}
 	}
@@ -69,7 +62,11 @@ func Load(dir string, env *Env) ([]engine.App, error) {
 			if err != nil {
 				return nil, fmt.Errorf("apps: %w", err)
 			}
-			if err := add(name, data, true); err != nil {
+			c, err := compile(name, data)
+			if err != nil {
+				return nil, err
+			}
+			if err := add(name, c, true); err != nil {
 				return nil, err
 			}
 		}
@@ -85,6 +82,43 @@ func Load(dir string, env *Env) ([]engine.App, error) {
 	}
 	return out, nil
 }
+
+func compile(name string, data []byte) (*compiled, error) {
+	d, err := parseDefinition(data)
+	if err != nil {
+		return nil, fmt.Errorf("apps: %s: %w", name, err)
+	}
+	c, err := check(d)
+	if err != nil {
+		return nil, fmt.Errorf("apps: %s: %w", name, err)
+	}
+	return c, nil
+}
+
+type namedCompiled struct {
+	name string
+	c    *compiled
+}
+
+// compiledShipped checks the embedded definitions once per process: they
+// never change, a compiled definition is read-only, and checking 63 of
+// them (schemas, templates, examples) is most of a node's start.
+var compiledShipped = sync.OnceValues(func() ([]namedCompiled, error) {
+	names, _ := fs.Glob(embedded, "catalog/*.yaml")
+	out := make([]namedCompiled, 0, len(names))
+	for _, name := range names {
+		data, err := embedded.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		c, err := compile(name, data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, namedCompiled{name, c})
+	}
+	return out, nil
+})
 
 // Shipped returns the shipped definitions as written (examples included:
 // reference pages and tests use them), sorted by slug.

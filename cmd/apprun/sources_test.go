@@ -174,7 +174,7 @@ func TestEveryToolUsingAppFailsWithARefundWhenItsSourceFails(t *testing.T) {
 	strict := start(t, withLimits(noLimits), withModel(fake), func(c *Config) { c.GitHubAPI = "https://api.github.com" })
 	a, s := h.account(10_000), strict.account(10_000)
 	sources := sourceFields(t)
-	if len(sources) < 6 {
+	if len(sources) < 8 {
 		t.Fatalf("%d Apps read a source, want at least 8", len(sources))
 	}
 	for slug, src := range sources {
