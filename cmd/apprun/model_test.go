@@ -178,10 +178,29 @@ func TestAppsThatNeedAModelAreAbsentWithoutOne(t *testing.T) {
 	if r.Status != 404 || r.errorCode(t) != "app_not_found" {
 		t.Fatalf("create without a model: %d %s, want 404 app_not_found", r.Status, r.Body)
 	}
-	caps := string(h.do("GET", "/api/v1/capabilities", a.Key, nil).Body)
-	if strings.Contains(caps, "linkedin-post-writer") || !strings.Contains(caps, "cold-email-writer") {
-		t.Fatalf("capabilities without a model: %s", caps)
+	defs, err := apps.Shipped()
+	if err != nil {
+		t.Fatal(err)
 	}
+	// listed is the shipped Apps the capability list shows, by category.
+	listed := func(h *harness) map[string]string {
+		out := map[string]string{}
+		for _, e := range h.do("GET", "/api/v1/capabilities", h.account(1).Key, nil).json(t)["data"].([]any) {
+			m := e.(map[string]any)
+			out[m["slug"].(string)], _ = m["category"].(string)
+		}
+		return out
+	}
+	without, noModel := listed(h), []string{}
+	for _, d := range defs {
+		if !d.NeedsModel {
+			noModel = append(noModel, d.Slug)
+		}
+		if _, ok := without[d.Slug]; ok == d.NeedsModel {
+			t.Errorf("without a model, %s listed %v (it needs a model: %v)", d.Slug, ok, d.NeedsModel)
+		}
+	}
+	t.Logf("without a model: %d of %d shipped Apps run: %v", len(noModel), len(defs), noModel)
 	// The built-in writer still writes the cold email writer's runs.
 	if run := h.waitRun(a, h.create(a, coldEmailRun())); run["status"] != "completed" {
 		t.Fatalf("built-in run %v", run)
@@ -189,12 +208,13 @@ func TestAppsThatNeedAModelAreAbsentWithoutOne(t *testing.T) {
 
 	fake := llmtest.New()
 	defer fake.Close()
-	hm := start(t, withLimits(noLimits), withModel(fake))
-	caps = string(hm.do("GET", "/api/v1/capabilities", hm.account(1).Key, nil).Body)
-	for _, slug := range []string{"linkedin-post-writer", "oss-growth", "landing-page-copy", "ad-copy-variants", "seo-content-brief",
-		"product-launch-announcement", "prospect-reply-writer", "cold-email-writer"} {
-		if !strings.Contains(caps, slug) {
-			t.Fatalf("capabilities with a model lack %s: %s", slug, caps)
+	with := listed(start(t, withLimits(noLimits), withModel(fake)))
+	if len(defs) != 63 {
+		t.Errorf("%d shipped Apps, want the catalog's 63", len(defs))
+	}
+	for _, d := range defs {
+		if with[d.Slug] != d.Category {
+			t.Errorf("with a model, %s is listed in %q, want it in %q", d.Slug, with[d.Slug], d.Category)
 		}
 	}
 }

@@ -43,6 +43,8 @@ type Node struct {
 	srv   *http.Server
 	ln    net.Listener
 	lock  *dataLock
+	// apps and runnable count the catalog's Apps, for the start log.
+	apps, runnable int
 }
 
 // NewNode checks cfg; Start brings the node up.
@@ -76,6 +78,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	n.apps, n.runnable = len(list), len(catalog.Runnable())
 	if n.ln, err = net.Listen("tcp", n.cfg.Addr); err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return fmt.Errorf("listen %s: the port is in use (another apprun?): stop it, or choose another --addr (APPRUN_ADDR)", n.cfg.Addr)

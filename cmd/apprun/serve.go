@@ -48,7 +48,7 @@ func serve(ctx context.Context, cfg Config, out io.Writer) error {
 		model = cfg.Model.Model + " at " + redactURL(cfg.Model.BaseURL)
 	}
 	n.cfg.Logger.Info("apprun serving", "addr", n.Addr(), "data", cfg.DataDir, "embedded_nats", cfg.NATSURL == "",
-		"model", model, "version", version())
+		"model", model, "apps", n.apps, "runnable", n.runnable, "version", version())
 	<-ctx.Done()
 	n.cfg.Logger.Info("apprun shutting down")
 	return nil
