@@ -168,7 +168,12 @@ func (r *renderer) list(items []any, schema json.RawMessage, level int) {
 		}
 		r.b.WriteString(`</tbody></table>`)
 	default:
-		r.b.WriteString(`<div class="cards">`)
+		// A card that holds a table of its own needs the full width.
+		if holdsTable(items) {
+			r.b.WriteString(`<div class="cards wide">`)
+		} else {
+			r.b.WriteString(`<div class="cards">`)
+		}
 		for _, it := range items {
 			r.b.WriteString(`<div class="card">`)
 			r.value(it, schema, level) // the list has no heading of its own: no level skipped
@@ -176,4 +181,19 @@ func (r *renderer) list(items []any, schema json.RawMessage, level int) {
 		}
 		r.b.WriteString(`</div>`)
 	}
+}
+
+// holdsTable reports whether an item of the list has a list of objects.
+func holdsTable(items []any) bool {
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		for _, v := range m {
+			if l, ok := v.([]any); ok && len(l) > 0 {
+				if _, obj := l[0].(map[string]any); obj {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -32,3 +32,17 @@ func TestRenderOutputFollowsTheSchemaAndEscapes(t *testing.T) {
 		t.Fatalf("not in the schema's order, or not escaped:\n%s", got)
 	}
 }
+
+// Cards that hold a table of their own take the full width (a week of
+// days, each with a table of posts); cards of text sit side by side.
+func TestCardsHoldingATableTakeTheFullWidth(t *testing.T) {
+	var nested, plain any
+	_ = json.Unmarshal([]byte(`{"days":[{"day":"Monday","posts":[{"network":"X","text":"a"}]},{"day":"Tuesday","posts":[{"network":"X","text":"b"}]}]}`), &nested)
+	_ = json.Unmarshal([]byte(`{"posts":[{"a":"`+strings.Repeat("x", 130)+`"},{"a":"y"}]}`), &plain)
+	if got := string(renderOutput(nested, nil)); !strings.Contains(got, `<div class="cards wide">`) {
+		t.Fatalf("cards with tables are not full width:\n%s", got)
+	}
+	if got := string(renderOutput(plain, nil)); !strings.Contains(got, `<div class="cards">`) {
+		t.Fatalf("cards of text are not side by side:\n%s", got)
+	}
+}

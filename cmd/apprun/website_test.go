@@ -2,13 +2,20 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/json"
+	"html"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apprun/apprun/apps"
+	"github.com/apprun/apprun/llm/llmtest"
 )
 
 // Issue 18, bug 1: creating a key answers with a redirect; the page it
@@ -287,4 +294,70 @@ func (h *harness) waitRunDone(runNo string) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// With a model, the website lists all 63 Apps under their categories,
+// and every App page shows its example output rendered: the example's
+// text on the page, no JSON member names in quotes.
+func TestEveryAppPageShowsItsExampleOutputRendered(t *testing.T) {
+	t.Parallel()
+	fake := llmtest.New()
+	defer fake.Close()
+	h := start(t, withModel(fake))
+	b := h.browser(t)
+	b.signUp("catalog@example.com")
+	defs, err := apps.Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := b.get("/apps").Body
+	for _, c := range apps.Categories {
+		if !strings.Contains(list, ">"+html.EscapeString(c)+"</h2>") {
+			t.Errorf("the App list has no heading for the category %q", c)
+		}
+	}
+	for _, d := range defs {
+		if !strings.Contains(list, `href="/apps/`+d.Slug+`"`) {
+			t.Errorf("the App list does not link %s", d.Slug)
+		}
+		page := b.get("/apps/" + d.Slug)
+		var out map[string]any
+		_ = json.Unmarshal(d.Examples[0].Output, &out)
+		text := firstText(out)
+		if page.Status != 200 || !strings.Contains(page.Body, "<h2>Example output</h2>") ||
+			!strings.Contains(page.Body, html.EscapeString(text)) {
+			t.Errorf("%s: the App page (%d) does not show its example output's %q", d.Slug, page.Status, text)
+		}
+		_, shown, _ := strings.Cut(page.Body, "<h2>Example output</h2>")
+		shown, _, _ = strings.Cut(shown, "<h2")
+		for k := range out {
+			if strings.Contains(shown, "&#34;"+k+"&#34;:") || strings.Contains(shown, `"`+k+`":`) {
+				t.Errorf("%s: the example output is shown as JSON (%q)", d.Slug, k)
+			}
+		}
+	}
+}
+
+// firstText is the first line of the first string in an example output,
+// members taken in name order.
+func firstText(v any) string {
+	switch v := v.(type) {
+	case string:
+		line, _, _ := strings.Cut(v, "\n")
+		return line
+	case []any:
+		for _, e := range v {
+			if s := firstText(e); s != "" {
+				return s
+			}
+		}
+	case map[string]any:
+		keys := slices.Sorted(maps.Keys(v))
+		for _, k := range keys {
+			if s := firstText(v[k]); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
 }
