@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -479,5 +481,31 @@ func TestParseReplyForgivesWrappingButNotOtherShapes(t *testing.T) {
 		if (err == nil) != tc.ok || (tc.ok && out["a"] != float64(1)) {
 			t.Errorf("parseReply(%q) = %v, %v; want ok=%v", tc.reply, out, err, tc.ok)
 		}
+	}
+}
+
+// Chinese works for every App: a run in Chinese tells the model so, and
+// its summary is in Chinese.
+func TestEveryAppRunsInChinese(t *testing.T) {
+	gh := fakeGitHub(t)
+	han := regexp.MustCompile(`\p{Han}`)
+	for slug, d := range shippedDefinitions(t) {
+		t.Run(slug, func(t *testing.T) {
+			input := maps.Clone(d.Examples[0].Input)
+			input["interaction_language"] = "Chinese"
+			fake := llmtest.New()
+			defer fake.Close()
+			fake.Script(llmtest.Reply{Text: string(d.Examples[0].Output)})
+			res, _, err := run(t, withModel(t, fake, gh.URL), slug, input, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sys := fake.Received()[0].System(); !strings.Contains(sys, "in Chinese") {
+				t.Errorf("the instructions do not ask for Chinese:\n%s", sys)
+			}
+			if !han.MatchString(res.Summary) {
+				t.Errorf("summary %q is not in Chinese", res.Summary)
+			}
+		})
 	}
 }

@@ -39,8 +39,12 @@ type Definition struct {
 	Steps        []StepDef `json:"steps"`
 	WithoutModel []StepDef `json:"without_model,omitempty"`
 	// Summary is a text/template over .Input and .Output: the run's summary.
-	Summary  string    `json:"summary"`
-	Examples []Example `json:"examples"`
+	Summary string `json:"summary"`
+	// Summaries are the summary in other languages, by the value of the
+	// input's interaction_language (e.g. Chinese): a run in that language
+	// gets its summary from it.
+	Summaries map[string]string `json:"summaries,omitempty"`
+	Examples  []Example         `json:"examples"`
 }
 
 // StepDef is one step: a tool (by name) or a model call.
@@ -147,6 +151,7 @@ type compiled struct {
 	// choices are the input fields instructions may see.
 	choices      map[string]bool
 	summary      *template.Template
+	summaries    map[string]*template.Template // by interaction_language
 	instructions map[string]*template.Template // by step name
 	set          map[string]map[string]*template.Template
 }
@@ -207,6 +212,12 @@ func check(d Definition) (*compiled, error) {
 	}
 	if c.summary, err = template.New("summary").Funcs(summaryFuncs).Option("missingkey=zero").Parse(d.Summary); err != nil || d.Summary == "" {
 		return nil, fmt.Errorf("summary: %v", orMissing(err))
+	}
+	c.summaries = map[string]*template.Template{}
+	for lang, text := range d.Summaries {
+		if c.summaries[lang], err = template.New("summary").Funcs(summaryFuncs).Option("missingkey=zero").Parse(text); err != nil || text == "" {
+			return nil, fmt.Errorf("summaries.%s: %v", lang, orMissing(err))
+		}
 	}
 	for i, ex := range d.Examples {
 		if err := c.checkExample(ex); err != nil {
@@ -307,7 +318,21 @@ func (c *compiled) checkExample(ex Example) error {
 	if err := c.summary.Execute(&strings.Builder{}, summaryData{Input: in, Output: out}); err != nil {
 		return fmt.Errorf("summary: %w", err)
 	}
+	for lang, tm := range c.summaries {
+		if err := tm.Execute(&strings.Builder{}, summaryData{Input: in, Output: out}); err != nil {
+			return fmt.Errorf("summaries.%s: %w", lang, err)
+		}
+	}
 	return nil
+}
+
+// summaryFor is the summary template for a run's input: the one in its
+// interaction_language when the definition has it.
+func (c *compiled) summaryFor(input map[string]any) *template.Template {
+	if lang, _ := input["interaction_language"].(string); c.summaries[lang] != nil {
+		return c.summaries[lang]
+	}
+	return c.summary
 }
 
 // choiceFields lists the top-level input properties that a user cannot

@@ -57,7 +57,7 @@ func (c *compiled) executor(env *Env) engine.Executor {
 			return engine.Result{}, err
 		}
 		var summary strings.Builder
-		if err := c.summary.Execute(&summary, summaryData{Input: job.Input, Output: out}); err != nil {
+		if err := c.summaryFor(job.Input).Execute(&summary, summaryData{Input: job.Input, Output: out}); err != nil {
 			return engine.Result{}, fmt.Errorf("summary: %w", err)
 		}
 		return engine.Result{Summary: strings.TrimSpace(summary.String()), Output: out}, nil
