@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -262,7 +264,7 @@ func TestEveryShippedAppRunsThroughTheAPIWithTheModel(t *testing.T) {
 	defer gh.Close()
 	web := exampleSources(t) // the examples' https://example.com, served here
 	h := start(t, withLimits(noLimits), withModel(fake), withSourcesAllowPrivate(), func(c *Config) { c.GitHubAPI = gh.URL })
-	a := h.account(10_000)
+	a := h.account(100_000)
 	for _, d := range defs {
 		for _, ex := range d.Examples {
 			fake.Script(llmtest.Reply{Text: string(ex.Output)})
@@ -275,12 +277,44 @@ func TestEveryShippedAppRunsThroughTheAPIWithTheModel(t *testing.T) {
 			}
 			runNo := h.create(a, map[string]any{"app_slug": d.Slug, "input": input})
 			run := h.waitRun(a, runNo)
-			if run["status"] != "completed" || run["output"] == nil || run["summary"] == "" || run["credit_cost"] != float64(d.Price) {
+			summary, _ := run["summary"].(string)
+			if run["status"] != "completed" || run["credit_cost"] != float64(d.Price) || summary == "" || strings.Contains(summary, "<no value>") {
 				t.Fatalf("%s: run %v", d.Slug, run)
+			}
+			if got, _ := json.Marshal(run["output"]); !jsonHas(got, ex.Output) {
+				t.Errorf("%s: output %s, want the model's %s (and the fields the App sets)", d.Slug, got, ex.Output)
+			}
+			// A reply outside the output schema fails the run, refunded.
+			fake.Script(llmtest.Reply{Text: `{"unexpected":true}`})
+			bad := h.waitRun(a, h.create(a, map[string]any{"app_slug": d.Slug, "input": input}))
+			if bad["status"] != "failed" || errCode(bad) != "model_reply_invalid" || bad["refunded_credits"] != float64(d.Price) {
+				t.Errorf("%s: a reply outside its schema: %v, want model_reply_invalid, refunded", d.Slug, bad)
 			}
 		}
 	}
-	if n := len(fake.Received()); n != len(defs) {
+	if n := len(fake.Received()); n != 2*len(defs) {
 		t.Fatalf("%d model calls for %d Apps", n, len(defs))
 	}
+	var paid int64
+	for _, d := range defs {
+		paid += d.Price
+	}
+	if bal, active := h.balance(a); bal != 100_000-paid || active != 0 {
+		t.Fatalf("balance %d (%d active), want 100000 less one completed run of each App (%d)", bal, active, paid)
+	}
+}
+
+// jsonHas reports whether the JSON object got has every member of want,
+// each with the same value.
+func jsonHas(got, want []byte) bool {
+	var g, w map[string]any
+	if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil {
+		return false
+	}
+	for k, v := range w {
+		if !reflect.DeepEqual(g[k], v) {
+			return false
+		}
+	}
+	return true
 }
