@@ -20,7 +20,16 @@ type Audit struct {
 	accounts map[string]*ledger.Account
 	runs     map[string]*auditRun
 	fenced   map[string]bool
-	report   AuditReport
+	// purchases are the Credits each payment reference bought and had
+	// revoked.
+	purchases map[string]*auditPurchase
+	report    AuditReport
+}
+
+type auditPurchase struct {
+	account          string
+	times            int
+	credits, revoked int64
 }
 
 type auditRun struct {
@@ -45,6 +54,10 @@ type AuditReport struct {
 	Expired                             map[string]bool // runs removed after retention
 	Completed, Failed, Canceled, Active int
 	Granted, Charged, Refunded          int64
+	// Purchased and Revoked are the Credits bought and taken back on a
+	// refund, and Purchases the payments granted.
+	Purchased, Revoked int64
+	Purchases          int
 	// Fenced counts admissions whose outcome a node could not see and
 	// fenced off (fence.go): never runs, never charged.
 	Fenced     int
@@ -53,7 +66,8 @@ type AuditReport struct {
 
 // NewAudit starts an audit.
 func NewAudit() *Audit {
-	return &Audit{accounts: map[string]*ledger.Account{}, runs: map[string]*auditRun{}, fenced: map[string]bool{}}
+	return &Audit{accounts: map[string]*ledger.Account{}, runs: map[string]*auditRun{}, fenced: map[string]bool{},
+		purchases: map[string]*auditPurchase{}}
 }
 
 func (a *Audit) violation(format string, args ...any) {
@@ -120,8 +134,10 @@ func (a *Audit) applyLedger(id string, seq uint64, ev ledger.Event) {
 	if acct.Balance != ev.Balance || acct.Active != ev.Active {
 		a.violation("event %d: account %s carries balance %d active %d, its log sums to %d and %d (drift)", seq, id, ev.Balance, ev.Active, acct.Balance, acct.Active)
 	}
-	if acct.Balance < 0 || acct.Active < 0 {
-		a.violation("event %d: account %s went negative (balance %d, active %d)", seq, id, acct.Balance, acct.Active)
+	// Only a revocation may take a balance below zero (Credits spent
+	// before their payment was refunded); a charge never does.
+	if acct.Balance < 0 && ev.Type == ledger.RunCharged || acct.Active < 0 {
+		a.violation("event %d: account %s went negative (balance %d, active %d) on %s", seq, id, acct.Balance, acct.Active, ev.Type)
 	}
 	switch ev.Type {
 	case ledger.AccountOpened, ledger.CreditsGranted:
@@ -131,6 +147,33 @@ func (a *Audit) applyLedger(id string, seq uint64, ev ledger.Event) {
 		r.charges++
 		r.charged -= ev.Amount
 		a.report.Charged -= ev.Amount
+	case ledger.CreditsPurchased:
+		p := a.purchases[ev.Ref]
+		if p == nil {
+			p = &auditPurchase{account: id}
+			a.purchases[ev.Ref] = p
+		}
+		p.times++
+		p.credits += ev.Amount
+		a.report.Purchased += ev.Amount
+		a.report.Purchases++
+		if p.times > 1 {
+			a.violation("event %d: payment %s granted %d times, want once", seq, ev.Ref, p.times)
+		}
+	case ledger.CreditsRevoked:
+		p := a.purchases[ev.Ref]
+		a.report.Revoked -= ev.Amount
+		switch {
+		case p == nil:
+			a.violation("event %d: %d Credits revoked for payment %s, which granted none", seq, -ev.Amount, ev.Ref)
+		case p.account != id:
+			a.violation("event %d: payment %s of account %s revoked from account %s", seq, ev.Ref, p.account, id)
+		default:
+			p.revoked -= ev.Amount
+			if p.revoked > p.credits {
+				a.violation("event %d: payment %s revoked %d Credits, more than the %d it bought", seq, ev.Ref, p.revoked, p.credits)
+			}
+		}
 	case ledger.RunSettled:
 		a.run(ev.RunNo).settles++
 	case ledger.RunRefunded:

@@ -19,6 +19,10 @@ func acctEv(typ ledger.EventType, amount int64, run string, balance int64, activ
 	return logged{"apprun.acct.acct_a", ledger.Event{Type: typ, V: 1, AccountID: "acct_a", Amount: amount, RunNo: run, Balance: balance, Active: active}}
 }
 
+func buyEv(typ ledger.EventType, amount int64, ref string, balance int64) logged {
+	return logged{"apprun.acct.acct_a", ledger.Event{Type: typ, V: 1, AccountID: "acct_a", Amount: amount, Ref: ref, Balance: balance}}
+}
+
 func runEv(no string, typ engine.RunEventType) logged {
 	return logged{"apprun.run." + no, engine.RunEvent{Type: typ, V: 1, RunNo: no, AccountID: "acct_a", CreditCost: 10, At: time.Unix(0, 0)}}
 }
@@ -55,6 +59,13 @@ func TestAuditFindsEveryBrokenInvariant(t *testing.T) {
 		{"a fenced admission", []logged{open, runEv("run_a", engine.RunFenced)}, ""},
 		{"created after its fence", []logged{open, runEv("run_a", engine.RunFenced), charge, created}, "created after its admission was fenced"},
 		{"fenced after it was created", []logged{open, charge, created, runEv("run_a", engine.RunFenced)}, "fenced after it was created"},
+		{"a purchase spent, then refunded below zero", []logged{acctEv(ledger.AccountOpened, 0, "", 0, 0), buyEv(ledger.CreditsPurchased, 100, "cs_1", 100),
+			acctEv(ledger.RunCharged, -10, "run_a", 90, 1), created, runEv("run_a", engine.RunCompleted), acctEv(ledger.RunSettled, 0, "run_a", 90, 0),
+			buyEv(ledger.CreditsRevoked, -100, "cs_1", -10), buyEv(ledger.CreditsPurchased, 50, "cs_2", 40)}, ""},
+		{"a payment granted twice (a doctored log)", []logged{open, buyEv(ledger.CreditsPurchased, 100, "cs_1", 200), buyEv(ledger.CreditsPurchased, 100, "cs_1", 300)}, "payment cs_1 granted 2 times"},
+		{"more revoked than bought", []logged{open, buyEv(ledger.CreditsPurchased, 100, "cs_1", 200), buyEv(ledger.CreditsRevoked, -60, "cs_1", 140), buyEv(ledger.CreditsRevoked, -60, "cs_1", 80)}, "revoked 120 Credits, more than the 100"},
+		{"a revocation of nothing bought", []logged{open, buyEv(ledger.CreditsRevoked, -10, "cs_9", 90)}, "which granted none"},
+		{"a charge below zero", []logged{open, acctEv(ledger.RunCharged, -110, "run_a", -10, 1), created}, "went negative"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -41,7 +41,8 @@ func slotSubject(i int) string        { return subjSlot + strconv.Itoa(i) }
 // StreamSubjects are the subjects of every entity in the event log.
 func StreamSubjects() []string {
 	return []string{subjAccount + "*", subjRun + "*", subjJob + "*", subjKey + "*", subjPrice + "*", subjBrand + "*", subjSlot + "*", subjIdem + "*.*", subjExpired + "*", subjLogin + "*",
-		subjHook + "*", subjWHSecret + "*", subjWHDelivery + ">", subjWHEndpoints + "*", subjKeyCount + "*", subjKeyUse + "*"}
+		subjHook + "*", subjWHSecret + "*", subjWHDelivery + ">", subjWHEndpoints + "*", subjKeyCount + "*", subjKeyUse + "*",
+		subjPurchase + "*", subjPaymentPI + "*", subjUnmatched + "*"}
 }
 
 // Kind is what an event-log subject is about.

@@ -15,6 +15,14 @@ const (
 	RunCharged     EventType = "run_charged"     // Amount < 0, Active+1
 	RunSettled     EventType = "run_settled"     // run completed: Amount 0, Active-1
 	RunRefunded    EventType = "run_refunded"    // run failed: Amount = +charge, Active-1
+	// CreditsPurchased: Credits bought (a Stripe Checkout Session, named by
+	// Ref), Amount > 0, with what was paid (Paid, in Currency's smallest
+	// unit) and the pack.
+	CreditsPurchased EventType = "credits_purchased"
+	// CreditsRevoked: Credits taken back because a purchase was refunded
+	// (Ref names the purchase), Amount < 0. The only event that may take
+	// a balance below zero.
+	CreditsRevoked EventType = "credits_revoked"
 )
 
 // Version is the schema version of Event.
@@ -38,6 +46,13 @@ type Event struct {
 	RunNo     string    `json:"run_no,omitempty"`
 	Balance   int64     `json:"balance"`
 	Active    int       `json:"active"`
+	// Ref, Pack, Paid and Currency are a purchase's or revocation's
+	// reference: the Stripe Checkout Session, the pack, and what was paid
+	// (or refunded) in the currency's smallest unit.
+	Ref      string `json:"ref,omitempty"`
+	Pack     string `json:"pack,omitempty"`
+	Paid     int64  `json:"paid,omitempty"`
+	Currency string `json:"currency,omitempty"`
 }
 
 // Account is the state of one account.
@@ -64,7 +79,7 @@ func Apply(a Account, e Event) Account {
 	case AccountOpened:
 		a = Account{ID: e.AccountID, Email: e.Email, CreatedAt: e.At}
 		a.Balance = e.Amount
-	case CreditsGranted:
+	case CreditsGranted, CreditsPurchased, CreditsRevoked:
 		a.Balance += e.Amount
 	case RunCharged:
 		a.Balance += e.Amount
@@ -95,6 +110,32 @@ func Grant(a Account, amount int64, at time.Time) (Event, error) {
 		return Event{}, ErrBalanceOverflow
 	}
 	return stamp(a, Event{Type: CreditsGranted, AccountID: a.ID, Amount: amount, At: at}), nil
+}
+
+// Purchase adds the Credits a payment bought: a pack's credits, the
+// payment's reference (ref), and what was paid.
+func Purchase(a Account, credits int64, ref, pack string, paid int64, currency string, at time.Time) (Event, error) {
+	if credits <= 0 || credits > MaxGrant || ref == "" || paid < 0 {
+		return Event{}, ErrBadAmount
+	}
+	if a.Balance+credits > MaxBalance {
+		return Event{}, ErrBalanceOverflow
+	}
+	return stamp(a, Event{Type: CreditsPurchased, AccountID: a.ID, Amount: credits, At: at,
+		Ref: ref, Pack: pack, Paid: paid, Currency: currency}), nil
+}
+
+// Revoke takes back credits of the purchase ref, whose payment was
+// refunded (refunded, in the currency's smallest unit). The balance may
+// go below zero: the Credits were spent before the refund. Runs are then
+// refused (insufficient_credits) until a grant or purchase makes it
+// positive again.
+func Revoke(a Account, credits int64, ref string, refunded int64, currency string, at time.Time) (Event, error) {
+	if credits <= 0 || credits > MaxGrant || ref == "" {
+		return Event{}, ErrBadAmount
+	}
+	return stamp(a, Event{Type: CreditsRevoked, AccountID: a.ID, Amount: -credits, At: at,
+		Ref: ref, Paid: refunded, Currency: currency}), nil
 }
 
 // Charge returns the event charging cost for run runNo, or why it may not:
@@ -150,14 +191,18 @@ func Snapshot(e Event, prev Account) Account {
 // Line is one line of an account's statement: a grant, a charge or a
 // refund, with the balance after it.
 type Line struct {
-	Type    string    `json:"type"` // grant | charge | refund
+	Type    string    `json:"type"` // grant | charge | refund | purchase | revocation
 	Amount  int64     `json:"amount"`
 	RunNo   string    `json:"run_no,omitempty"`
 	At      time.Time `json:"at"`
 	Balance int64     `json:"balance"`
+	// Reference names a purchase's or revocation's payment: the Stripe
+	// Checkout Session.
+	Reference string `json:"reference,omitempty"`
 }
 
-var lineTypes = map[EventType]string{AccountOpened: "grant", CreditsGranted: "grant", RunCharged: "charge", RunRefunded: "refund"}
+var lineTypes = map[EventType]string{AccountOpened: "grant", CreditsGranted: "grant", RunCharged: "charge", RunRefunded: "refund",
+	CreditsPurchased: "purchase", CreditsRevoked: "revocation"}
 
 // LineOf is the statement line of an event. Settling a completed run moves
 // no Credits and makes none; neither does opening an account with none.
@@ -166,5 +211,5 @@ func LineOf(e Event) (Line, bool) {
 	if kind == "" || (e.Type == AccountOpened && e.Amount == 0) {
 		return Line{}, false
 	}
-	return Line{Type: kind, Amount: e.Amount, RunNo: e.RunNo, At: e.At, Balance: e.Balance}, true
+	return Line{Type: kind, Amount: e.Amount, RunNo: e.RunNo, At: e.At, Balance: e.Balance, Reference: e.Ref}, true
 }

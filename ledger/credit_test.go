@@ -130,3 +130,36 @@ func BenchmarkChargeCheck(b *testing.B) {
 		}
 	}
 }
+
+// A purchase adds its Credits with its reference; a revocation takes them
+// back and may leave the balance below zero; both are statement lines
+// naming the payment.
+func TestPurchasesAndRevocations(t *testing.T) {
+	at := time.Now()
+	a := Account{ID: "acct_1", Balance: 10}
+	p, err := Purchase(a, 100, "cs_test_1", "p100", 500, "usd", at)
+	if err != nil || p.Balance != 110 || p.Amount != 100 || p.Ref != "cs_test_1" {
+		t.Fatalf("purchase: %+v %v", p, err)
+	}
+	a = Snapshot(p, a)
+	a.Balance -= 105 // spent
+	r, err := Revoke(a, 100, "cs_test_1", 500, "usd", at)
+	if err != nil || r.Balance != -95 || r.Amount != -100 {
+		t.Fatalf("revoke: %+v %v", r, err)
+	}
+	if l, ok := LineOf(r); !ok || l.Type != "revocation" || l.Reference != "cs_test_1" {
+		t.Fatalf("revocation line: %+v", l)
+	}
+	if l, ok := LineOf(p); !ok || l.Type != "purchase" || l.Reference != "cs_test_1" {
+		t.Fatalf("purchase line: %+v", l)
+	}
+	for _, bad := range []func() error{
+		func() error { _, err := Purchase(a, 0, "cs", "p", 1, "usd", at); return err },
+		func() error { _, err := Purchase(a, 1, "", "p", 1, "usd", at); return err },
+		func() error { _, err := Revoke(a, 0, "cs", 1, "usd", at); return err },
+	} {
+		if bad() == nil {
+			t.Error("a bad purchase or revocation was accepted")
+		}
+	}
+}

@@ -81,6 +81,9 @@ func auditCommand(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "accounts %d, runs %d (completed %d, failed %d (canceled %d), unfinished %d; %d expired after retention)\n",
 		len(rep.Accounts), len(rep.Runs), rep.Completed, rep.Failed, rep.Canceled, rep.Active, len(rep.Expired))
 	fmt.Fprintf(out, "credits granted %d, charged %d, refunded %d\n", rep.Granted, rep.Charged, rep.Refunded)
+	if rep.Purchases > 0 {
+		fmt.Fprintf(out, "credits purchased %d in %d payments, revoked on refunds %d\n", rep.Purchased, rep.Purchases, rep.Revoked)
+	}
 	if rep.Fenced > 0 {
 		fmt.Fprintf(out, "admissions fenced off (never runs, never charged) %d\n", rep.Fenced)
 	}
