@@ -1,0 +1,223 @@
+package billing
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/stripe/stripe-go/v84"
+	"github.com/stripe/stripe-go/v84/webhook"
+
+	"github.com/apprun/apprun/engine"
+)
+
+// APIVersion is the Stripe API version this code speaks: the one
+// stripe-go v84 pins. Its webhook check refuses events of another
+// version, so the operator's webhook endpoint must send this one.
+const APIVersion = stripe.APIVersion
+
+// Config configures selling Credits.
+type Config struct {
+	// SecretKey and WebhookSecret are Stripe's (APPRUN_STRIPE_SECRET_KEY,
+	// APPRUN_STRIPE_WEBHOOK_SECRET); without a secret key nothing is sold.
+	SecretKey, WebhookSecret string
+	// APIBase replaces https://api.stripe.com (tests: stripe-mock).
+	APIBase string
+	Packs   []Pack
+	// SiteURL is where Checkout sends the buyer back (the website's
+	// Credits page).
+	SiteURL string
+	Logger  *slog.Logger
+}
+
+// Engine is what billing needs of the domain.
+type Engine interface {
+	GrantPurchase(ctx context.Context, p engine.Purchase) (bool, error)
+	RevokeRefunded(ctx context.Context, paymentIntent string, refunded int64) (int64, error)
+	RecordUnmatched(ctx context.Context, u engine.Unmatched) error
+}
+
+// Stripe sells the packs through Stripe Checkout.
+type Stripe struct {
+	cfg    Config
+	client *stripe.Client
+	eng    Engine
+}
+
+// Errors the edge maps.
+var (
+	// ErrNotSelling: no Stripe secret key, so nothing is sold here.
+	ErrNotSelling = errors.New("billing: this server does not sell Credits")
+	// ErrNoPack: no pack with that id.
+	ErrNoPack = errors.New("billing: no such credit pack")
+	// ErrBadSignature: a webhook whose signature or timestamp does not check.
+	ErrBadSignature = errors.New("billing: webhook signature does not verify")
+	// ErrStripe: Stripe could not be reached or refused the request.
+	ErrStripe = errors.New("billing: Stripe did not create the session")
+)
+
+// New builds the seller. It fails loudly on half a configuration.
+func New(cfg Config, eng Engine) (*Stripe, error) {
+	switch {
+	case cfg.SecretKey == "" && cfg.WebhookSecret == "":
+		return &Stripe{cfg: cfg, eng: eng}, nil // not selling
+	case cfg.SecretKey == "" || cfg.WebhookSecret == "":
+		return nil, errors.New("billing: set both APPRUN_STRIPE_SECRET_KEY and APPRUN_STRIPE_WEBHOOK_SECRET, or neither")
+	case len(cfg.Packs) == 0:
+		return nil, errors.New("billing: Stripe is configured but APPRUN_CREDIT_PACKS lists no pack to sell")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	backendCfg := &stripe.BackendConfig{HTTPClient: &http.Client{Timeout: 20 * time.Second},
+		LeveledLogger: &stripe.LeveledLogger{Level: stripe.LevelNull}, MaxNetworkRetries: stripe.Int64(2)}
+	if cfg.APIBase != "" {
+		backendCfg.URL = stripe.String(cfg.APIBase)
+	}
+	backends := &stripe.Backends{
+		API:     stripe.GetBackendWithConfig(stripe.APIBackend, backendCfg),
+		Connect: stripe.GetBackendWithConfig(stripe.ConnectBackend, backendCfg),
+		Uploads: stripe.GetBackendWithConfig(stripe.UploadsBackend, backendCfg),
+	}
+	return &Stripe{cfg: cfg, eng: eng, client: stripe.NewClient(cfg.SecretKey, stripe.WithBackends(backends))}, nil
+}
+
+// Selling reports whether Credits are sold here.
+func (s *Stripe) Selling() bool { return s != nil && s.client != nil }
+
+// Packs are the packs on sale (none when not selling).
+func (s *Stripe) Packs() []Pack {
+	if !s.Selling() {
+		return []Pack{}
+	}
+	return s.cfg.Packs
+}
+
+func (s *Stripe) pack(id string) (Pack, bool) {
+	for _, p := range s.cfg.Packs {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Pack{}, false
+}
+
+// Session is a Checkout Session to send the buyer to.
+type Session struct {
+	ID  string `json:"session_id"`
+	URL string `json:"url"`
+}
+
+// Checkout creates a Checkout Session in payment mode for one pack,
+// naming the account (client_reference_id) and the pack (metadata).
+func (s *Stripe) Checkout(ctx context.Context, accountID, packID string) (Session, error) {
+	if !s.Selling() {
+		return Session{}, ErrNotSelling
+	}
+	p, ok := s.pack(packID)
+	if !ok {
+		return Session{}, ErrNoPack
+	}
+	meta := map[string]string{"apprun_account": accountID, "apprun_pack": p.ID, "apprun_credits": strconv.FormatInt(p.Credits, 10)}
+	params := &stripe.CheckoutSessionCreateParams{
+		Mode:              stripe.String(string(stripe.CheckoutSessionModePayment)),
+		ClientReferenceID: stripe.String(accountID),
+		Metadata:          meta,
+		PaymentIntentData: &stripe.CheckoutSessionCreatePaymentIntentDataParams{Metadata: meta},
+		SuccessURL:        stripe.String(s.cfg.SiteURL + "/credits?purchase=complete"),
+		CancelURL:         stripe.String(s.cfg.SiteURL + "/credits?purchase=canceled"),
+		LineItems: []*stripe.CheckoutSessionCreateLineItemParams{{
+			Quantity: stripe.Int64(1),
+			PriceData: &stripe.CheckoutSessionCreateLineItemPriceDataParams{
+				Currency:    stripe.String(p.Currency),
+				UnitAmount:  stripe.Int64(p.Price),
+				ProductData: &stripe.CheckoutSessionCreateLineItemPriceDataProductDataParams{Name: stripe.String(fmt.Sprintf("%d apprun Credits", p.Credits))},
+			},
+		}},
+	}
+	params.SetIdempotencyKey(accountID + "-" + p.ID + "-" + strconv.FormatInt(time.Now().UnixNano(), 36))
+	cs, err := s.client.V1CheckoutSessions.Create(ctx, params)
+	if err != nil {
+		s.cfg.Logger.Warn("stripe: checkout session not created", "account", accountID, "pack", p.ID, "err", err)
+		return Session{}, fmt.Errorf("%w: %v", ErrStripe, err)
+	}
+	return Session{ID: cs.ID, URL: cs.URL}, nil
+}
+
+// Handle verifies a webhook delivery and applies it. It returns nil for
+// every event it verified (applied, or kept as unmatched, or of a type it
+// does not act on), ErrBadSignature for one it could not verify, and an
+// error for a store it could not write (Stripe then delivers again).
+func (s *Stripe) Handle(ctx context.Context, payload []byte, signature string) error {
+	if !s.Selling() {
+		return ErrNotSelling
+	}
+	ev, err := webhook.ConstructEvent(payload, signature, s.cfg.WebhookSecret)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadSignature, err)
+	}
+	if ev.Data == nil {
+		return nil
+	}
+	switch ev.Type {
+	case "checkout.session.completed", "checkout.session.async_payment_succeeded":
+		var cs stripe.CheckoutSession
+		if err := json.Unmarshal(ev.Data.Raw, &cs); err != nil {
+			return s.unmatched(ctx, ev, cs.ID, "unreadable session", err.Error())
+		}
+		if cs.PaymentStatus != stripe.CheckoutSessionPaymentStatusPaid {
+			return nil // paid later: async_payment_succeeded grants it
+		}
+		return s.grant(ctx, ev, cs)
+	case "charge.refunded":
+		var ch stripe.Charge
+		if err := json.Unmarshal(ev.Data.Raw, &ch); err != nil || ch.PaymentIntent == nil {
+			return s.unmatched(ctx, ev, ch.ID, "refund of an unknown payment", "no payment intent")
+		}
+		n, err := s.eng.RevokeRefunded(ctx, ch.PaymentIntent.ID, ch.AmountRefunded)
+		if errors.Is(err, engine.ErrNoPurchase) {
+			return s.unmatched(ctx, ev, ch.ID, "refund of an unknown payment", ch.PaymentIntent.ID)
+		}
+		if err == nil && n > 0 {
+			s.cfg.Logger.Info("stripe: refund revoked Credits", "charge", ch.ID, "payment_intent", ch.PaymentIntent.ID, "credits", n)
+		}
+		return err
+	}
+	return nil
+}
+
+func (s *Stripe) grant(ctx context.Context, ev stripe.Event, cs stripe.CheckoutSession) error {
+	account, packID := cs.ClientReferenceID, cs.Metadata["apprun_pack"]
+	p, ok := s.pack(packID)
+	if !ok {
+		return s.unmatched(ctx, ev, cs.ID, "unknown pack", packID)
+	}
+	purchase := engine.Purchase{AccountID: account, Ref: cs.ID, Pack: p.ID, Credits: p.Credits, Paid: cs.AmountTotal, Currency: string(cs.Currency)}
+	if cs.PaymentIntent != nil {
+		purchase.PaymentIntent = cs.PaymentIntent.ID
+	}
+	granted, err := s.eng.GrantPurchase(ctx, purchase)
+	switch code := engine.ErrorCode(err); {
+	case err == nil:
+		if granted {
+			s.cfg.Logger.Info("stripe: credits purchased", "account", account, "session", cs.ID, "pack", p.ID, "credits", p.Credits)
+		}
+		return nil
+	case code == engine.CodeAccountNotFound || code == engine.CodeInvalidInput:
+		return s.unmatched(ctx, ev, cs.ID, "unknown account", account)
+	default:
+		return err
+	}
+}
+
+// unmatched logs a verified notice nobody can be granted and keeps it for
+// the operator; Stripe is answered 200 so it stops retrying.
+func (s *Stripe) unmatched(ctx context.Context, ev stripe.Event, ref, reason, detail string) error {
+	s.cfg.Logger.Warn("stripe: a paid notice matches nothing; kept for the operator", "event", ev.ID, "ref", ref, "reason", reason, "detail", detail)
+	return s.eng.RecordUnmatched(ctx, engine.Unmatched{EventID: ev.ID, Ref: ref, Reason: reason, Detail: detail})
+}

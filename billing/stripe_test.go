@@ -1,0 +1,155 @@
+package billing
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apprun/apprun/billing/stripemock"
+	"github.com/apprun/apprun/engine"
+)
+
+const secret = "whsec_test_secret"
+
+// fakeEngine records what the webhook asked of the domain.
+type fakeEngine struct {
+	mu        sync.Mutex
+	grants    []engine.Purchase
+	revokes   []int64
+	unmatched []engine.Unmatched
+}
+
+func (f *fakeEngine) GrantPurchase(_ context.Context, p engine.Purchase) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p.AccountID == "acct_missing" {
+		return false, engine.Errorf(engine.CodeAccountNotFound, "no account")
+	}
+	f.grants = append(f.grants, p)
+	return true, nil
+}
+
+func (f *fakeEngine) RevokeRefunded(_ context.Context, pi string, refunded int64) (int64, error) {
+	if pi == "pi_unknown" {
+		return 0, engine.ErrNoPurchase
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.revokes = append(f.revokes, refunded)
+	return refunded / 5, nil
+}
+
+func (f *fakeEngine) RecordUnmatched(_ context.Context, u engine.Unmatched) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unmatched = append(f.unmatched, u)
+	return nil
+}
+
+func seller(t *testing.T, base string) (*Stripe, *fakeEngine) {
+	t.Helper()
+	packs, err := ParsePacks("100:500:usd,500:2000:usd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeEngine{}
+	s, err := New(Config{SecretKey: "sk_test_123", WebhookSecret: secret, APIBase: base, Packs: packs, SiteURL: "http://127.0.0.1:8080"}, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, f
+}
+
+func TestPacksParseOrSayWhy(t *testing.T) {
+	t.Parallel()
+	packs, err := ParsePacks(" 100:500:usd, 500:2000:EUR ")
+	if err != nil || len(packs) != 2 || packs[1] != (Pack{ID: "500-2000-eur", Credits: 500, Price: 2000, Currency: "eur"}) {
+		t.Fatalf("%+v %v", packs, err)
+	}
+	for in, want := range map[string]string{
+		"100:500": "credits:price:currency", "x:500:usd": "credits must", "100:0:usd": "price must",
+		"100:500:dollars": "three-letter", "100:500:usd,100:500:usd": "twice",
+	} {
+		if _, err := ParsePacks(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+	if _, err := New(Config{SecretKey: "sk_test"}, &fakeEngine{}); err == nil {
+		t.Error("a secret key without a webhook secret was accepted")
+	}
+	if _, err := New(Config{SecretKey: "sk_test", WebhookSecret: "whsec"}, &fakeEngine{}); err == nil {
+		t.Error("Stripe without packs was accepted")
+	}
+	if s, err := New(Config{}, &fakeEngine{}); err != nil || s.Selling() || len(s.Packs()) != 0 {
+		t.Error("no Stripe configuration should mean not selling")
+	}
+}
+
+// A Checkout Session is created on stripe-mock (Stripe's own mock) for a
+// pack, in payment mode, and its URL and id come back.
+func TestCheckoutCreatesASessionOnStripeMock(t *testing.T) {
+	t.Parallel()
+	s, _ := seller(t, stripemock.Start(t))
+	cs, err := s.Checkout(context.Background(), "acct_buyer", "100-500-usd")
+	if err != nil || !strings.HasPrefix(cs.ID, "cs_") || !strings.HasPrefix(cs.URL, "https://") {
+		t.Fatalf("session %+v, %v", cs, err)
+	}
+	if _, err := s.Checkout(context.Background(), "acct_buyer", "7-1-usd"); !errors.Is(err, ErrNoPack) {
+		t.Fatalf("an unknown pack: %v", err)
+	}
+	down, _ := seller(t, "http://127.0.0.1:1")
+	if _, err := down.Checkout(context.Background(), "acct_buyer", "100-500-usd"); !errors.Is(err, ErrStripe) {
+		t.Fatalf("Stripe unreachable: %v", err)
+	}
+	var none Stripe
+	if _, err := none.Checkout(context.Background(), "acct_buyer", "100-500-usd"); !errors.Is(err, ErrNotSelling) {
+		t.Fatalf("not selling: %v", err)
+	}
+}
+
+// The webhook: a verified paid session grants its pack; an unpaid one
+// waits for async_payment_succeeded; a refund revokes; a bad signature or
+// an old timestamp changes nothing; an unknown account or pack is kept.
+func TestTheWebhookActsOnVerifiedEventsOnly(t *testing.T) {
+	t.Parallel()
+	s, f := seller(t, "")
+	ctx := context.Background()
+	now := time.Now()
+	deliver := func(id, typ string, obj map[string]any, secretUsed string, at time.Time) error {
+		body, sig := stripemock.Event(secretUsed, id, typ, obj, at)
+		return s.Handle(ctx, body, sig)
+	}
+	if err := deliver("evt_bad", "checkout.session.completed", stripemock.Session("cs_1", "acct_a", "100-500-usd", "paid", "pi_1", 500), "whsec_wrong", now); !errors.Is(err, ErrBadSignature) {
+		t.Fatalf("a bad signature: %v", err)
+	}
+	if err := deliver("evt_old", "checkout.session.completed", stripemock.Session("cs_1", "acct_a", "100-500-usd", "paid", "pi_1", 500), secret, now.Add(-time.Hour)); !errors.Is(err, ErrBadSignature) {
+		t.Fatalf("an old timestamp: %v", err)
+	}
+	if len(f.grants)+len(f.unmatched) != 0 {
+		t.Fatal("an unverified delivery reached the engine")
+	}
+	if err := deliver("evt_pending", "checkout.session.completed", stripemock.Session("cs_2", "acct_a", "100-500-usd", "unpaid", "pi_2", 500), secret, now); err != nil || len(f.grants) != 0 {
+		t.Fatalf("an unpaid session: %v, %d grants", err, len(f.grants))
+	}
+	if err := deliver("evt_async", "checkout.session.async_payment_succeeded", stripemock.Session("cs_2", "acct_a", "100-500-usd", "paid", "pi_2", 500), secret, now); err != nil || len(f.grants) != 1 {
+		t.Fatalf("async payment: %v, %d grants", err, len(f.grants))
+	}
+	if g := f.grants[0]; g != (engine.Purchase{AccountID: "acct_a", Ref: "cs_2", Pack: "100-500-usd", Credits: 100, Paid: 500, Currency: "usd", PaymentIntent: "pi_2"}) {
+		t.Fatalf("grant %+v", g)
+	}
+	if err := deliver("evt_refund", "charge.refunded", stripemock.Charge("ch_2", "pi_2", 500, 250), secret, now); err != nil || len(f.revokes) != 1 || f.revokes[0] != 250 {
+		t.Fatalf("a refund: %v %v", err, f.revokes)
+	}
+	_ = deliver("evt_nopack", "checkout.session.completed", stripemock.Session("cs_3", "acct_a", "9-9-usd", "paid", "pi_3", 9), secret, now)
+	_ = deliver("evt_noacct", "checkout.session.completed", stripemock.Session("cs_4", "acct_missing", "100-500-usd", "paid", "pi_4", 500), secret, now)
+	_ = deliver("evt_norefund", "charge.refunded", stripemock.Charge("ch_9", "pi_unknown", 500, 500), secret, now)
+	if len(f.unmatched) != 3 || f.unmatched[0].Reason != "unknown pack" || f.unmatched[1].Reason != "unknown account" || f.unmatched[2].EventID != "evt_norefund" {
+		t.Fatalf("unmatched %+v", f.unmatched)
+	}
+	if err := deliver("evt_other", "customer.created", map[string]any{"id": "cus_1", "object": "customer"}, secret, now); err != nil {
+		t.Fatalf("an event it does not act on: %v", err)
+	}
+}
