@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stripe/stripe-go/v84"
@@ -49,17 +50,14 @@ type Stripe struct {
 	eng    Engine
 }
 
-// Errors the edge maps.
-var (
-	// ErrNotSelling: no Stripe secret key, so nothing is sold here.
-	ErrNotSelling = errors.New("billing: this server does not sell Credits")
-	// ErrNoPack: no pack with that id.
-	ErrNoPack = errors.New("billing: no such credit pack")
-	// ErrBadSignature: a webhook whose signature or timestamp does not check.
-	ErrBadSignature = errors.New("billing: webhook signature does not verify")
-	// ErrStripe: Stripe could not be reached or refused the request.
-	ErrStripe = errors.New("billing: Stripe did not create the session")
-)
+// The errors it answers are the domain's (engine.Error), mapped by the
+// edge like any other: credits_not_sold (no Stripe here), invalid_input
+// (no such pack), payment_provider_error (Stripe did not create the
+// session: nothing was charged), invalid_signature (a webhook that does
+// not verify).
+func notSelling() error {
+	return engine.Errorf(engine.CodeCreditsNotSold, "this server does not sell Credits; its operator adds them (apprun admin credits grant)")
+}
 
 // New builds the seller. It fails loudly on half a configuration.
 func New(cfg Config, eng Engine) (*Stripe, error) {
@@ -117,11 +115,15 @@ type Session struct {
 // naming the account (client_reference_id) and the pack (metadata).
 func (s *Stripe) Checkout(ctx context.Context, accountID, packID string) (Session, error) {
 	if !s.Selling() {
-		return Session{}, ErrNotSelling
+		return Session{}, notSelling()
 	}
 	p, ok := s.pack(packID)
 	if !ok {
-		return Session{}, ErrNoPack
+		ids := make([]string, len(s.cfg.Packs))
+		for i, p := range s.cfg.Packs {
+			ids[i] = p.ID
+		}
+		return Session{}, engine.Errorf(engine.CodeInvalidInput, "pack: no pack %q (on sale: %s)", packID, strings.Join(ids, ", "))
 	}
 	meta := map[string]string{"apprun_account": accountID, "apprun_pack": p.ID, "apprun_credits": strconv.FormatInt(p.Credits, 10)}
 	params := &stripe.CheckoutSessionCreateParams{
@@ -144,22 +146,22 @@ func (s *Stripe) Checkout(ctx context.Context, accountID, packID string) (Sessio
 	cs, err := s.client.V1CheckoutSessions.Create(ctx, params)
 	if err != nil {
 		s.cfg.Logger.Warn("stripe: checkout session not created", "account", accountID, "pack", p.ID, "err", err)
-		return Session{}, fmt.Errorf("%w: %v", ErrStripe, err)
+		return Session{}, engine.Errorf(engine.CodePaymentProvider, "Stripe did not create the checkout session; nothing was charged; retry")
 	}
 	return Session{ID: cs.ID, URL: cs.URL}, nil
 }
 
 // Handle verifies a webhook delivery and applies it. It returns nil for
 // every event it verified (applied, or kept as unmatched, or of a type it
-// does not act on), ErrBadSignature for one it could not verify, and an
+// does not act on), invalid_signature for one it could not verify, and an
 // error for a store it could not write (Stripe then delivers again).
 func (s *Stripe) Handle(ctx context.Context, payload []byte, signature string) error {
 	if !s.Selling() {
-		return ErrNotSelling
+		return notSelling()
 	}
 	ev, err := webhook.ConstructEvent(payload, signature, s.cfg.WebhookSecret)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBadSignature, err)
+		return engine.Errorf(engine.CodeInvalidSignature, "the event does not verify (Stripe-Signature, its age, or its API version %s): %v", APIVersion, err)
 	}
 	if ev.Data == nil {
 		return nil

@@ -32,6 +32,11 @@ const (
 	CodeEmailTaken          Code = "email_taken"
 	CodeRunFinished         Code = "run_already_finished"
 	CodeNotAcceptable       Code = "not_acceptable"
+	// Selling Credits (billing): this server sells none; the payment
+	// provider failed (nothing was charged); a webhook that does not verify.
+	CodeCreditsNotSold   Code = "credits_not_sold"
+	CodePaymentProvider  Code = "payment_provider_error"
+	CodeInvalidSignature Code = "invalid_signature"
 )
 
 // Error is the one error type of the domain: a code, a message meant for the

@@ -70,7 +70,7 @@ func classOf(r *http.Request) routeClass {
 // node's router both go by.
 func IsAPIPath(p string) bool {
 	return strings.HasPrefix(p, "/api/") || strings.HasPrefix(p, "/admin/") || strings.HasPrefix(p, "/debug/") ||
-		p == "/api" || p == "/admin" || p == "/healthz" || p == "/readyz" || p == "/metrics" || isOAuthProbe(p)
+		p == "/api" || p == "/admin" || p == "/billing/stripe/webhook" || p == "/healthz" || p == "/readyz" || p == "/metrics" || isOAuthProbe(p)
 }
 
 // isOAuthProbe says whether p is where an OAuth client (an MCP client such

@@ -32,6 +32,9 @@ var statusOf = map[engine.Code]int{
 	engine.CodeRateLimited:         http.StatusTooManyRequests,
 	engine.CodeConcurrencyLimit:    http.StatusTooManyRequests,
 	engine.CodeInternal:            http.StatusInternalServerError,
+	engine.CodeCreditsNotSold:      http.StatusNotFound,
+	engine.CodePaymentProvider:     http.StatusBadGateway,
+	engine.CodeInvalidSignature:    http.StatusBadRequest,
 }
 
 // StatusOf is the HTTP status of a domain error code: the one table both

@@ -79,6 +79,12 @@ var operations = []operation{
 		"WebhookEndpointRequest", 201, "WebhookEndpoint", []engine.Code{cBad, cAuth, cRate}},
 	{http.MethodDelete, "/api/v1/webhooks/endpoints/{endpoint_id}", "removeWebhookEndpoint", "Remove a webhook endpoint (runs made before keep it)", "key", nil, nil,
 		"", 204, "", []engine.Code{cAuth, cNotFound, cRate}},
+	{http.MethodGet, "/api/v1/billing/packs", "listCreditPacks", "The credit packs on sale (none, and how Credits are added, when this server sells none)", "key", nil, nil,
+		"", 200, "CreditPackList", []engine.Code{cAuth, cRate}},
+	{http.MethodPost, "/api/v1/billing/checkout", "createCheckout", "A Stripe Checkout Session for one pack: send the buyer to its url; the Credits come with Stripe's webhook", "key", nil, nil,
+		"CheckoutRequest", 201, "CheckoutSession", []engine.Code{cBad, cAuth, cInput, engine.CodeCreditsNotSold, engine.CodePaymentProvider, cRate}},
+	{http.MethodPost, "/billing/stripe/webhook", "stripeWebhook", "Stripe's events (Stripe-Signature verified): a paid checkout grants its pack once, a refund revokes its share", "none", nil, []string{"Stripe-Signature"},
+		"StripeEvent", 200, "StripeReceipt", []engine.Code{cBad, engine.CodeInvalidSignature, engine.CodeCreditsNotSold}},
 	{http.MethodGet, "/api/v1/openapi.json", "getOpenAPI", "This document", "none", nil, nil, "", 200, "OpenAPIDocument",
 		[]engine.Code{engine.CodeNotAcceptable}},
 }
@@ -335,12 +341,13 @@ func operationDoc(op operation) obj {
 
 // paramSchemas are the schemas of the query and header parameters.
 var paramSchemas = map[string]obj{
-	"limit":           {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-	"cursor":          {"type": "string", "pattern": "^[0-9]+$", "description": "The previous page's next_cursor"},
-	"lastEventSeq":    {"type": "integer", "minimum": 0, "description": "Resume after this event id (as Last-Event-ID)"},
-	"token":           {"type": "string", "maxLength": 512, "description": "A stream token (POST …/stream-token)"},
-	"Last-Event-ID":   {"type": "string", "pattern": "^[0-9]*$", "description": "Resume after this event id"},
-	"Idempotency-Key": {"type": "string", "minLength": 1, "maxLength": engine.MaxIdempotencyKey, "pattern": "^[\\x20-\\x7e]+$"},
+	"limit":            {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+	"cursor":           {"type": "string", "pattern": "^[0-9]+$", "description": "The previous page's next_cursor"},
+	"lastEventSeq":     {"type": "integer", "minimum": 0, "description": "Resume after this event id (as Last-Event-ID)"},
+	"token":            {"type": "string", "maxLength": 512, "description": "A stream token (POST …/stream-token)"},
+	"Last-Event-ID":    {"type": "string", "pattern": "^[0-9]*$", "description": "Resume after this event id"},
+	"Stripe-Signature": {"type": "string", "description": "Stripe's signature of the body: t=<timestamp>,v1=<HMAC-SHA256>"},
+	"Idempotency-Key":  {"type": "string", "minLength": 1, "maxLength": engine.MaxIdempotencyKey, "pattern": "^[\\x20-\\x7e]+$"},
 }
 
 // errorSchema is the error envelope with the given codes.

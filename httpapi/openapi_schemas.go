@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/apprun/apprun/billing"
 	"github.com/apprun/apprun/engine"
 )
 
@@ -58,9 +59,21 @@ func baseSchemas() obj {
 		"CapabilityList": list("Capability"),
 		"Account":        object([]string{"account_id", "balance", "active_runs"}, obj{"account_id": str, "balance": integer, "active_runs": integer}),
 		"StatementLine": object([]string{"type", "amount", "at", "balance"}, obj{
-			"type":   obj{"type": "string", "enum": []string{"grant", "charge", "refund"}},
-			"amount": obj{"type": "integer", "description": "Signed: a charge is negative"}, "run_no": str, "at": stamp,
-			"balance": obj{"type": "integer", "description": "The balance after this line"}}),
+			"type":   obj{"type": "string", "enum": []string{"grant", "charge", "refund", "purchase", "revocation"}},
+			"amount": obj{"type": "integer", "description": "Signed: a charge and a revocation are negative"}, "run_no": str, "at": stamp,
+			"balance":   obj{"type": "integer", "description": "The balance after this line; below zero only after a revocation"},
+			"reference": obj{"type": "string", "description": "A purchase's or revocation's payment: the Stripe Checkout Session id"}}),
+		"CreditPack": object([]string{"id", "credits", "price", "currency"}, obj{"id": str, "credits": integer,
+			"price":    obj{"type": "integer", "description": "In the currency's smallest unit (cents for usd)"},
+			"currency": obj{"type": "string", "pattern": "^[a-z]{3}$"}}),
+		"CreditPackList": object([]string{"data", "selling"}, obj{"data": obj{"type": "array", "items": ref("CreditPack")},
+			"selling": obj{"type": "boolean"}, "how_to_add": obj{"type": "string", "description": "When selling is false: how Credits are added"}}),
+		"CheckoutRequest": object([]string{"pack"}, obj{"pack": obj{"type": "string", "description": "A pack's id from listCreditPacks"}}),
+		"CheckoutSession": object([]string{"session_id", "url"}, obj{"session_id": str, "url": obj{"type": "string", "description": "Stripe's hosted checkout page"}}),
+		"StripeEvent": obj{"type": "object", "required": []string{"id", "type"}, "additionalProperties": true,
+			"description": "A Stripe event (https://docs.stripe.com/api/events/object), API version " + billing.APIVersion,
+			"properties":  obj{"id": str, "type": str}},
+		"StripeReceipt":          object([]string{"received"}, obj{"received": obj{"const": true}}),
 		"StatementPage":          page("StatementLine"),
 		"WebhookSecret":          object([]string{"secret"}, obj{"secret": obj{"type": "string", "pattern": "^whsec_"}}),
 		"WebhookEndpoint":        object([]string{"endpoint_id", "url", "created_at"}, obj{"endpoint_id": str, "url": str, "created_at": stamp}),

@@ -40,6 +40,7 @@ type Engine interface {
 	Writable() bool
 	RunSeq(ctx context.Context, runNo string) (uint64, error)
 	Stats() engine.Stats
+	UnmatchedPayments(ctx context.Context) ([]engine.Unmatched, error)
 }
 
 // ReadModel is what the handlers read: the projections.
@@ -90,7 +91,10 @@ type Config struct {
 	// event streams without an API key (the browser's EventSource cannot
 	// send an Authorization header). Only GET of an event stream takes it.
 	Sessions Sessions
-	Logger   *slog.Logger
+	// Billing sells Credits (nil: none sold; the packs route says how
+	// Credits are added).
+	Billing Seller
+	Logger  *slog.Logger
 }
 
 // API is the HTTP handler set.
@@ -177,6 +181,7 @@ func New(cfg Config) (*API, error) {
 	a.routeOperability()
 	a.routeOpenAPI()
 	a.routeWebhooks()
+	a.routeBilling()
 	go a.watchRevocations()
 	return a, nil
 }

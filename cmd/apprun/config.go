@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/apps"
+	"github.com/apprun/apprun/billing"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/llm"
 	"github.com/apprun/apprun/outbound"
@@ -91,6 +92,14 @@ type Config struct {
 	// GitHubAPI and GitHubToken are where oss-growth reads repositories
 	// (APPRUN_GITHUB_API_URL, GITHUB_TOKEN).
 	GitHubAPI, GitHubToken string
+	// Billing sells Credits through Stripe Checkout: the secret keys
+	// (APPRUN_STRIPE_SECRET_KEY, APPRUN_STRIPE_WEBHOOK_SECRET; environment
+	// only), the API base (APPRUN_STRIPE_API_BASE, for tests) and the packs
+	// (APPRUN_CREDIT_PACKS). Without the keys nothing is sold.
+	Billing billing.Config
+	// PublicURL is where buyers come back to after Checkout
+	// (APPRUN_PUBLIC_URL; default http:// + the listen address).
+	PublicURL string
 	// Apps replaces the shipped catalog (tests add Apps that fail).
 	Apps   []engine.App
 	Logger *slog.Logger
@@ -183,6 +192,9 @@ func (c Config) validate() error {
 	}
 	if len(c.AdminToken) < 16 {
 		return errors.New("config: APPRUN_ADMIN_TOKEN must be at least 16 characters")
+	}
+	if _, err := billing.New(c.Billing, nil); err != nil {
+		return fmt.Errorf("config: %w", err)
 	}
 	return nil
 }
@@ -283,6 +295,14 @@ func parseServe(args []string) (Config, error) {
 	fs.StringVar(&c.GitHubAPI, "github-api-url", publicGitHubAPI, "GitHub REST API base for oss-growth (APPRUN_GITHUB_API_URL)")
 	vars.bind("github-api-url", "APPRUN_GITHUB_API_URL")
 	c.GitHubToken = os.Getenv("GITHUB_TOKEN")
+	// Stripe's keys are secrets: environment only (a flag would show in ps).
+	c.Billing.SecretKey, c.Billing.WebhookSecret = os.Getenv("APPRUN_STRIPE_SECRET_KEY"), os.Getenv("APPRUN_STRIPE_WEBHOOK_SECRET")
+	fs.StringVar(&c.Billing.APIBase, "stripe-api-base", "", "Stripe's API base; empty: https://api.stripe.com (APPRUN_STRIPE_API_BASE; tests point it at stripe-mock)")
+	vars.bind("stripe-api-base", "APPRUN_STRIPE_API_BASE")
+	packs := fs.String("credit-packs", "", "credit packs on sale, credits:price:currency,... e.g. 100:500:usd,500:2000:usd (APPRUN_CREDIT_PACKS)")
+	vars.bind("credit-packs", "APPRUN_CREDIT_PACKS")
+	fs.StringVar(&c.PublicURL, "public-url", "", "the site's address as buyers reach it, for Stripe Checkout's return; default http:// + --addr (APPRUN_PUBLIC_URL)")
+	vars.bind("public-url", "APPRUN_PUBLIC_URL")
 	fs.Int64Var(&c.SourceMaxBytes, "source-max-bytes", 2<<20, "the most bytes an App reads from one source: a page, sitemap, feed, changelog or GitHub answer (APPRUN_SOURCE_MAX_BYTES)")
 	vars.bind("source-max-bytes", "APPRUN_SOURCE_MAX_BYTES")
 	fs.DurationVar(&c.SourceTimeout, "source-timeout", 15*time.Second, "the longest an App waits for one source (APPRUN_SOURCE_TIMEOUT)")
@@ -359,6 +379,9 @@ func parseServe(args []string) (Config, error) {
 	}
 	if c.SessionTTL < time.Second {
 		return c, errors.New("serve: session-ttl must be at least 1s")
+	}
+	if c.Billing.Packs, err = billing.ParsePacks(*packs); err != nil {
+		return c, fmt.Errorf("serve: %w", err)
 	}
 	if c.Heartbeat < 100*time.Millisecond {
 		return c, errors.New("serve: heartbeat must be at least 100ms")

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/apps"
+	"github.com/apprun/apprun/billing"
 	"github.com/apprun/apprun/embednats"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
@@ -160,7 +161,16 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		SignupCredits: n.cfg.SignupCredits, SecureCookies: n.cfg.SecureCookies, Examples: exampleIn, ExampleOutputs: exampleOut, Logger: n.cfg.Logger}); err != nil {
 		return err
 	}
-	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: reads, AdminToken: n.cfg.AdminToken, Sessions: n.site,
+	bcfg := n.cfg.Billing
+	bcfg.Logger, bcfg.SiteURL = n.cfg.Logger, n.cfg.PublicURL
+	if bcfg.SiteURL == "" {
+		bcfg.SiteURL = "http://" + n.Addr()
+	}
+	seller, err := billing.New(bcfg, n.eng)
+	if err != nil {
+		return err
+	}
+	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: reads, AdminToken: n.cfg.AdminToken, Sessions: n.site, Billing: seller,
 		StreamTokenTTL: n.cfg.StreamTokenTTL,
 		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey,
 		StreamsPerAccount: n.cfg.StreamsPerAccount, RequestTimeout: n.cfg.RequestTimeout})

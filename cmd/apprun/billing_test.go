@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apprun/apprun/billing"
+	"github.com/apprun/apprun/billing/stripemock"
+)
+
+const whsec = "whsec_apprun_test"
+
+// withStripe sells two packs through stripe-mock, Stripe's own mock.
+func withStripe(t *testing.T) option {
+	base := stripemock.Start(t)
+	packs, err := billing.ParsePacks("100:500:usd,500:2000:usd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(c *Config) {
+		c.Billing = billing.Config{SecretKey: "sk_test_apprun", WebhookSecret: whsec, APIBase: base, Packs: packs}
+	}
+}
+
+// deliver posts one signed Stripe event to the node's webhook.
+func (h *harness) deliver(id, typ string, object map[string]any, secret string, at time.Time) response {
+	body, sig := stripemock.Event(secret, id, typ, object, at)
+	return h.do("POST", "/billing/stripe/webhook", "", raw{string(body), "application/json"}, "Stripe-Signature", sig)
+}
+
+// A pack bought through Checkout: the session is made on stripe-mock,
+// the webhook grants it once whatever the deliveries (ten at once, again
+// after a restart), a bad signature or an old one changes nothing, an
+// asynchronous payment grants when it succeeds, a refund revokes its
+// share, and the statement and the audit show it all.
+func TestBuyingCreditsGrantsEachPaymentOnce(t *testing.T) {
+	t.Parallel()
+	h := start(t, withLimits(noLimits), withStripe(t))
+	a := h.account(0)
+	packs := h.do("GET", "/api/v1/billing/packs", a.Key, nil).json(t)
+	if packs["selling"] != true || len(packs["data"].([]any)) != 2 {
+		t.Fatalf("packs %v", packs)
+	}
+	co := h.do("POST", "/api/v1/billing/checkout", a.Key, map[string]any{"pack": "100-500-usd"})
+	session := co.json(t)
+	if co.Status != 201 || !strings.HasPrefix(session["session_id"].(string), "cs_") || !strings.HasPrefix(session["url"].(string), "https://") {
+		t.Fatalf("checkout: %d %s", co.Status, co.Body)
+	}
+	if r := h.do("POST", "/api/v1/billing/checkout", a.Key, map[string]any{"pack": "1-1-usd"}); r.Status != 422 || r.errorCode(t) != "invalid_input" {
+		t.Fatalf("an unknown pack: %d %s", r.Status, r.Body)
+	}
+	// The session id stripe-mock gives is a fixture shared by every
+	// session; the events below name sessions of their own.
+	now := time.Now()
+	paid := stripemock.Session("cs_test_paid1", a.ID, "100-500-usd", "paid", "pi_paid1", 500)
+	if r := h.deliver("evt_sig", "checkout.session.completed", paid, "whsec_other", now); r.Status != 400 || r.errorCode(t) != "invalid_signature" {
+		t.Fatalf("a bad signature: %d %s", r.Status, r.Body)
+	}
+	if r := h.deliver("evt_old", "checkout.session.completed", paid, whsec, now.Add(-10*time.Minute)); r.Status != 400 {
+		t.Fatalf("an old signature: %d %s", r.Status, r.Body)
+	}
+	if bal, _ := h.balance(a); bal != 0 {
+		t.Fatalf("balance %d after refused deliveries, want 0", bal)
+	}
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r := h.deliver("evt_paid1", "checkout.session.completed", paid, whsec, now); r.Status != 200 {
+				t.Errorf("a delivery: %d %s", r.Status, r.Body)
+			}
+		}()
+	}
+	wg.Wait()
+	if bal, _ := h.balance(a); bal != 100 {
+		t.Fatalf("balance %d after ten deliveries of one payment, want 100", bal)
+	}
+	// A restart between two deliveries: still once.
+	h.restart()
+	if r := h.deliver("evt_paid1", "checkout.session.completed", paid, whsec, time.Now()); r.Status != 200 {
+		t.Fatalf("a delivery after a restart: %d", r.Status)
+	}
+	if bal, _ := h.balance(a); bal != 100 {
+		t.Fatalf("balance %d after a redelivery across a restart, want 100", bal)
+	}
+	// An asynchronous payment: pending first, granted when it succeeds.
+	pending := stripemock.Session("cs_test_async1", a.ID, "500-2000-usd", "unpaid", "pi_async1", 2000)
+	h.deliver("evt_async_pending", "checkout.session.completed", pending, whsec, time.Now())
+	if bal, _ := h.balance(a); bal != 100 {
+		t.Fatalf("balance %d after a pending payment, want 100", bal)
+	}
+	pending["payment_status"] = "paid"
+	for range 2 {
+		if r := h.deliver("evt_async_ok", "checkout.session.async_payment_succeeded", pending, whsec, time.Now()); r.Status != 200 {
+			t.Fatalf("async payment succeeded: %d %s", r.Status, r.Body)
+		}
+	}
+	if bal, _ := h.balance(a); bal != 600 {
+		t.Fatalf("balance %d after the async payment succeeded (twice), want 600", bal)
+	}
+	// A refund of half the first payment revokes half its Credits, once.
+	for range 2 {
+		h.deliver("evt_refund1", "charge.refunded", stripemock.Charge("ch_paid1", "pi_paid1", 500, 250), whsec, time.Now())
+	}
+	if bal, _ := h.balance(a); bal != 550 {
+		t.Fatalf("balance %d after a half refund, want 550", bal)
+	}
+	// Unknown accounts and packs are answered 200 and kept for the operator.
+	h.deliver("evt_ghost", "checkout.session.completed", stripemock.Session("cs_test_ghost", "acct_nobodyhere", "100-500-usd", "paid", "pi_ghost", 500), whsec, time.Now())
+	h.deliver("evt_oldpack", "checkout.session.completed", stripemock.Session("cs_test_oldpack", a.ID, "5-5-usd", "paid", "pi_oldpack", 5), whsec, time.Now())
+	un := h.do("GET", "/admin/v1/billing/unmatched", testAdminToken, nil).json(t)["data"].([]any)
+	if len(un) != 2 || !strings.Contains(fmt.Sprint(un), "unknown account") || !strings.Contains(fmt.Sprint(un), "unknown pack") {
+		t.Fatalf("unmatched %v", un)
+	}
+	// The statement names each payment.
+	lines := fmt.Sprint(h.do("GET", "/api/v1/account/ledger", a.Key, nil).json(t)["data"])
+	for _, want := range []string{"type:purchase", "reference:cs_test_paid1", "reference:cs_test_async1", "type:revocation", "amount:-50"} {
+		if !strings.Contains(lines, want) {
+			t.Fatalf("the statement lacks %q: %s", want, lines)
+		}
+	}
+	// The audit replays the log: two payments, one revocation, no violation.
+	h.stop()
+	var out bytes.Buffer
+	if err := auditCommand([]string{"--data", h.dir}, &out); err != nil || !strings.Contains(out.String(), "credits purchased 600 in 2 payments, revoked on refunds 50") {
+		t.Fatalf("audit: %v\n%s", err, out.String())
+	}
+}
+
+// Without Stripe configured nothing is sold, and the API says how Credits
+// are added instead.
+func TestWithoutStripeNothingIsSold(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	a := h.account(0)
+	packs := h.do("GET", "/api/v1/billing/packs", a.Key, nil).json(t)
+	if packs["selling"] != false || len(packs["data"].([]any)) != 0 || !strings.Contains(packs["how_to_add"].(string), "apprun admin credits grant") {
+		t.Fatalf("packs without Stripe: %v", packs)
+	}
+	if r := h.do("POST", "/api/v1/billing/checkout", a.Key, map[string]any{"pack": "100-500-usd"}); r.Status != 404 || r.errorCode(t) != "credits_not_sold" {
+		t.Fatalf("checkout without Stripe: %d %s", r.Status, r.Body)
+	}
+	if r := h.deliver("evt_1", "checkout.session.completed", stripemock.Session("cs_1", a.ID, "100-500-usd", "paid", "pi_1", 500), whsec, time.Now()); r.Status != 404 {
+		t.Fatalf("a webhook without Stripe: %d %s", r.Status, r.Body)
+	}
+}
