@@ -198,8 +198,15 @@ func (s *Site) creditsPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	if !to.IsZero() {
 		q.Set("to", to.Format(time.DateOnly))
 	}
+	f, _ := s.sessions.takeFlash(r.Context(), r)
 	data := map[string]any{"Account": acct, "Lines": rows, "More": more, "From": q.Get("from"), "To": q.Get("to"),
-		"CSV": "/credits/statement.csv?" + q.Encode()}
+		"CSV": "/credits/statement.csv?" + q.Encode(), "Selling": s.selling(), "Notice": purchaseNotice(r.URL.Query().Get("purchase"))}
+	if s.selling() {
+		data["Packs"] = s.cfg.Seller.Packs()
+	}
+	if f.Problem != "" && problem == "" {
+		problem = f.Problem
+	}
 	if problem != "" {
 		s.render(w, r, http.StatusOK, "credits", "Credits", data, problem)
 		return
@@ -224,10 +231,10 @@ func (s *Site) statementCSV(w http.ResponseWriter, r *http.Request, v viewer) {
 	w.Header().Set("Content-Disposition", `attachment; filename="apprun-statement.csv"`)
 	w.Header().Set("Cache-Control", "no-store")
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"time_utc", "type", "amount", "balance", "run_no", "app"})
+	_ = cw.Write([]string{"time_utc", "type", "amount", "balance", "run_no", "app", "reference"})
 	for _, l := range rows {
 		_ = cw.Write([]string{l.At.UTC().Format(time.RFC3339Nano), l.Type, strconv.FormatInt(l.Amount, 10),
-			strconv.FormatInt(l.Balance, 10), l.RunNo, l.AppName})
+			strconv.FormatInt(l.Balance, 10), l.RunNo, l.AppName, l.Reference})
 	}
 	cw.Flush()
 }

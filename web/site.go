@@ -66,7 +66,10 @@ type Config struct {
 	// and ExampleOutputs the outputs the pages show rendered.
 	Examples       map[string]map[string]any
 	ExampleOutputs map[string]json.RawMessage
-	Logger         *slog.Logger
+	// Seller sells Credits on the Credits page (nil or not selling: the
+	// page says how Credits are added).
+	Seller Seller
+	Logger *slog.Logger
 	// Now is the clock (tests move it).
 	Now func() time.Time
 }
@@ -138,6 +141,7 @@ func (s *Site) routes() {
 	r.HandleFunc("/settings/keys/{key_id}/revoke", s.signedIn(s.revokeKey)).Methods(http.MethodPost)
 	r.HandleFunc("/credits", s.signedIn(s.creditsPage)).Methods(http.MethodGet)
 	r.HandleFunc("/credits/statement.csv", s.signedIn(s.statementCSV)).Methods(http.MethodGet)
+	r.HandleFunc("/credits/buy", s.signedIn(s.buy)).Methods(http.MethodPost)
 	r.HandleFunc("/runs", s.signedIn(s.runsPage)).Methods(http.MethodGet)
 	r.HandleFunc("/runs/{run_no}", s.signedIn(s.runPage)).Methods(http.MethodGet)
 	r.HandleFunc("/runs/{run_no}/cancel", s.signedIn(s.cancelRun)).Methods(http.MethodPost)
@@ -154,7 +158,7 @@ func (s *Site) headers(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Frame-Options", "DENY")
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self'")
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self' https://checkout.stripe.com")
 		next.ServeHTTP(w, r)
 	})
 }
@@ -284,6 +288,7 @@ var funcs = template.FuncMap{
 	// number is the bare figure, for table cells.
 	"credits":     creditsOf,
 	"creditsWere": creditsWere,
+	"money":       money,
 	"number":      groupThousands,
 	"plural":      plural,
 	// signed shows a statement amount: +50, −25 (a true minus sign).
@@ -318,6 +323,18 @@ func parsePages() (map[string]*template.Template, error) {
 		out[name] = t
 	}
 	return out, nil
+}
+
+// zeroDecimal are the currencies Stripe counts in whole units.
+var zeroDecimal = map[string]bool{"bif": true, "clp": true, "djf": true, "gnf": true, "jpy": true, "kmf": true, "krw": true,
+	"mga": true, "pyg": true, "rwf": true, "ugx": true, "vnd": true, "vuv": true, "xaf": true, "xof": true, "xpf": true}
+
+// money is a price in the currency's smallest unit, for people: "5.00 USD".
+func money(amount int64, currency string) string {
+	if zeroDecimal[currency] {
+		return fmt.Sprintf("%d %s", amount, strings.ToUpper(currency))
+	}
+	return fmt.Sprintf("%d.%02d %s", amount/100, amount%100, strings.ToUpper(currency))
 }
 
 // creditsOf is n with its unit, singular for one.

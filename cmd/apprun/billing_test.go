@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -147,5 +149,53 @@ func TestWithoutStripeNothingIsSold(t *testing.T) {
 	}
 	if r := h.deliver("evt_1", "checkout.session.completed", stripemock.Session("cs_1", a.ID, "100-500-usd", "paid", "pi_1", 500), whsec, time.Now()); r.Status != 404 {
 		t.Fatalf("a webhook without Stripe: %d %s", r.Status, r.Body)
+	}
+}
+
+// The Credits page sells the packs: Buy sends the buyer to Stripe's page
+// (303), the return says the Credits come when Stripe confirms, the
+// webhook adds them, and the statement (and its CSV) names the payment.
+// Without Stripe the page says how Credits are added instead.
+func TestTheCreditsPageSellsPacks(t *testing.T) {
+	t.Parallel()
+	h := start(t, withLimits(noLimits), withStripe(t))
+	b := h.browser(t)
+	b.signUp("buyer@example.com")
+	credits := b.get("/credits").Body
+	if !strings.Contains(credits, "<h2>Buy Credits</h2>") || !strings.Contains(credits, `value="500-2000-usd"`) ||
+		!strings.Contains(credits, "20.00 USD") || strings.Contains(credits, "apprun admin credits grant") {
+		t.Fatal("the Credits page does not offer the packs")
+	}
+	buy := b.post("/credits/buy", url.Values{"pack": {"100-500-usd"}})
+	if buy.Status != http.StatusSeeOther || !strings.HasPrefix(buy.Location, "https://checkout.stripe.com/") {
+		t.Fatalf("Buy: %d to %q, want 303 to Stripe's checkout", buy.Status, buy.Location)
+	}
+	if p := b.post("/credits/buy", url.Values{"pack": {"3-3-usd"}}); p.Location != "/credits" || !strings.Contains(b.get("/credits").Body, "no longer on sale") {
+		t.Fatal("an old pack is not refused with a reason")
+	}
+	if !strings.Contains(b.get("/credits?purchase=complete").Body, "as soon as Stripe confirms the payment") {
+		t.Fatal("the return from Stripe does not say when the Credits come")
+	}
+	acct := accountOfSession(t, h, b)
+	if r := h.deliver("evt_web1", "checkout.session.completed", stripemock.Session("cs_test_web1", acct, "500-2000-usd", "paid", "pi_web1", 2000), whsec, time.Now()); r.Status != 200 {
+		t.Fatalf("webhook: %d %s", r.Status, r.Body)
+	}
+	page := b.get("/credits").Body
+	if !strings.Contains(page, `id="balance">500 Credits<`) || !strings.Contains(page, "purchase") || !strings.Contains(page, "<code>cs_test_web1</code>") {
+		t.Fatal("the purchase is not on the Credits page")
+	}
+	csv := b.get("/credits/statement.csv").Body
+	if !strings.Contains(csv, ",reference\n") || !strings.Contains(csv, "purchase,500,500,,,cs_test_web1") {
+		t.Fatalf("the CSV does not name the payment:\n%s", csv)
+	}
+
+	plain := start(t)
+	pb := plain.browser(t)
+	pb.signUp("nostripe@example.com")
+	if page := pb.get("/credits").Body; strings.Contains(page, "Buy Credits") || !strings.Contains(page, "apprun admin credits grant") {
+		t.Fatal("without Stripe the Credits page should say how Credits are added")
+	}
+	if p := pb.post("/credits/buy", url.Values{"pack": {"100-500-usd"}}); p.Location != "/credits" {
+		t.Fatalf("Buy without Stripe: %d %q", p.Status, p.Location)
 	}
 }

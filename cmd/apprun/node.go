@@ -157,10 +157,6 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("sessions: %w", err)
 	}
 	exampleIn, exampleOut := examples()
-	if n.site, err = web.New(web.Config{Engine: n.eng, Reads: reads, Sessions: kv, SessionTTL: n.cfg.SessionTTL,
-		SignupCredits: n.cfg.SignupCredits, SecureCookies: n.cfg.SecureCookies, Examples: exampleIn, ExampleOutputs: exampleOut, Logger: n.cfg.Logger}); err != nil {
-		return err
-	}
 	bcfg := n.cfg.Billing
 	bcfg.Logger, bcfg.SiteURL = n.cfg.Logger, n.cfg.PublicURL
 	if bcfg.SiteURL == "" {
@@ -168,6 +164,10 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}
 	seller, err := billing.New(bcfg, n.eng)
 	if err != nil {
+		return err
+	}
+	if n.site, err = web.New(web.Config{Engine: n.eng, Reads: reads, Sessions: kv, SessionTTL: n.cfg.SessionTTL,
+		SignupCredits: n.cfg.SignupCredits, SecureCookies: n.cfg.SecureCookies, Examples: exampleIn, ExampleOutputs: exampleOut, Seller: seller, Logger: n.cfg.Logger}); err != nil {
 		return err
 	}
 	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: reads, AdminToken: n.cfg.AdminToken, Sessions: n.site, Billing: seller,
