@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/apprun/apprun/billing"
 	"github.com/apprun/apprun/billing/stripemock"
+	"github.com/apprun/apprun/engine"
+	"github.com/chromedp/chromedp"
 )
 
 const whsec = "whsec_apprun_test"
@@ -197,5 +200,84 @@ func TestTheCreditsPageSellsPacks(t *testing.T) {
 	}
 	if p := pb.post("/credits/buy", url.Values{"pack": {"100-500-usd"}}); p.Location != "/credits" {
 		t.Fatalf("Buy without Stripe: %d %q", p.Status, p.Location)
+	}
+}
+
+// In Chromium: a signed-in user buys a pack from the Credits page and
+// lands on Stripe's checkout page (here a stand-in: Chromium resolves
+// checkout.stripe.com to a local TLS server, since the real page cannot
+// be reached from the tests), then Stripe's webhook arrives and the
+// Credits page, reloaded, shows the new balance and the purchase.
+func TestBrowserBuysAPackUpToStripeAndSeesTheCredits(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no Chromium installed: `apt-get install chromium` (.ci/run installs it) to run the browser test")
+	}
+	stripePage := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><title>Stripe Checkout</title><h1 id="stripe">Stripe Checkout (stand-in)</h1>`)
+	}))
+	defer stripePage.Close()
+	h := start(t, withLimits(noLimits), withStripe(t))
+	ctx := startChromium(t, bin, 1280, 900, 60*time.Second,
+		chromedp.Flag("host-resolver-rules", "MAP checkout.stripe.com:443 "+strings.TrimPrefix(stripePage.URL, "https://")),
+		chromedp.Flag("ignore-certificate-errors", true))
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	do("sign up",
+		chromedp.Navigate(h.srv.URL+"/signup"),
+		chromedp.WaitVisible(css("#email")),
+		chromedp.SendKeys(css("#email"), "chromium-buyer@example.com"),
+		chromedp.SendKeys(css("#password"), webPassword),
+		chromedp.SendKeys(css("#password_again"), webPassword),
+		chromedp.Submit(css("#email")),
+		chromedp.WaitVisible(css(".apps")),
+	)
+	do("buy a pack",
+		chromedp.Navigate(h.srv.URL+"/credits"),
+		chromedp.WaitVisible(css(`form[action="/credits/buy"] button`)),
+		chromedp.Click(css(`input[value="100-500-usd"] + button`)),
+		chromedp.WaitVisible(css("#stripe")),
+	)
+	at, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil || !strings.HasPrefix(at, "https://checkout.stripe.com/") {
+		t.Fatalf("after Buy the browser is at %q (%v), want Stripe's checkout", at, err)
+	}
+	// Stripe confirms the payment to the webhook: the account is the one
+	// the browser's key belongs to.
+	do("make a key",
+		chromedp.Navigate(h.srv.URL+"/settings/keys"),
+		chromedp.WaitVisible(css(`input[name="name"]`)),
+		chromedp.SendKeys(css(`input[name="name"]`), "buyer"),
+		chromedp.Submit(css(`input[name="name"]`)),
+		chromedp.WaitVisible(css("#new-key")),
+	)
+	key, err := chromedp.Run(ctx, chromedp.Text(css("#new-key")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := h.node.Reads().KeyByHash(engine.HashKey(strings.TrimSpace(key)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := h.deliver("evt_chromium", "checkout.session.completed", stripemock.Session("cs_test_chromium", k.AccountID, "100-500-usd", "paid", "pi_chromium", 500), whsec, time.Now()); r.Status != 200 {
+		t.Fatalf("webhook: %d %s", r.Status, r.Body)
+	}
+	do("back on the Credits page",
+		chromedp.Navigate(h.srv.URL+"/credits?purchase=complete"),
+		chromedp.WaitVisible(css("#balance")),
+	)
+	balance, err := chromedp.Run(ctx, chromedp.Text(css("#balance")))
+	if err != nil || strings.TrimSpace(balance) != "100 Credits" {
+		t.Fatalf("balance on the page %q (%v), want 100 Credits", balance, err)
+	}
+	statement, err := chromedp.Run(ctx, chromedp.Text(css("table")))
+	if err != nil || !strings.Contains(statement, "cs_test_chromium") {
+		t.Fatalf("the statement %q does not name the purchase (%v)", statement, err)
 	}
 }

@@ -29,10 +29,11 @@ func chromium() string {
 // startChromium starts a headless Chromium of its own (a fresh profile)
 // with a viewport of w×h, and returns a context for its first tab that
 // ends after budget; the browser is closed when the test ends.
-func startChromium(t *testing.T, bin string, w, h int64, budget time.Duration) context.Context {
+func startChromium(t *testing.T, bin string, w, h int64, budget time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(int(w), int(h)))...)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(int(w), int(h)))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, extra...)...)
 	t.Cleanup(cancelAlloc)
 	browserCtx, cancel := chromedp.NewContext(alloc)
 	t.Cleanup(cancel)
