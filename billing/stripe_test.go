@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stripe/stripe-go/v84/webhook"
+
 	"github.com/apprun/apprun/billing/stripemock"
 	"github.com/apprun/apprun/engine"
 )
@@ -48,7 +50,7 @@ func (f *fakeEngine) RecordUnmatched(_ context.Context, u engine.Unmatched) erro
 	return nil
 }
 
-func seller(t *testing.T, base string) (*Stripe, *fakeEngine) {
+func seller(t testing.TB, base string) (*Stripe, *fakeEngine) {
 	t.Helper()
 	packs, err := ParsePacks("100:500:usd,500:2000:usd")
 	if err != nil {
@@ -151,4 +153,27 @@ func TestTheWebhookActsOnVerifiedEventsOnly(t *testing.T) {
 	if err := deliver("evt_other", "customer.created", map[string]any{"id": "cus_1", "object": "customer"}, secret, now); err != nil {
 		t.Fatalf("an event it does not act on: %v", err)
 	}
+}
+
+// Any signed body: the webhook never panics, and grants only for a paid
+// checkout session naming a pack on sale.
+func FuzzStripeEvent(f *testing.F) {
+	body, _ := stripemock.Event(secret, "evt_1", "checkout.session.completed", stripemock.Session("cs_1", "acct_a", "100-500-usd", "paid", "pi_1", 500), time.Now())
+	f.Add(body)
+	body, _ = stripemock.Event(secret, "evt_2", "charge.refunded", stripemock.Charge("ch_1", "pi_1", 500, 100), time.Now())
+	f.Add(body)
+	f.Add([]byte(`{"id":"evt_3","type":"checkout.session.completed","api_version":"` + APIVersion + `","data":{"object":[]}}`))
+	f.Add([]byte(`{}`))
+	s, fe := seller(f, "")
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		before := len(fe.grants)
+		signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: secret})
+		_ = s.Handle(context.Background(), signed.Payload, signed.Header)
+		if len(fe.grants) > before {
+			g := fe.grants[len(fe.grants)-1]
+			if g.Pack != "100-500-usd" && g.Pack != "500-2000-usd" || g.Credits != 100 && g.Credits != 500 {
+				t.Fatalf("granted %+v", g)
+			}
+		}
+	})
 }
