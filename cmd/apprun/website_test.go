@@ -275,7 +275,7 @@ func TestRunsAndStatementFilterPageAndExport(t *testing.T) {
 	resp := b.get("/credits/statement.csv")
 	rows, err := csv.NewReader(strings.NewReader(resp.Body)).ReadAll()
 	if err != nil || resp.Header.Get("Content-Type") != "text/csv; charset=utf-8" || len(rows) != 1+1+27 ||
-		strings.Join(rows[0], ",") != "time_utc,type,amount,balance,run_no,app" || rows[1][5] != "Cold Email Writer" {
+		strings.Join(rows[0], ",") != "time_utc,type,amount,balance,run_no,app,reference" || rows[1][5] != "Cold Email Writer" {
 		t.Fatalf("CSV: %v, %d rows, %v", err, len(rows), rows[:min(2, len(rows))])
 	}
 }
