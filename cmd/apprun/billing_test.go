@@ -209,6 +209,7 @@ func TestTheCreditsPageSellsPacks(t *testing.T) {
 // be reached from the tests), then Stripe's webhook arrives and the
 // Credits page, reloaded, shows the new balance and the purchase.
 func TestBrowserBuysAPackUpToStripeAndSeesTheCredits(t *testing.T) {
+	t.Parallel() // a browser waits on pages much of its time: it runs beside the other parallel tests
 	bin := chromium()
 	if bin == "" {
 		t.Skip("no Chromium installed: `apt-get install chromium` (.ci/run installs it) to run the browser test")

@@ -49,12 +49,13 @@ func axeSource(t *testing.T) string {
 // and Run again fills the form in. Every page is screenshotted at both
 // sizes (shotsDir).
 func TestBrowserWebsiteAtDesktopAndPhone(t *testing.T) {
+	t.Parallel() // a browser waits on pages much of its time: it runs beside the other parallel tests
 	bin := chromium()
 	if bin == "" {
 		t.Skip("no Chromium installed: `apt-get install chromium` (.ci/run installs it) to run the browser test")
 	}
 	fake := llmtest.New()
-	defer fake.Close()
+	t.Cleanup(fake.Close) // after the sizes, which run side by side
 	h := start(t, withLimits(noLimits), withSignupCredits(500), withModel(fake))
 	shots, axe := shotsDir(t), axeSource(t)
 	t.Logf("screenshots: %s", shots)
@@ -64,6 +65,7 @@ func TestBrowserWebsiteAtDesktopAndPhone(t *testing.T) {
 		widths []int64 // also checked for sideways scrolling
 	}{{"desktop", 1280, 900, nil}, {"phone", 390, 844, []int64{320}}} {
 		t.Run(size.name, func(t *testing.T) {
+			t.Parallel() // each size has its own browser and account; the model's replies are all alike
 			ctx := startChromium(t, bin, size.w, size.h, 240*time.Second)
 			w := &webDriver{t: t, ctx: ctx, fake: fake, base: h.srv.URL, shots: shots, size: size.name, w: size.w, h: size.h, widths: size.widths, axe: axe}
 			w.flow(h)

@@ -52,6 +52,7 @@ func startChromium(t *testing.T, bin string, w, h int64, budget time.Duration, e
 // then use the new key with the API. Screenshots of each page go to the
 // test's temp dir, or to $APPRUN_BROWSER_SHOTS to keep them.
 func TestBrowserSignUpKeyRunAndAPI(t *testing.T) {
+	t.Parallel() // a browser waits on pages much of its time: it runs beside the other parallel tests
 	bin := chromium()
 	if bin == "" {
 		t.Skip("no Chromium installed: `apt-get install chromium` (.ci/run installs it) to run the browser test")
