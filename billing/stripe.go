@@ -43,6 +43,14 @@ type Engine interface {
 	RecordUnmatched(ctx context.Context, u engine.Unmatched) error
 }
 
+// Seller is what the surfaces (API, website) need of the seller.
+type Seller interface {
+	Selling() bool
+	Packs() []Pack
+	Checkout(ctx context.Context, accountID, packID string) (Session, error)
+	Handle(ctx context.Context, payload []byte, signature string) error
+}
+
 // Stripe sells the packs through Stripe Checkout.
 type Stripe struct {
 	cfg    Config
@@ -142,7 +150,6 @@ func (s *Stripe) Checkout(ctx context.Context, accountID, packID string) (Sessio
 			},
 		}},
 	}
-	params.SetIdempotencyKey(accountID + "-" + p.ID + "-" + strconv.FormatInt(time.Now().UnixNano(), 36))
 	cs, err := s.client.V1CheckoutSessions.Create(ctx, params)
 	if err != nil {
 		s.cfg.Logger.Warn("stripe: checkout session not created", "account", accountID, "pack", p.ID, "err", err)

@@ -11,12 +11,7 @@ import (
 )
 
 // Seller sells Credits (package billing, on Stripe).
-type Seller interface {
-	Selling() bool
-	Packs() []billing.Pack
-	Checkout(ctx context.Context, accountID, packID string) (billing.Session, error)
-	Handle(ctx context.Context, payload []byte, signature string) error
-}
+type Seller = billing.Seller
 
 // howToAdd is what a server that sells no Credits says about adding them.
 const howToAdd = "This server does not sell Credits. Its operator adds them: apprun admin credits grant <account_id> <credits>."

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"net/http"
 	"strings"
 
@@ -10,11 +9,7 @@ import (
 )
 
 // Seller sells Credits (package billing, on Stripe Checkout).
-type Seller interface {
-	Selling() bool
-	Packs() []billing.Pack
-	Checkout(ctx context.Context, accountID, packID string) (billing.Session, error)
-}
+type Seller = billing.Seller
 
 func (s *Site) selling() bool { return s.cfg.Seller != nil && s.cfg.Seller.Selling() }
 
@@ -29,7 +24,7 @@ func (s *Site) buy(w http.ResponseWriter, r *http.Request, v viewer) {
 	sess, err := s.cfg.Seller.Checkout(r.Context(), v.AccountID, strings.TrimSpace(r.PostFormValue("pack")))
 	if err != nil {
 		msg := "Stripe did not open a checkout. Nothing was charged; try again in a moment."
-		if e, ok := err.(*engine.Error); ok && e.Code == engine.CodeInvalidInput {
+		if engine.ErrorCode(err) == engine.CodeInvalidInput {
 			msg = "That pack is no longer on sale. Pick one below."
 		}
 		s.redirectWith(w, r, "/credits", flash{Problem: msg})
