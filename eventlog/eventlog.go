@@ -86,6 +86,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	}
 	s.log = &Log{nc: nc, js: js, stream: st, timeout: cfg.Timeout, replicated: cfg.Replicas > 1,
 		readers: make(chan struct{}, maxLogReaders), quorum: cfg.QuorumReachable}
+	s.log.group.l = s.log
 	go s.log.probe()
 	s.windows = &windows{nc: nc, js: js, timeout: cfg.Timeout, streams: ws,
 		limits: map[engine.Window]int{engine.WindowCreate: cfg.Limits.CreatePerMinute, engine.WindowRead: cfg.Limits.ReadsPerMinute}}

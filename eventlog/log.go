@@ -51,6 +51,8 @@ type Log struct {
 	// quorum, when not nil, says whether a majority of the cluster is
 	// reachable (probe.go).
 	quorum func() bool
+	// group commits concurrent multi-entry appends together (group.go).
+	group group
 }
 
 // maxLogReaders is how many subject reads one node makes at once.
@@ -84,10 +86,18 @@ func (l *Log) Append(ctx context.Context, entries ...engine.Entry) (uint64, erro
 	if !l.Available() {
 		return 0, errNotConnected
 	}
+	if len(entries) > 1 {
+		return l.group.append(ctx, entries) // group.go
+	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	if len(entries) == 1 {
-		return l.publishOne(ctx, l.msg(entries[0]))
+	return l.publishOne(ctx, l.msg(entries[0]))
+}
+
+// batch writes entries as one JetStream atomic batch.
+func (l *Log) batch(ctx context.Context, entries []engine.Entry) (uint64, error) {
+	if !l.Available() {
+		return 0, errNotConnected
 	}
 	id := nuid.Next()
 	for i, e := range entries {

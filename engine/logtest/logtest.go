@@ -263,4 +263,84 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 			t.Fatalf("%d won, %d lost; want 1 and 7", won.Load(), lost.Load())
 		}
 	})
+	t.Run("concurrent batches each keep their own outcome", func(t *testing.T) {
+		// 64 writers make counter increments on 8 shared subjects, each
+		// with a run subject of its own, all at once (the JetStream log
+		// commits such batches together: eventlog/group.go). Every
+		// answer must be the truth: a stored batch is where its sequence
+		// says, in order, a conflicting one is stored nowhere, and every
+		// subject ends with exactly its stored increments.
+		l := open(t)
+		var counters [8]string
+		for i := range counters {
+			counters[i] = uniq(engine.KindAccount)
+		}
+		type outcome struct {
+			counter, run string
+			seq          uint64
+		}
+		var mu sync.Mutex
+		var stored []outcome
+		var wg sync.WaitGroup
+		for w := range 64 {
+			wg.Go(func() {
+				c := counters[w%len(counters)]
+				for range 5 {
+					last, err := l.Last(ctx, c)
+					var expect uint64
+					switch {
+					case err == nil:
+						expect = last.Seq
+					case errors.Is(err, engine.ErrNoMessage):
+					default:
+						t.Error(err)
+						return
+					}
+					run := uniq(engine.KindRun)
+					seq, err := l.Append(ctx, engine.Entry{Subject: c, Data: []byte(run), Expect: exp(expect)},
+						engine.Entry{Subject: run, Data: []byte(c), Expect: exp(0)})
+					switch {
+					case err == nil:
+						mu.Lock()
+						stored = append(stored, outcome{c, run, seq})
+						mu.Unlock()
+					case errors.Is(err, engine.ErrConflict):
+						if _, err := l.Last(ctx, run); !errors.Is(err, engine.ErrNoMessage) {
+							t.Errorf("a batch answered ErrConflict stored its run %s: %v", run, err)
+						}
+					default:
+						t.Error(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if len(stored) < len(counters) {
+			t.Fatalf("only %d batches stored", len(stored))
+		}
+		perCounter := map[string]int{}
+		for _, o := range stored {
+			m, err := l.Last(ctx, o.run)
+			if err != nil || m.Seq != o.seq || string(m.Data) != o.counter {
+				t.Fatalf("batch answered at %d: its run %s is %+v %v", o.seq, o.run, m, err)
+			}
+			perCounter[o.counter]++
+		}
+		for _, c := range counters {
+			n := 0
+			if err := l.Read(ctx, c, 0, func(m engine.Message) error {
+				n++
+				if r, err := l.Last(ctx, string(m.Data)); err != nil || r.Seq != m.Seq+1 {
+					return fmt.Errorf("increment %d of %s is not followed by its run: %+v %v", m.Seq, c, r, err)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if n != perCounter[c] {
+				t.Fatalf("%s holds %d increments, %d were answered stored", c, n, perCounter[c])
+			}
+		}
+		t.Logf("%d of 320 batches stored, the rest refused by a stale check", len(stored))
+	})
 }
