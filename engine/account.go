@@ -13,11 +13,21 @@ const maxCASRetries = 64
 
 // Account reads an account's state from the log (its newest event).
 func (e *Engine) Account(ctx context.Context, id string) (ledger.Account, uint64, error) {
+	return e.account(ctx, id, false)
+}
+
+// account is Account, answered from the cache when cached is set (for a
+// compare-and-set write only: lastcache.go).
+func (e *Engine) account(ctx context.Context, id string, cached bool) (ledger.Account, uint64, error) {
 	if !ValidID(PrefixAccount, id) {
 		return ledger.Account{}, 0, Errorf(CodeAccountNotFound, "no account %q", id)
 	}
+	read := e.log.last
+	if cached {
+		read = e.log.lastCached
+	}
 	var ev ledger.Event
-	seq, err := e.log.last(ctx, accountSubject(id), &ev)
+	seq, err := read(ctx, accountSubject(id), &ev)
 	if errors.Is(err, ErrNoMessage) {
 		return ledger.Account{}, 0, Errorf(CodeAccountNotFound, "no account %q", id)
 	}

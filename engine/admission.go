@@ -77,18 +77,30 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	price, err := e.CurrentPrice(ctx, app.Slug)
+	// The price and the account come from the cache (lastcache.go): the
+	// admission's write checks both sequences. A refusal is confirmed by
+	// a read of the log first.
+	price, priceCached, err := e.price(ctx, app.Slug, true)
+	if err == nil && priceCached && admissiblePrice(price, req.MaxCreditCost) != nil {
+		price, priceCached, err = e.price(ctx, app.Slug, false)
+	}
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	if err := priceReady(price); err != nil {
+	if err := admissiblePrice(price, req.MaxCreditCost); err != nil {
 		return CreatedRun{}, err
 	}
-	if req.MaxCreditCost != nil && price.CreditCost > *req.MaxCreditCost {
-		return CreatedRun{}, Errorf(CodePricingNotReady, "the price of %q is %d Credits, above your max_credit_cost of %d; nothing was charged",
-			app.Slug, price.CreditCost, *req.MaxCreditCost)
+	acct, acctSeq, err := e.account(ctx, req.AccountID, true)
+	if err == nil && acct.Balance < price.CreditCost {
+		// Short: decided again from the log, the price and the balance.
+		if price, priceCached, err = e.price(ctx, app.Slug, false); err != nil {
+			return CreatedRun{}, err
+		}
+		if err := admissiblePrice(price, req.MaxCreditCost); err != nil {
+			return CreatedRun{}, err
+		}
+		acct, acctSeq, err = e.account(ctx, req.AccountID, false)
 	}
-	acct, acctSeq, err := e.Account(ctx, req.AccountID)
 	if err != nil {
 		return CreatedRun{}, err
 	}
@@ -107,7 +119,7 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 		}
 		brandID = bc.ID
 	}
-	endpoints, _, err := e.WebhookEndpoints(ctx, req.AccountID)
+	endpoints, _, err := e.webhookEndpoints(ctx, req.AccountID, true)
 	if err != nil {
 		return CreatedRun{}, err
 	}
@@ -125,13 +137,20 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 	for _, ep := range endpoints {
 		created.WebhookEndpoints = append(created.WebhookEndpoints, ep.URL)
 	}
-	run, err := e.admit(ctx, created, acct, acctSeq, price, claim)
+	run, err := e.admit(ctx, created, acct, acctSeq, price, priceCached, req.MaxCreditCost, claim)
 	run.Quota = quota
 	return run, err
 }
 
-func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Account, acctSeq uint64, price Price, claim *idemClaim) (CreatedRun, error) {
+// admit writes the admission, deciding again from the log after a failed
+// compare-and-set. acct and price may have come from the cache
+// (lastcache.go): then a refusal is only made from a read of the log, and
+// when the price was the cache's (priceCached) and stale, the log's is the
+// price. A price read from the log that changes before the write answers
+// pricing_not_ready.
+func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Account, acctSeq uint64, price Price, priceCached bool, maxCost *int64, claim *idemClaim) (CreatedRun, error) {
 	refused := 0 // batches the log refused outright (nothing stored)
+	fromCache := true
 	for attempt := range maxCASRetries {
 		if attempt > 0 {
 			var err error
@@ -149,8 +168,18 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 				}
 			}
 			if now.Seq != price.Seq {
-				return CreatedRun{}, Errorf(CodePricingNotReady, "the price of %q changed while the run was being created; retry to run at the current price", created.AppSlug)
+				if !fromCache || !priceCached {
+					return CreatedRun{}, Errorf(CodePricingNotReady, "the price of %q changed while the run was being created; retry to run at the current price", created.AppSlug)
+				}
+				// The cached price was stale (another node set it): the
+				// log's is the price this request meets, checked as at the
+				// start.
+				if err := admissiblePrice(now, maxCost); err != nil {
+					return CreatedRun{}, err
+				}
+				price, created.CreditCost = now, now.CreditCost
 			}
+			fromCache = false
 			if attempt > 4 {
 				e.cfg.Sleep(e.backoff(attempt))
 			}
@@ -158,6 +187,8 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 		created.At = e.now()
 		charge, err := ledger.Charge(acct, created.RunNo, price.CreditCost, e.cfg.Limits.OwnerActiveRuns, created.At)
 		switch {
+		case err != nil && fromCache:
+			continue // a refusal is made from the log (the next attempt reads it)
 		case errors.Is(err, ledger.ErrInsufficientCredits):
 			return CreatedRun{}, insufficient(acct.Balance, price.CreditCost)
 		case errors.Is(err, ledger.ErrTooManyActive):
@@ -169,7 +200,7 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 		created.Slot = 0
 		var slotSeq uint64
 		if e.cfg.Limits.PlatformActiveRuns > 0 {
-			if created.Slot, slotSeq, err = e.freeSlot(ctx); err != nil {
+			if created.Slot, slotSeq, err = e.freeSlot(ctx, fromCache); err != nil {
 				return CreatedRun{}, err
 			}
 		}
@@ -243,6 +274,19 @@ const (
 	admitMaxBackoff = 2 * time.Second
 )
 
+// admissiblePrice refuses a price a run cannot be admitted at: none, being
+// recalibrated, or above the client's max_credit_cost.
+func admissiblePrice(p Price, maxCost *int64) error {
+	if err := priceReady(p); err != nil {
+		return err
+	}
+	if maxCost != nil && p.CreditCost > *maxCost {
+		return Errorf(CodePricingNotReady, "the price of %q is %d Credits, above your max_credit_cost of %d; nothing was charged",
+			p.Slug, p.CreditCost, *maxCost)
+	}
+	return nil
+}
+
 func priceReady(p Price) error {
 	switch {
 	case p.Seq == 0:
@@ -260,13 +304,21 @@ func insufficient(balance, cost int64) error {
 // freeSlot finds a platform slot that is free now, starting at a random
 // index so concurrent creates rarely race for the same one. The claim is a
 // compare-and-set, so a stale read only costs a retry.
-func (e *Engine) freeSlot(ctx context.Context) (int, uint64, error) {
+//
+// With cached set, slots are read from the cache (the claim's
+// compare-and-set makes that exact, lastcache.go), and "none free" is
+// confirmed by reading them all from the log.
+func (e *Engine) freeSlot(ctx context.Context, cached bool) (int, uint64, error) {
 	n := e.cfg.Limits.PlatformActiveRuns
 	start := e.cfg.IntN(n)
+	read := e.log.last
+	if cached {
+		read = e.log.lastCached
+	}
 	for i := range n {
 		slot := 1 + (start+i)%n
 		var ev SlotEvent
-		seq, err := e.log.last(ctx, slotSubject(slot), &ev)
+		seq, err := read(ctx, slotSubject(slot), &ev)
 		if errors.Is(err, ErrNoMessage) {
 			return slot, 0, nil
 		}
@@ -276,6 +328,9 @@ func (e *Engine) freeSlot(ctx context.Context) (int, uint64, error) {
 		if ev.Type == "slot_released" {
 			return slot, seq, nil
 		}
+	}
+	if cached {
+		return e.freeSlot(ctx, false)
 	}
 	return 0, 0, &Error{Code: CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter,
 		Message: "the platform is at its maximum of active runs; wait for a run to finish"}

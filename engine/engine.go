@@ -41,8 +41,10 @@ type Config struct {
 	// SweepEvery is how often expired runs are removed (default 1m).
 	SweepEvery time.Duration
 	// Standalone says no other node can share this log (embedded NATS
-	// without a client port or cluster): the read limit is then counted
-	// in memory, exactly, without a JetStream request per read.
+	// without a client port or cluster): the rate limits are then counted
+	// in memory, exactly, without a JetStream request per request, and
+	// admissions read webhook endpoints from this node's cache
+	// (lastcache.go).
 	Standalone bool
 	// Webhooks configures webhook deliveries.
 	Webhooks WebhookConfig
@@ -72,8 +74,11 @@ type Engine struct {
 	hooks *dispatcher
 	// counters feed Stats.
 	counters counters
-	// reads are the in-memory read windows of a standalone node (nil otherwise).
-	reads *localWindows
+	// finished: the stream events of finished runs (replaycache.go).
+	finished finishedLogs
+	// reads and creates are the in-memory rate-limit windows of a
+	// standalone node (nil otherwise).
+	reads, creates *localWindows
 
 	stopOnce sync.Once
 	// stopped ends background work (voidLater) when the engine stops.
@@ -121,6 +126,9 @@ func New(ports Ports, cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, ports: ports, log: &store{log: ports.Log}, stopped: make(chan struct{})}
 	if cfg.Standalone && cfg.Limits.ReadsPerMinute > 0 {
 		e.reads = newLocalWindows(cfg.Limits.ReadsPerMinute)
+	}
+	if cfg.Standalone && cfg.Limits.CreatePerMinute > 0 {
+		e.creates = newLocalWindows(cfg.Limits.CreatePerMinute)
 	}
 	return e, nil
 }

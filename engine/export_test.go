@@ -26,7 +26,7 @@ func (e *Engine) AdmitAtPrice(ctx context.Context, accountID, slug string, p Pri
 	}
 	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: newID(PrefixRun, 10), AccountID: accountID,
 		AppSlug: slug, Input: []byte(`{}`), CreditCost: p.CreditCost}
-	_, err = e.admit(ctx, created, a, seq, p, nil)
+	_, err = e.admit(ctx, created, a, seq, p, false, nil, nil)
 	return created.RunNo, err
 }
 

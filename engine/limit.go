@@ -38,8 +38,9 @@ func (e *Engine) AllowReadQuota(ctx context.Context, keyID string) (Quota, error
 
 // allow records one request in the key's sliding window (the Windows
 // port: exact across every node that shares it). A standalone node counts
-// reads in memory (localWindows): it is the only node, so that count is
-// exact too, and a read costs no request to the log.
+// in memory (localWindows): it is the only node, so that count is exact
+// too, and a request costs no request to the log. (The shared windows are
+// memory streams: a restart forgets them as it forgets these.)
 func (e *Engine) allow(ctx context.Context, kind limitKind, keyID string) (Quota, error) {
 	win, limit := WindowCreate, e.cfg.Limits.CreatePerMinute
 	if kind == limitRead {
@@ -53,8 +54,12 @@ func (e *Engine) allow(ctx context.Context, kind limitKind, keyID string) (Quota
 		// could be counted and answered from this node alone.
 		return Quota{}, internal("rate limit", ErrUnavailable)
 	}
-	if kind == limitRead && e.reads != nil {
-		ok, wait, remaining, reset := e.reads.allow(keyID, time.Now())
+	local := e.creates
+	if kind == limitRead {
+		local = e.reads
+	}
+	if local != nil {
+		ok, wait, remaining, reset := local.allow(keyID, time.Now())
 		if !ok {
 			return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(wait)}, rateLimited(wait)
 		}

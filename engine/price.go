@@ -22,15 +22,28 @@ const MaxPrice = 1_000_000
 
 // CurrentPrice reads an App's price from the log.
 func (e *Engine) CurrentPrice(ctx context.Context, slug string) (Price, error) {
+	p, _, err := e.price(ctx, slug, false)
+	return p, err
+}
+
+// price is CurrentPrice, answered from the cache when cached is set and the
+// cache holds it (hit), for an admission, whose write checks the price's
+// sequence (lastcache.go).
+func (e *Engine) price(ctx context.Context, slug string, cached bool) (p Price, hit bool, err error) {
 	var ev PriceEvent
-	seq, err := e.log.last(ctx, priceSubject(slug), &ev)
+	var seq uint64
+	if cached {
+		seq, hit, err = e.log.lastCachedHit(ctx, priceSubject(slug), &ev)
+	} else {
+		seq, err = e.log.last(ctx, priceSubject(slug), &ev)
+	}
 	if errors.Is(err, ErrNoMessage) {
-		return Price{Slug: slug}, nil
+		return Price{Slug: slug}, hit, nil
 	}
 	if err != nil {
-		return Price{}, internal("read price", err)
+		return Price{}, false, internal("read price", err)
 	}
-	return Price{Slug: slug, CreditCost: ev.CreditCost, Recalibrating: ev.Recalibrating, Seq: seq}, nil
+	return Price{Slug: slug, CreditCost: ev.CreditCost, Recalibrating: ev.Recalibrating, Seq: seq}, hit, nil
 }
 
 // SetPrice sets an App's price, or marks it recalibrating (runs of it answer

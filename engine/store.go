@@ -28,6 +28,9 @@ func expectSeq(seq uint64) *uint64 { return &seq }
 type store struct {
 	log      Log
 	appended atomic.Uint64
+	// cache: the newest message of the subjects admissions read
+	// (lastcache.go).
+	cache lastCache
 }
 
 // append encodes entries and writes them atomically; it returns the
@@ -40,6 +43,15 @@ func (s *store) append(ctx context.Context, entries ...entry) (uint64, error) {
 	seq, err := s.log.Append(ctx, out...)
 	if err == nil {
 		s.appended.Add(uint64(len(out)))
+	}
+	for i, e := range out {
+		switch {
+		case !cacheable(e.Subject):
+		case err != nil:
+			s.cache.drop(e.Subject)
+		default: // the entries precede the last contiguously (the Log port)
+			s.cache.put(Message{Subject: e.Subject, Seq: seq - uint64(len(out)-1-i), Data: e.Data})
+		}
 	}
 	return seq, err
 }
@@ -60,13 +72,46 @@ func encode(entries []entry) ([]Entry, error) {
 // last decodes the newest message on subject into v and returns its sequence.
 func (s *store) last(ctx context.Context, subject string, v any) (uint64, error) {
 	m, err := s.log.Last(ctx, subject)
+	m.Subject = subject
+	if cacheable(subject) {
+		switch {
+		case err == nil:
+			s.cache.put(m)
+		case errors.Is(err, ErrNoMessage):
+			s.cache.put(Message{Subject: subject})
+		}
+	}
 	if err != nil {
 		return 0, err
 	}
-	if err := json.Unmarshal(m.Data, v); err != nil {
-		return 0, fmt.Errorf("decode %s@%d: %w", subject, m.Seq, err)
+	return m.Seq, decodeMessage(m, v)
+}
+
+// lastCached is last answered from the cache when it holds the subject
+// (lastcache.go says when that is exact).
+func (s *store) lastCached(ctx context.Context, subject string, v any) (uint64, error) {
+	seq, _, err := s.lastCachedHit(ctx, subject, v)
+	return seq, err
+}
+
+// lastCachedHit is lastCached that says whether the cache answered.
+func (s *store) lastCachedHit(ctx context.Context, subject string, v any) (uint64, bool, error) {
+	m, ok := s.cache.get(subject)
+	if !ok {
+		seq, err := s.last(ctx, subject, v)
+		return seq, false, err
 	}
-	return m.Seq, nil
+	if m.Seq == 0 {
+		return 0, true, ErrNoMessage
+	}
+	return m.Seq, true, decodeMessage(m, v)
+}
+
+func decodeMessage(m Message, v any) error {
+	if err := json.Unmarshal(m.Data, v); err != nil {
+		return fmt.Errorf("decode %s@%d: %w", m.Subject, m.Seq, err)
+	}
+	return nil
 }
 
 // loggedEvent is a run event with its stream sequence, the SSE id.

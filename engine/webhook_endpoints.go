@@ -29,8 +29,19 @@ func endpointsSubject(accountID string) string { return subjWHEndpoints + accoun
 // WebhookEndpoints lists an account's endpoints and the sequence they were
 // last written at (0: none yet).
 func (e *Engine) WebhookEndpoints(ctx context.Context, accountID string) ([]WebhookEndpoint, uint64, error) {
+	return e.webhookEndpoints(ctx, accountID, false)
+}
+
+// webhookEndpoints is WebhookEndpoints, answered from the cache when
+// cached is set and this node is standalone (every write is its own, so
+// the cache is the log's state: lastcache.go).
+func (e *Engine) webhookEndpoints(ctx context.Context, accountID string, cached bool) ([]WebhookEndpoint, uint64, error) {
+	read := e.log.last
+	if cached && e.cfg.Standalone {
+		read = e.log.lastCached
+	}
 	var ev endpointsEvent
-	seq, err := e.log.last(ctx, endpointsSubject(accountID), &ev)
+	seq, err := read(ctx, endpointsSubject(accountID), &ev)
 	if errors.Is(err, ErrNoMessage) {
 		return nil, 0, nil
 	}

@@ -105,6 +105,11 @@ type attempt struct {
 	runNo    string      // on success
 	code     engine.Code // on a refusal or an error
 	internal bool        // a 5xx
+	message  string      // the refusal's message
+	// from and to: the log's newest sequence when the request was sent
+	// and when it was answered (a refusal must be true of a state the
+	// log held in between).
+	from, to uint64
 }
 
 type request struct {
@@ -296,7 +301,7 @@ func (w *world) create(ctx context.Context) {
 		if req.idem == "" {
 			tag = fmt.Sprintf("r%d.%d", req.id, try)
 		}
-		a := attempt{tag: tag}
+		a := attempt{tag: tag, from: w.log.Newest()}
 		var run engine.CreatedRun
 		var err error
 		a.answered = call(ctx, w.pick(), func(ctx context.Context, e *engine.Engine) {
@@ -304,10 +309,11 @@ func (w *world) create(ctx context.Context) {
 				Input:          map[string]any{"tag": tag, "steps": float64(steps), "fail": fail},
 				IdempotencyKey: req.idem, BodyHash: tag})
 		})
+		a.to = w.log.Newest()
 		if a.answered && err == nil {
 			a.runNo = run.RunNo
 		} else if a.answered {
-			a.code = engine.ErrorCode(err)
+			a.code, a.message = engine.ErrorCode(err), err.Error()
 			a.internal = a.code == engine.CodeInternal // any error that is not a domain refusal
 		}
 		req.tries = append(req.tries, a)
@@ -426,14 +432,23 @@ func (w *world) check() {
 	audit := engine.NewAudit()
 	runs := map[string]*logRun{}
 	slots := map[string]string{}
+	accounts := map[string][]acctState{} // each account's states, in log order
+	var prices []priceState
+	var price engine.PriceEvent
 	for _, m := range all {
 		audit.Apply(m.Subject, m.Seq, m.Data)
 		kind, id := engine.ParseSubject(m.Subject)
 		switch kind {
+		case engine.KindPrice:
+			_ = json.Unmarshal(m.Data, &price)
+			prices = append(prices, priceState{m.Seq, price})
 		case engine.KindRun:
 			var ev engine.RunEvent
 			_ = json.Unmarshal(m.Data, &ev)
 			switch {
+			case ev.Type == engine.RunCreated && (price.Recalibrating || ev.CreditCost != price.CreditCost):
+				w.problem("event %d: run %s charged %d Credits, while the price was %+v", m.Seq, id, ev.CreditCost, price)
+				fallthrough
 			case ev.Type == engine.RunCreated:
 				var in struct {
 					Tag string `json:"tag"`
@@ -450,6 +465,7 @@ func (w *world) check() {
 			if ev.Active > ownerActive {
 				w.problem("event %d: account %s has %d active runs, above its ceiling of %d", m.Seq, id, ev.Active, ownerActive)
 			}
+			accounts[id] = append(accounts[id], acctState{m.Seq, ev})
 		case engine.KindSlot:
 			var ev engine.SlotEvent
 			_ = json.Unmarshal(m.Data, &ev)
@@ -481,6 +497,7 @@ func (w *world) check() {
 			w.problem("run %s never finished (executed %d times, acknowledged %v): %s", no, w.attempts[no], w.done[no], w.history(no))
 		}
 	}
+	w.checkRefusals(accounts, prices)
 	known := map[string]bool{}
 	for _, req := range w.reqs {
 		acked := ""
@@ -570,3 +587,74 @@ func (noReads) BrandContext(context.Context, string) (engine.BrandContext, error
 }
 
 func (noReads) FinishedBefore(time.Time, int) ([]engine.FinishedRun, error) { return nil, nil }
+
+type acctState struct {
+	seq uint64
+	ev  ledger.Event
+}
+
+type priceState struct {
+	seq uint64
+	ev  engine.PriceEvent
+}
+
+// during is the states of a history (in log order) that held at some
+// moment between sequences from and to: the last at or before from, and
+// every one after it up to to.
+func during[S any](states []S, seq func(S) uint64, from, to uint64) []S {
+	first := 0
+	for i, s := range states {
+		if seq(s) <= from {
+			first = i
+		}
+	}
+	var out []S
+	for i := first; i < len(states) && seq(states[i]) <= to; i++ {
+		out = append(out, states[i])
+	}
+	return out
+}
+
+// checkRefusals: every refusal of a create must be true of a state the log
+// held while the request was in flight (admissions decide from a cache,
+// and must refuse only from the log: engine/lastcache.go). A 402 names a
+// balance the account had then, short of a price the App had then; a
+// concurrency_limit of the account's ceiling comes when it was full.
+func (w *world) checkRefusals(accounts map[string][]acctState, prices []priceState) {
+	for _, req := range w.reqs {
+		acct := w.accts[req.acct].AccountID
+		for _, a := range req.tries {
+			if !a.answered {
+				continue
+			}
+			states := during(accounts[acct], func(s acctState) uint64 { return s.seq }, a.from, a.to)
+			switch {
+			case a.code == engine.CodeInsufficientCredits:
+				var balance, cost int64
+				if _, err := fmt.Sscanf(a.message, "insufficient_credits: balance is %d Credits, the run costs %d", &balance, &cost); err != nil {
+					w.problem("request %d: 402 %q: %v", req.id, a.message, err)
+					continue
+				}
+				held := false
+				for _, s := range states {
+					held = held || s.ev.Balance == balance
+				}
+				priced := false
+				for _, p := range during(prices, func(s priceState) uint64 { return s.seq }, a.from, a.to) {
+					priced = priced || (!p.ev.Recalibrating && p.ev.CreditCost == cost)
+				}
+				if !held || !priced || balance >= cost {
+					w.problem("request %d: answered 402 %q, untrue of the log between %d and %d (balances %v)", req.id, a.message, a.from, a.to, states)
+				}
+			case a.code == engine.CodeConcurrencyLimit && strings.Contains(a.message, "this account"):
+				full := false
+				for _, s := range states {
+					full = full || s.ev.Active >= ownerActive
+				}
+				if !full {
+					w.problem("request %d: answered %q, yet the account was never full between %d and %d (%v)", req.id, a.message, a.from, a.to, states)
+				}
+			}
+		}
+	}
+}

@@ -241,6 +241,14 @@ func (l *Log) Subjects(ctx context.Context, filter string) ([]string, error) {
 func (l *Log) Available() bool { return true }
 
 // All returns every stored message in order (the audit reads it).
+// Newest is the sequence of the newest message, without a step (for the
+// simulation's checks, not for the engine).
+func (l *Log) Newest() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return uint64(len(l.msgs))
+}
+
 func (l *Log) All() []engine.Message {
 	l.mu.Lock()
 	defer l.mu.Unlock()
