@@ -180,8 +180,14 @@ func (f *Follower) Close() { f.e.hub.remove(f.runNo, f.sub) }
 
 // Catchup returns the stored events after the last one delivered.
 func (f *Follower) Catchup(ctx context.Context) ([]StreamEvent, error) {
+	if out, ok := f.e.finished.after(f.runNo, f.last); ok {
+		if len(out) > 0 {
+			f.last = out[len(out)-1].Seq
+		}
+		return out, nil
+	}
 	var out []StreamEvent
-	last := f.last
+	base, last := f.last, f.last
 	err := f.e.log.eachRunEvent(ctx, f.runNo, f.last, func(le loggedEvent) error {
 		last = le.Seq
 		if ev, ok := streamed(le.Seq, le.Event); ok {
@@ -193,6 +199,7 @@ func (f *Follower) Catchup(ctx context.Context) ([]StreamEvent, error) {
 		return nil, err
 	}
 	f.last = last
+	f.e.finished.keep(f.runNo, base, out) // when the run is finished (replaycache.go)
 	return out, nil
 }
 

@@ -126,6 +126,7 @@ func (e *Engine) expire(ctx context.Context, r FinishedRun) error {
 	if err != nil && !errors.Is(err, ErrConflict) {
 		return internal("mark run expired", err)
 	}
+	e.finished.drop(r.RunNo)
 	for _, subj := range []string{runSubject(r.RunNo), jobSubject(r.RunNo)} {
 		if err := e.ports.Log.Purge(ctx, subj); err != nil {
 			return internal(fmt.Sprintf("purge %s", subj), err)
