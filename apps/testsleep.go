@@ -34,7 +34,7 @@ func TestSleepOn(node string) engine.App {
 		Timeout:     15 * time.Minute,
 		Runnable:    true,
 		InputSchema: []byte(`{"type":"object","additionalProperties":false,
-"properties":{"ms":{"type":"integer","minimum":0,"maximum":600000},"steps":{"type":"integer","minimum":0,"maximum":1000},
+"properties":{"ms":{"type":"integer","minimum":0,"maximum":600000},"steps":{"type":"integer","minimum":0,"maximum":100000},
 "fail":{"type":"boolean"}}}`),
 		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			ms, _ := job.Input["ms"].(float64)

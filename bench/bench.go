@@ -25,12 +25,16 @@ type Config struct {
 	ReadConcurrency int
 	// Streams (10,000) held open over StreamRuns (20) ticking runs.
 	Streams, StreamRuns int
-	// ReplayEvents (1,000,000) to rebuild; ResumeEvents (1,000) to resume.
-	ReplayEvents, ResumeEvents int
+	// ReplayEvents (1,000,000) to rebuild; ResumeEvents (1,000) and
+	// ResumeLongEvents (100,000; -1 for none) to resume.
+	ReplayEvents, ResumeEvents, ResumeLongEvents int
 	// Runs (200) timed end to end.
 	Runs int
 	// Command is the command line, quoted in the report.
 	Command string
+	// ServerProfiles, when set, is a directory that receives a CPU
+	// profile of the server through each measured phase (<scenario>.prof).
+	ServerProfiles string
 	// Log receives progress lines.
 	Log io.Writer
 }
@@ -51,6 +55,9 @@ func (c *Config) defaults() {
 	def(&c.StreamRuns, 20)
 	def(&c.ReplayEvents, 1_000_000)
 	def(&c.ResumeEvents, 1_000)
+	if c.ResumeLongEvents == 0 {
+		c.ResumeLongEvents = 100_000
+	}
 	def(&c.Runs, 200)
 	if c.Log == nil {
 		c.Log = io.Discard

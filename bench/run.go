@@ -41,7 +41,7 @@ func runScenario(ctx context.Context, cfg Config, s *Scenario) error {
 		}
 	}
 	sum := lat.summary()
-	s.atMost("run end to end p50", ms(sum.P50), "ms", 25)
+	s.atMost("run end to end p50", ms(sum.P50), "ms", 8)
 	s.add("run end to end p90", ms(sum.P90), "ms")
 	s.add("run end to end p99", ms(sum.P99), "ms")
 	s.add("run end to end max", ms(sum.Max), "ms")

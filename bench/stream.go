@@ -113,7 +113,7 @@ func streamScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	s.add("node RSS before", float64(before)/(1<<20), "MiB")
 	s.add("node RSS with the streams", float64(after)/(1<<20), "MiB")
 	s.add("node RSS peak", float64(peak)/(1<<20), "MiB")
-	s.atMost("RSS per stream", perStream, "KiB", 32)
+	s.atMost("RSS per stream", perStream, "KiB", 16)
 	s.add("events delivered while measured", float64(sum.N), "events")
 	s.add("delivery p50", ms(sum.P50), "ms")
 	s.atMost("delivery p99", ms(sum.P99), "ms", 50)
