@@ -36,6 +36,16 @@ func cacheable(subject string) bool {
 		strings.HasPrefix(subject, subjSlot) || strings.HasPrefix(subject, subjWHEndpoints)
 }
 
+// Observe takes a message of the log as this node's read models applied
+// it: a newer state of an entity the cache holds (another node's write, on
+// a shared log) replaces the cached one, so admissions rarely meet a
+// compare-and-set they must retry.
+func (e *Engine) Observe(m Message) {
+	if cacheable(m.Subject) {
+		e.log.cache.put(m)
+	}
+}
+
 func (c *lastCache) get(subject string) (Message, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/apprun/apprun/engine"
 )
@@ -164,6 +166,13 @@ func (g *group) stale(c *groupCall) bool {
 	return false
 }
 
+// groupTries is how many times a batch whose check failed is written
+// again whole before its appends are written alone: on a replicated
+// stream a check fails while another node's batch checking the same
+// subject (an App's price) is being replicated, which says nothing of
+// this batch's own checks.
+const groupTries = 3
+
 // commit writes batch as one atomic batch and answers each append.
 func (g *group) commit(batch []*groupCall) {
 	var all []engine.Entry
@@ -171,6 +180,10 @@ func (g *group) commit(batch []*groupCall) {
 		all = append(all, c.entries...)
 	}
 	last, err := g.write(all)
+	for try := 1; try < groupTries && len(batch) > 1 && g.l.replicated && errors.Is(err, engine.ErrConflict); try++ {
+		time.Sleep(time.Duration(try) * time.Duration(100+rand.IntN(400)) * time.Microsecond)
+		last, err = g.write(all)
+	}
 	switch {
 	case err == nil:
 		end := last

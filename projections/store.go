@@ -54,6 +54,8 @@ type Store struct {
 	target  uint64        // stream's last sequence when Start ran
 	advance chan struct{} // closed and replaced whenever applied moves
 	failed  error
+	// observe, when set, sees every applied message (Observe).
+	observe func(engine.Message)
 
 	cc      jetstream.ConsumeContext
 	in      chan jetstream.Msg
@@ -268,9 +270,15 @@ func (s *Store) applyLoop() {
 	}
 }
 
+// Observe has fn called with every message applied, once its transaction
+// is committed (the engine refreshes its admission cache with them). Set
+// it before Start.
+func (s *Store) Observe(fn func(engine.Message)) { s.observe = fn }
+
 func (s *Store) applyBatch(msgs []jetstream.Msg) error {
 	var last uint64
 	var b *batch
+	var seqs []uint64
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b = newBatch(tx)
 		applied := s.Applied()
@@ -287,6 +295,9 @@ func (s *Store) applyBatch(msgs []jetstream.Msg) error {
 				return fmt.Errorf("event %d on %s: %w", seq, m.Subject(), err)
 			}
 			applied, last = seq, seq
+			if s.observe != nil {
+				seqs = append(seqs, seq)
+			}
 		}
 		if last == 0 {
 			return nil
@@ -298,6 +309,12 @@ func (s *Store) applyBatch(msgs []jetstream.Msg) error {
 	})
 	if err != nil || last == 0 {
 		return err
+	}
+	if s.observe != nil {
+		// The messages skipped as applied before are a prefix: in order.
+		for i, m := range msgs[len(msgs)-len(seqs):] {
+			s.observe(engine.Message{Subject: m.Subject(), Seq: seqs[i], Data: m.Data()})
+		}
 	}
 	s.runs.changed(last, b.touchedRuns(), false)
 	s.keys.changed(last, nil, b.keysChanged)

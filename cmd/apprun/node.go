@@ -126,6 +126,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	n.store.Observe(n.eng.Observe) // fresh admission caches on a shared log
 	if err := n.store.Start(ctx, js, eventlog.StreamName); err != nil {
 		return err
 	}
