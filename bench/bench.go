@@ -65,7 +65,7 @@ func (c *Config) defaults() {
 }
 
 // Scenarios are the scenario names in the order they run.
-var Scenarios = []string{"create", "read", "stream", "replay", "run"}
+var Scenarios = []string{"create", "read", "stream", "replay", "run", "cluster"}
 
 // Run runs the named scenarios (all when none) and reports every figure.
 func Run(ctx context.Context, cfg Config, names ...string) *Report {
@@ -77,7 +77,7 @@ func Run(ctx context.Context, cfg Config, names ...string) *Report {
 	for _, name := range names {
 		fn := map[string]func(context.Context, Config, *Scenario) error{
 			"create": createScenario, "read": readScenario, "stream": streamScenario,
-			"replay": replayScenario, "run": runScenario,
+			"replay": replayScenario, "run": runScenario, "cluster": clusterScenario,
 		}[name]
 		s := &Scenario{Name: name, Command: cfg.Command}
 		if fn == nil {

@@ -22,7 +22,7 @@ func TestEveryScenarioRunsAtSmallScale(t *testing.T) {
 		CreateConcurrency: 4, Accounts: 4,
 		// More streams than an account's default cap (40): a cap the
 		// bench server does not lift fails the stream scenario.
-		ReadConcurrency: 4, Streams: 60, StreamRuns: 2, ReplayEvents: 3000, ResumeEvents: 30, Runs: 5})
+		ReadConcurrency: 4, Streams: 60, StreamRuns: 2, ReplayEvents: 3000, ResumeEvents: 30, ResumeLongEvents: 300, Runs: 5})
 	if len(r.Scenarios) != len(Scenarios) {
 		t.Fatalf("ran %d scenarios, want %d", len(r.Scenarios), len(Scenarios))
 	}

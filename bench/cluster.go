@@ -1,0 +1,262 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apprun/apprun/apps"
+	"github.com/apprun/apprun/embednats"
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/inputschema"
+	"github.com/nats-io/nats.go"
+)
+
+// clusterNodes is how many nodes the cluster scenario runs.
+const clusterNodes = 3
+
+// clusterScenario measures POST /api/v1/runs on a 3-node cluster (R3
+// streams over loopback routes, each node a child process), the clients
+// spread over the nodes, then the bare writes of one create on a 3-node
+// R3 JetStream cluster in this process, as the create scenario does on
+// one node.
+func clusterScenario(ctx context.Context, cfg Config, s *Scenario) error {
+	if cfg.URL != "" {
+		s.note("measured on a cluster of its own, not --url")
+	}
+	nodes, err := startCluster(ctx, cfg.Binary)
+	defer func() {
+		for _, n := range nodes {
+			n.Stop()
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	keys, err := nodes[0].accounts(ctx, cfg.Accounts, 1_000_000_000)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes { // every node's read models know every key
+		if err := awaitKey(ctx, n, keys[len(keys)-1]); err != nil {
+			return err
+		}
+	}
+	body := sleepRun(600_000, 0)
+	var n atomic.Int64
+	create := func(ctx context.Context, _ int) error {
+		i := n.Add(1)
+		_, err := nodes[i%clusterNodes].create(ctx, keys[i%int64(len(keys))], body)
+		return err
+	}
+	load(ctx, cfg.CreateConcurrency, time.Second, create)
+	profiled := profileServer(ctx, cfg, nodes[0], "cluster", cfg.Duration-time.Second)
+	res := load(ctx, cfg.CreateConcurrency, cfg.Duration, create)
+	profiled()
+	s.loadErrors("create", res)
+	for _, n := range nodes {
+		n.Stop()
+	}
+
+	bare, err := bareClusterWrites(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("bare writes: %w", err)
+	}
+	s.loadErrors("bare writes", bare)
+	if res.ops == 0 || bare.ops == 0 {
+		return fmt.Errorf("nothing measured: %d creates, %d bare writes", res.ops, bare.ops)
+	}
+	s.add("creates on 3 nodes", res.perSecond(), "/s")
+	s.latency("create", res.lat.summary())
+	s.add("bare R3 writes of one create", bare.perSecond(), "/s")
+	s.latency("bare writes", bare.lat.summary())
+	s.add("create ÷ bare writes", res.perSecond()/bare.perSecond(), "ratio")
+	s.note("3 nodes (child processes) on one JetStream cluster over loopback routes, streams R3, SyncAlways; concurrency %d spread over the nodes, %d accounts, %s per phase; bare writes = the create-window publish + the admission batch made by the bench's probe on a 3-server R3 cluster in this process",
+		cfg.CreateConcurrency, cfg.Accounts, cfg.Duration)
+	return nil
+}
+
+// startCluster starts clusterNodes apprun processes forming one cluster,
+// and waits until each is ready to take writes.
+func startCluster(ctx context.Context, bin string) ([]*Server, error) {
+	token, secret := randomHex(16), randomHex(16)
+	routes := make([]string, clusterNodes)
+	for i := range routes {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		routes[i] = addr
+	}
+	nodes := make([]*Server, clusterNodes)
+	errs := make([]error, clusterNodes)
+	var wg sync.WaitGroup
+	for i := range nodes {
+		wg.Go(func() {
+			nodes[i], errs[i] = startChild(ctx, token, func(dir string) *exec.Cmd {
+				cmd := exec.Command(bin, "serve")
+				cmd.Env = append(append(os.Environ(), high...),
+					"APPRUN_ADDR=127.0.0.1:0", "APPRUN_DATA="+filepath.Join(dir, "data"), "APPRUN_ADMIN_TOKEN="+token,
+					"APPRUN_CLUSTER_NAME=apprun-bench", "APPRUN_CLUSTER_LISTEN="+routes[i],
+					"APPRUN_ROUTES="+strings.Join(routes, ","), "APPRUN_REPLICAS=3", "APPRUN_CLUSTER_SECRET="+secret)
+				return cmd
+			})
+		})
+	}
+	wg.Wait()
+	var live []*Server
+	for i, n := range nodes {
+		if errs[i] != nil {
+			for _, l := range nodes {
+				if l != nil {
+					l.Stop()
+				}
+			}
+			return nil, fmt.Errorf("cluster node %d: %w", i, errs[i])
+		}
+		live = append(live, n)
+	}
+	for _, n := range live {
+		if err := n.awaitReady(ctx); err != nil {
+			return live, err
+		}
+	}
+	return live, nil
+}
+
+// awaitReady waits until the server's /readyz says it takes writes.
+func (s *Server) awaitReady(ctx context.Context) error {
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		st, body, err := s.do(ctx, "GET", "/readyz", "", nil)
+		if err == nil && st == 200 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready within 90s: %d %s %v", s.URL, st, body, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// awaitKey waits until the server knows key.
+func awaitKey(ctx context.Context, s *Server, key string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, body, err := s.do(ctx, "GET", "/api/v1/account", key, nil)
+		if err == nil && st == 200 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s does not know the bench's key within 30s: %d %s %v", s.URL, st, body, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// bareClusterWrites runs the create scenario's probes on a 3-server
+// JetStream cluster in this process, with the streams R3.
+func bareClusterWrites(ctx context.Context, cfg Config) (loadResult, error) {
+	dir, err := os.MkdirTemp("", "apprun-bench-bare-r3-")
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer os.RemoveAll(dir)
+	secret := randomHex(16)
+	routes := make([]string, clusterNodes)
+	for i := range routes {
+		if routes[i], err = freeAddr(); err != nil {
+			return loadResult{}, err
+		}
+	}
+	servers := make([]*embednats.Server, clusterNodes)
+	errs := make([]error, clusterNodes)
+	var wg sync.WaitGroup
+	for i := range servers {
+		wg.Go(func() {
+			ns, err := embednats.New(embednats.Config{StoreDir: filepath.Join(dir, fmt.Sprint(i)), ServerName: fmt.Sprintf("bare%d", i),
+				MaxMemory: 1 << 30, MaxStore: 16 << 30, Secret: secret,
+				Cluster: embednats.Cluster{Name: "apprun-bench-bare", Listen: routes[i], Routes: routes}})
+			if err == nil {
+				err = ns.Start()
+			}
+			servers[i], errs[i] = ns, err
+		})
+	}
+	wg.Wait()
+	defer func() {
+		for _, ns := range servers {
+			if ns != nil {
+				ns.Stop()
+			}
+		}
+	}()
+	for _, err := range errs {
+		if err != nil {
+			return loadResult{}, err
+		}
+	}
+	nc, err := servers[0].Connect()
+	if err != nil {
+		return loadResult{}, err
+	}
+	defer nc.Close()
+	lim := engine.Limits{CreatePerMinute: 100_000_000, ReadsPerMinute: 100_000_000, OwnerActiveRuns: 1_000_000, PlatformActiveRuns: 1_000_000}
+	e, ports, err := clusterEngine(ctx, nc, lim)
+	if err != nil {
+		return loadResult{}, err
+	}
+	probes := make([]*probe, cfg.CreateConcurrency)
+	for i := range probes {
+		if probes[i], err = newProbe(ctx, e, ports, apps.TestSleepSlug, 1_000_000_000, 1+i*1_000_000); err != nil {
+			return loadResult{}, err
+		}
+	}
+	admit := func(ctx context.Context, w int) error { return probes[w].admit(ctx) }
+	load(ctx, cfg.CreateConcurrency, time.Second, admit)
+	return load(ctx, cfg.CreateConcurrency, cfg.Duration, admit), nil
+}
+
+// clusterEngine is preparedEngine on R3 streams, retried while the new
+// cluster elects its meta leader.
+func clusterEngine(ctx context.Context, nc *nats.Conn, lim engine.Limits) (*engine.Engine, engine.Ports, error) {
+	catalog, err := engine.NewCatalog(inputschema.Compile, apps.TestSleep())
+	if err != nil {
+		return nil, engine.Ports{}, err
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st, err := eventlog.Open(ctx, nc, eventlog.Config{Limits: lim, Replicas: clusterNodes})
+		if err == nil {
+			ports := st.Ports()
+			e, err := engine.New(ports, engine.Config{Catalog: catalog, Reads: noReads{}, Limits: lim})
+			if err != nil {
+				return nil, engine.Ports{}, err
+			}
+			if err = e.Prepare(ctx); err == nil {
+				return e, ports, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, engine.Ports{}, fmt.Errorf("no R3 streams within 60s: %w", err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
