@@ -31,6 +31,7 @@ test:
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateInput$$' -fuzztime 5000x && \
 	$(GO) test ./apps -run '^$$' -fuzz '^FuzzParseReply$$' -fuzztime 1000x && \
 	$(GO) test ./billing -run '^$$' -fuzz '^FuzzStripeEvent$$' -fuzztime 2000x && \
+	$(GO) test ./projections -run '^$$' -fuzz '^FuzzDecodersAgree$$' -fuzztime 20000x && \
 	echo "make test: passed in $$(( $$(date +%s) - start )) s"
 
 # apprun tried with clients not written here, installed from the npm

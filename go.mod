@@ -7,6 +7,7 @@ require (
 	codeberg.org/readeck/go-readability/v2 v2.1.3
 	github.com/chromedp/chromedp v0.23.0
 	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68
+	github.com/goccy/go-json v0.12.0
 	github.com/goccy/go-yaml v1.19.2
 	github.com/gorilla/mux v1.8.1
 	github.com/kaptinlin/jsonschema v0.9.8

@@ -111,8 +111,14 @@ func canceledError() *RunError {
 // an older apprun comes back as the failed event a cancel writes now, so
 // every reader (fold, stream, webhook, audit, projection) sees one shape.
 func DecodeRunEvent(data []byte) (RunEvent, error) {
+	return DecodeRunEventWith(json.Unmarshal, data)
+}
+
+// DecodeRunEventWith is DecodeRunEvent with another JSON decoder (the read
+// models rebuild with a faster one, held to this one by a fuzz test).
+func DecodeRunEventWith(unmarshal func([]byte, any) error, data []byte) (RunEvent, error) {
 	var e RunEvent
-	if err := json.Unmarshal(data, &e); err != nil {
+	if err := unmarshal(data, &e); err != nil {
 		return e, err
 	}
 	if e.Type == RunCanceled {

@@ -92,12 +92,19 @@ func (b *batch) flush() error {
 // apply folds one event into the read models. It is a pure function of
 // the stored state and the event.
 func (b *batch) apply(subject string, data []byte, seq uint64) error {
-	tx := b.tx
 	kind, id := engine.ParseSubject(subject)
+	return b.applyDecoded(event{subject: subject, data: data, seq: seq, kind: kind, id: id})
+}
+
+// applyDecoded applies m, decoding it unless decode already did.
+func (b *batch) applyDecoded(m event) error {
+	tx, kind, id, data, seq := b.tx, m.kind, m.id, m.data, m.seq
 	switch kind {
 	case engine.KindAccount:
 		var ev ledger.Event
-		if err := json.Unmarshal(data, &ev); err != nil {
+		if m.acct != nil {
+			ev = *m.acct
+		} else if err := json.Unmarshal(data, &ev); err != nil {
 			return err
 		}
 		a, err := b.account(id)
@@ -115,9 +122,14 @@ func (b *batch) apply(subject string, data []byte, seq uint64) error {
 		*a = ledger.Snapshot(ev, *a)
 		return nil
 	case engine.KindRun:
-		ev, err := engine.DecodeRunEvent(data)
-		if err != nil {
-			return err
+		var ev engine.RunEvent
+		if m.run != nil {
+			ev = *m.run
+		} else {
+			var err error
+			if ev, err = engine.DecodeRunEvent(data); err != nil {
+				return err
+			}
 		}
 		if ev.Type == engine.RunFenced {
 			return nil // an admission that was never stored: no run

@@ -41,6 +41,10 @@ const schemaVersion = "7" // 7: a canceled run is failed with the error code can
 // maxBatch bounds how many events one transaction applies.
 const maxBatch = 4096
 
+// pullMessages is how many messages the consumer asks for at once (the
+// client's default is 500): a rebuild waited on the pulls.
+const pullMessages = 4096
+
 // Store is the bbolt file of read models and the applier that feeds it.
 type Store struct {
 	db     *bolt.DB
@@ -58,7 +62,7 @@ type Store struct {
 	observe func(engine.Message)
 
 	cc      jetstream.ConsumeContext
-	in      chan jetstream.Msg
+	in      chan event
 	done    chan struct{}
 	stopped sync.Once
 }
@@ -208,15 +212,16 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 	if err != nil {
 		return fmt.Errorf("projections: %w", err)
 	}
-	s.in = make(chan jetstream.Msg, 4*maxBatch)
+	s.in = make(chan event, 4*maxBatch)
 	s.done = make(chan struct{})
 	done := s.done
 	s.cc, err = cons.Consume(func(m jetstream.Msg) {
+		ev := decodeMsg(m) // here, beside the applier's transaction (decode.go)
 		select {
-		case s.in <- m:
+		case s.in <- ev:
 		case <-done: // stopping: the message is read again on the next start
 		}
-	})
+	}, jetstream.PullMaxMessages(pullMessages))
 	if err != nil {
 		return fmt.Errorf("projections: consume: %w", err)
 	}
@@ -242,7 +247,7 @@ func (s *Store) Close() error {
 
 func (s *Store) applyLoop() {
 	for {
-		var batch []jetstream.Msg
+		var batch []event
 		select {
 		case <-s.done:
 			return
@@ -275,7 +280,7 @@ func (s *Store) applyLoop() {
 // it before Start.
 func (s *Store) Observe(fn func(engine.Message)) { s.observe = fn }
 
-func (s *Store) applyBatch(msgs []jetstream.Msg) error {
+func (s *Store) applyBatch(msgs []event) error {
 	var last uint64
 	var b *batch
 	var seqs []uint64
@@ -283,16 +288,15 @@ func (s *Store) applyBatch(msgs []jetstream.Msg) error {
 		b = newBatch(tx)
 		applied := s.Applied()
 		for _, m := range msgs {
-			meta, err := m.Metadata()
-			if err != nil {
-				return err
+			if m.err != nil {
+				return m.err
 			}
-			seq := meta.Sequence.Stream
+			seq := m.seq
 			if seq <= applied {
 				continue // already in the file: applying twice changes nothing
 			}
-			if err := b.apply(m.Subject(), m.Data(), seq); err != nil {
-				return fmt.Errorf("event %d on %s: %w", seq, m.Subject(), err)
+			if err := b.applyDecoded(m); err != nil {
+				return fmt.Errorf("event %d on %s: %w", seq, m.subject, err)
 			}
 			applied, last = seq, seq
 			if s.observe != nil {
@@ -313,7 +317,7 @@ func (s *Store) applyBatch(msgs []jetstream.Msg) error {
 	if s.observe != nil {
 		// The messages skipped as applied before are a prefix: in order.
 		for i, m := range msgs[len(msgs)-len(seqs):] {
-			s.observe(engine.Message{Subject: m.Subject(), Seq: seqs[i], Data: m.Data()})
+			s.observe(engine.Message{Subject: m.subject, Seq: seqs[i], Data: m.data})
 		}
 	}
 	s.runs.changed(last, b.touchedRuns(), false)

@@ -1,0 +1,51 @@
+package projections
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	gojson "github.com/goccy/go-json"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
+)
+
+// The read models decode the log's account and run events with
+// goccy/go-json (decode.go); the engine and the audit with encoding/json.
+// Whatever the bytes, both must read the same event, or goccy must refuse
+// them (apply then decodes them with encoding/json).
+func FuzzDecodersAgree(f *testing.F) {
+	at := time.Date(2026, 11, 23, 12, 0, 0, 123456789, time.UTC)
+	seeds := []any{
+		engine.RunEvent{Type: engine.RunCreated, V: 1, RunNo: "run_a", AccountID: "acct_a", KeyID: "key_a", AppSlug: "cold-email-writer",
+			Input: json.RawMessage(`{"a":"é\u2028<>&","n":1.5e3}`), CreditCost: 25, At: at, Slot: 3, WebhookEndpoints: []string{"https://h.example/x"}},
+		engine.RunEvent{Type: engine.ToolRunning, V: 1, RunNo: "run_a", At: at, Step: &engine.Step{Index: 2, Total: 5, Tool: "web", Message: "reading \"x\""}},
+		engine.RunEvent{Type: engine.RunCompleted, V: 1, RunNo: "run_a", At: at, Summary: "ok", Output: json.RawMessage(`{"emails":[{"b":"\n"}]}`)},
+		engine.RunEvent{Type: engine.RunFailed, V: 1, RunNo: "run_a", At: at, Error: &engine.RunError{Code: "timeout", Message: "m"}},
+		ledger.Event{Type: ledger.AccountOpened, V: 1, At: at, AccountID: "acct_a", Balance: 100},
+	}
+	for _, s := range seeds {
+		data, err := json.Marshal(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"type":"canceled","v":1,"run_no":"run_a"}`))
+	f.Add([]byte(`{"type":"created","TYPE":"failed","credit_cost":1e2}`))
+	f.Add([]byte(`{"type":"created","input":{"a":"\ud800"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want, werr := engine.DecodeRunEvent(data)
+		got, gerr := engine.DecodeRunEventWith(gojson.Unmarshal, data)
+		if gerr == nil && (werr != nil || !reflect.DeepEqual(got, want)) {
+			t.Fatalf("run event %q: goccy %+v, encoding/json %+v (%v)", data, got, want, werr)
+		}
+		var wa, ga ledger.Event
+		werr = json.Unmarshal(data, &wa)
+		if gojson.Unmarshal(data, &ga) == nil && (werr != nil || !reflect.DeepEqual(ga, wa)) {
+			t.Fatalf("ledger event %q: goccy %+v, encoding/json %+v (%v)", data, ga, wa, werr)
+		}
+	})
+}
