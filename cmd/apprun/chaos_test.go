@@ -262,6 +262,14 @@ func TestChaosKillsLoseNoRunAndNoCredit(t *testing.T) {
 						acked = append(acked, r)
 					case err == nil && (status == 409 || status == 503 || status == 500):
 						pending = append(pending, r) // in progress or unavailable: ask again later
+					case err == nil && status == 429 && errorCode(m) == "concurrency_limit":
+						// The platform's 64 slots are held by runs a kill
+						// interrupted until they are taken over (about 10 s):
+						// nothing was charged; as a client told to wait, this
+						// worker asks again in a later round.
+						pending = append(pending, r)
+						mu.Unlock()
+						return
 					case err == nil:
 						mu.Unlock()
 						t.Errorf("create answered %d %v", status, m)
@@ -409,4 +417,11 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// errorCode is the code of an error envelope ("" when m is none).
+func errorCode(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
 }
