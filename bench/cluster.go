@@ -124,27 +124,12 @@ func startCluster(ctx context.Context, bin string) ([]*Server, error) {
 		}
 		live = append(live, n)
 	}
-	for _, n := range live {
-		if err := n.awaitReady(ctx); err != nil {
+	for _, n := range live { // ready: it takes writes
+		if err := n.awaitOK(ctx, "/readyz", 90*time.Second); err != nil {
 			return live, err
 		}
 	}
 	return live, nil
-}
-
-// awaitReady waits until the server's /readyz says it takes writes.
-func (s *Server) awaitReady(ctx context.Context) error {
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		st, body, err := s.do(ctx, "GET", "/readyz", "", nil)
-		if err == nil && st == 200 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready within 90s: %d %s %v", s.URL, st, body, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // awaitKey waits until the server knows key.

@@ -119,14 +119,19 @@ func useServer(ctx context.Context, url, adminToken string) (*Server, error) {
 }
 
 func (s *Server) waitHealthy(ctx context.Context) error {
-	deadline := time.Now().Add(60 * time.Second)
+	return s.awaitOK(ctx, "/healthz", 60*time.Second)
+}
+
+// awaitOK waits until GET path answers 200, for at most within.
+func (s *Server) awaitOK(ctx context.Context, path string, within time.Duration) error {
+	deadline := time.Now().Add(within)
 	for {
-		st, _, err := s.do(ctx, "GET", "/healthz", "", nil)
+		st, body, err := s.do(ctx, "GET", path, "", nil)
 		if err == nil && st == 200 {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("server %s not healthy within 60s (status %d, %v)", s.URL, st, err)
+			return fmt.Errorf("server %s: GET %s not 200 within %s (status %d %s, %v)", s.URL, path, within, st, body, err)
 		}
 		select {
 		case <-ctx.Done():
