@@ -20,15 +20,26 @@ func profileServer(ctx context.Context, cfg Config, srv *Server, name string, d 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := fetchProfile(ctx, srv, filepath.Join(cfg.ServerProfiles, name+".prof"), d); err != nil {
+		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", srv.URL, int(d/time.Second))
+		if err := fetchProfile(ctx, srv, url, filepath.Join(cfg.ServerProfiles, name+".prof")); err != nil {
 			fmt.Fprintf(cfg.Log, "bench: server profile %s: %v\n", name, err)
 		}
 	}()
 	return func() { <-done }
 }
 
-func fetchProfile(ctx context.Context, srv *Server, path string, d time.Duration) error {
-	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", srv.URL, int(d/time.Second))
+// heapProfile writes the server's heap profile (after a collection) into
+// cfg.ServerProfiles/name.prof, when the bench was asked for profiles.
+func heapProfile(ctx context.Context, cfg Config, srv *Server, name string) {
+	if cfg.ServerProfiles == "" {
+		return
+	}
+	if err := fetchProfile(ctx, srv, srv.URL+"/debug/pprof/heap?gc=1", filepath.Join(cfg.ServerProfiles, name+".prof")); err != nil {
+		fmt.Fprintf(cfg.Log, "bench: server heap profile %s: %v\n", name, err)
+	}
+}
+
+func fetchProfile(ctx context.Context, srv *Server, url, path string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err

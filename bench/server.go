@@ -271,3 +271,31 @@ func coldEmailRun() map[string]any {
 	return map[string]any{"app_slug": "cold-email-writer", "input": map[string]any{
 		"product_description": "Acme Ledger automates bookkeeping for small agencies.", "target_role": "Agency founders"}}
 }
+
+// goMetrics reads the server's Go runtime gauges from /metrics:
+// goroutines, stack and heap bytes in use.
+func (s *Server) goMetrics(ctx context.Context) (goroutines, stack, heap float64, err error) {
+	st, body, err := s.do(ctx, "GET", "/metrics", "", nil)
+	if err != nil || st != 200 {
+		return 0, 0, 0, fmt.Errorf("GET /metrics: %d %v", st, err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		name, value, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		v, perr := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if perr != nil {
+			continue
+		}
+		switch name {
+		case "go_goroutines":
+			goroutines = v
+		case "go_memstats_stack_inuse_bytes":
+			stack = v
+		case "go_memstats_heap_inuse_bytes":
+			heap = v
+		}
+	}
+	return goroutines, stack, heap, nil
+}

@@ -45,6 +45,10 @@ func streamScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	if err != nil {
 		return err
 	}
+	g0, stack0, heap0, err := srv.goMetrics(ctx)
+	if err != nil {
+		return err
+	}
 
 	var (
 		measuring atomic.Bool
@@ -89,7 +93,15 @@ func streamScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	// Resident memory moves with the garbage collector's cycle: sample it
 	// through the measured window and take the median.
 	var rss []int64
+	var g1, stack1, heap1 float64
+	middle := time.Now().Add(cfg.Duration / 2)
 	for end := time.Now().Add(cfg.Duration); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		if g1 == 0 && time.Now().After(middle) {
+			if g1, stack1, heap1, err = srv.goMetrics(ctx); err != nil {
+				return err
+			}
+			heapProfile(ctx, cfg, srv, "stream-heap")
+		}
 		v, err := srv.RSS()
 		if err != nil {
 			return err
@@ -114,6 +126,10 @@ func streamScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	s.add("node RSS with the streams", float64(after)/(1<<20), "MiB")
 	s.add("node RSS peak", float64(peak)/(1<<20), "MiB")
 	s.atMost("RSS per stream", perStream, "KiB", 16)
+	n := float64(cfg.Streams)
+	s.add("goroutines per stream", (g1-g0)/n, "")
+	s.add("stack per stream", (stack1-stack0)/n/1024, "KiB")
+	s.add("heap in use per stream", (heap1-heap0)/n/1024, "KiB")
 	s.add("events delivered while measured", float64(sum.N), "events")
 	s.add("delivery p50", ms(sum.P50), "ms")
 	s.atMost("delivery p99", ms(sum.P99), "ms", 50)
