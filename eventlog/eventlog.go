@@ -75,10 +75,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, nc: nc, js: js}
 	var st jetstream.Stream
-	var ws map[string]jetstream.Stream
 	err = engine.Retry(ctx, cfg.Logger, "create streams", func(ctx context.Context) error {
 		var err error
-		st, ws, err = ensureStreams(ctx, js, cfg)
+		st, err = ensureStreams(ctx, js, cfg)
 		return err
 	})
 	if err != nil {
@@ -88,7 +87,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 		readers: make(chan struct{}, maxLogReaders), quorum: cfg.QuorumReachable}
 	s.log.group.l = s.log
 	go s.log.probe()
-	s.windows = &windows{nc: nc, js: js, timeout: cfg.Timeout, streams: ws,
+	s.windows = &windows{nc: nc, js: js, timeout: cfg.Timeout,
 		limits: map[engine.Window]int{engine.WindowCreate: cfg.Limits.CreatePerMinute, engine.WindowRead: cfg.Limits.ReadsPerMinute}}
 	return s, nil
 }
@@ -102,9 +101,9 @@ func (s *Store) Ports() engine.Ports {
 // Log is the event log port.
 func (s *Store) Log() *Log { return s.log }
 
-// ensureStreams creates or updates apprun's streams and returns the event
-// log and the rate-limit windows that are on (by stream name).
-func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, map[string]jetstream.Stream, error) {
+// ensureStreams creates or updates apprun's streams (the event log, and
+// the rate-limit windows that are on) and returns the event log.
+func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.Stream, error) {
 	st, err := ensureStream(ctx, js, jetstream.StreamConfig{
 		Name:               StreamName,
 		Description:        "apprun event log: accounts, keys, prices, runs",
@@ -122,9 +121,8 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 		RePublish:   &jetstream.RePublish{Source: engine.SubjectOf(engine.KindRun, ">"), Destination: subjLive + "run.>"},
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("stream %s: %w", StreamName, err)
+		return nil, fmt.Errorf("stream %s: %w", StreamName, err)
 	}
-	windows := map[string]jetstream.Stream{}
 	for _, rl := range []struct {
 		name, subj string
 		limit      int
@@ -132,7 +130,7 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 		if rl.limit <= 0 {
 			continue
 		}
-		w, err := ensureWindow(ctx, js, cfg, jetstream.StreamConfig{
+		_, err := ensureWindow(ctx, js, cfg, jetstream.StreamConfig{
 			Name:                 rl.name,
 			Description:          "apprun sliding-window rate limit: one message per counted request",
 			Subjects:             []string{rl.subj + "*"},
@@ -145,11 +143,10 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 			AllowDirect:          true,
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("stream %s: %w", rl.name, err)
+			return nil, fmt.Errorf("stream %s: %w", rl.name, err)
 		}
-		windows[rl.name] = w
 	}
-	return st, windows, nil
+	return st, nil
 }
 
 // windowWait bounds one attempt at a window stream.

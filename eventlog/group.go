@@ -91,20 +91,20 @@ func (g *group) append(ctx context.Context, entries []engine.Entry) (uint64, err
 	return 0, fmt.Errorf("%w: append sent, no answer before: %w", engine.ErrAmbiguous, ctx.Err())
 }
 
-// run commits batches while appends wait, then ends.
+// run commits batches while appends wait, then ends. (take leaves
+// nothing waiting when it takes nothing: it always takes the first append
+// it does not answer.)
 func (g *group) run() {
 	for {
 		g.mu.Lock()
 		batch := g.take()
-		if len(batch) == 0 && len(g.queue) == 0 {
+		if len(batch) == 0 {
 			g.busy = false
 			g.mu.Unlock()
 			return
 		}
 		g.mu.Unlock()
-		if len(batch) > 0 {
-			g.commit(batch)
-		}
+		g.commit(batch)
 	}
 }
 

@@ -373,7 +373,7 @@ func (l *Log) directBatchRetry(ctx context.Context, subject string, from *uint64
 	)
 	for range 3 {
 		actx, cancel := context.WithTimeout(ctx, time.Second)
-		n, pending, err = l.directBatch(actx, subject, *from, readBatch, handle)
+		n, pending, err = directBatch(actx, l.nc, StreamName, subject, *from, readBatch, handle)
 		cancel()
 		if err == nil || ctx.Err() != nil || errors.Is(err, errHandler) {
 			break
@@ -398,11 +398,11 @@ type handlerError struct{ err error }
 func (h *handlerError) Error() string   { return h.err.Error() }
 func (h *handlerError) Is(t error) bool { return t == errHandler }
 
-// directBatch asks the stream for up to n messages on subject from
-// sequence seq on (a batched direct get, answered by any replica), hands
-// each to handle as it arrives, and returns how many it handled and how
-// many more there are. No handle call runs after it returns.
-func (l *Log) directBatch(ctx context.Context, subject string, seq uint64, n int, handle func(*nats.Msg) error) (int, uint64, error) {
+// directBatch asks stream for up to n messages on subject from sequence
+// seq on (a batched direct get, answered by any replica), hands each to
+// handle as it arrives, and returns how many it handled and how many more
+// there are. No handle call runs after it returns.
+func directBatch(ctx context.Context, nc *nats.Conn, stream, subject string, seq uint64, n int, handle func(*nats.Msg) error) (int, uint64, error) {
 	req, err := json.Marshal(struct {
 		Seq     uint64 `json:"seq"`
 		NextFor string `json:"next_by_subj"`
@@ -421,8 +421,8 @@ func (l *Log) directBatch(ctx context.Context, subject string, seq uint64, n int
 	)
 	// A callback subscription queues without the 64k-slot channel a
 	// synchronous one allocates; the callback runs on one goroutine.
-	inbox := l.nc.NewRespInbox()
-	sub, err := l.nc.Subscribe(inbox, func(m *nats.Msg) {
+	inbox := nc.NewRespInbox()
+	sub, err := nc.Subscribe(inbox, func(m *nats.Msg) {
 		mu.Lock()
 		defer mu.Unlock()
 		if stopped {
@@ -449,7 +449,7 @@ func (l *Log) directBatch(ctx context.Context, subject string, seq uint64, n int
 		return 0, 0, fmt.Errorf("direct get %s: %w", subject, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	if err := l.nc.PublishRequest("$JS.API.DIRECT.GET."+StreamName, inbox, req); err != nil {
+	if err := nc.PublishRequest("$JS.API.DIRECT.GET."+stream, inbox, req); err != nil {
 		return 0, 0, fmt.Errorf("direct get %s: %w", subject, err)
 	}
 	select {

@@ -12,12 +12,15 @@ import (
 	"github.com/apprun/apprun/eventlog"
 )
 
-func openStore(t *testing.T) *eventlog.Store {
+func openStore(t *testing.T) *eventlog.Store { return openStoreWith(t, eventlog.Config{}) }
+
+// openStoreWith opens the streams configured by cfg on a new embedded server.
+func openStoreWith(t *testing.T, cfg eventlog.Config) *eventlog.Store {
 	t.Helper()
 	nc := natstest.Connect(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	st, err := eventlog.Open(ctx, nc, eventlog.Config{})
+	st, err := eventlog.Open(ctx, nc, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

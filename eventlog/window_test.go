@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apprun/apprun/embednats/natstest"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
 )
@@ -15,13 +14,8 @@ import (
 // the oldest leaves; another key has its own window.
 func TestSharedWindowsCountDownAndRefuse(t *testing.T) {
 	t.Parallel()
-	nc := natstest.Connect(t, false)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	st, err := eventlog.Open(ctx, nc, eventlog.Config{Limits: engine.Limits{CreatePerMinute: 3, ReadsPerMinute: 5}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := openStoreWith(t, eventlog.Config{Limits: engine.Limits{CreatePerMinute: 3, ReadsPerMinute: 5}})
+	ctx := context.Background()
 	w := st.Ports().Windows
 	for i, want := range []int{2, 1, 0} {
 		ok, remaining, reset, err := w.Hit(ctx, engine.WindowCreate, "key_a")
