@@ -22,12 +22,8 @@ func (e *Engine) account(ctx context.Context, id string, cached bool) (ledger.Ac
 	if !ValidID(PrefixAccount, id) {
 		return ledger.Account{}, 0, Errorf(CodeAccountNotFound, "no account %q", id)
 	}
-	read := e.log.last
-	if cached {
-		read = e.log.lastCached
-	}
 	var ev ledger.Event
-	seq, err := read(ctx, accountSubject(id), &ev)
+	seq, _, err := e.log.lastFrom(ctx, cached, accountSubject(id), &ev)
 	if errors.Is(err, ErrNoMessage) {
 		return ledger.Account{}, 0, Errorf(CodeAccountNotFound, "no account %q", id)
 	}

@@ -311,14 +311,10 @@ func insufficient(balance, cost int64) error {
 func (e *Engine) freeSlot(ctx context.Context, cached bool) (int, uint64, error) {
 	n := e.cfg.Limits.PlatformActiveRuns
 	start := e.cfg.IntN(n)
-	read := e.log.last
-	if cached {
-		read = e.log.lastCached
-	}
 	for i := range n {
 		slot := 1 + (start+i)%n
 		var ev SlotEvent
-		seq, err := read(ctx, slotSubject(slot), &ev)
+		seq, _, err := e.log.lastFrom(ctx, cached, slotSubject(slot), &ev)
 		if errors.Is(err, ErrNoMessage) {
 			return slot, 0, nil
 		}

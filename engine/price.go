@@ -31,12 +31,7 @@ func (e *Engine) CurrentPrice(ctx context.Context, slug string) (Price, error) {
 // sequence (lastcache.go).
 func (e *Engine) price(ctx context.Context, slug string, cached bool) (p Price, hit bool, err error) {
 	var ev PriceEvent
-	var seq uint64
-	if cached {
-		seq, hit, err = e.log.lastCachedHit(ctx, priceSubject(slug), &ev)
-	} else {
-		seq, err = e.log.last(ctx, priceSubject(slug), &ev)
-	}
+	seq, hit, err := e.log.lastFrom(ctx, cached, priceSubject(slug), &ev)
 	if errors.Is(err, ErrNoMessage) {
 		return Price{Slug: slug}, hit, nil
 	}

@@ -87,17 +87,11 @@ func (s *store) last(ctx context.Context, subject string, v any) (uint64, error)
 	return m.Seq, decodeMessage(m, v)
 }
 
-// lastCached is last answered from the cache when it holds the subject
-// (lastcache.go says when that is exact).
-func (s *store) lastCached(ctx context.Context, subject string, v any) (uint64, error) {
-	seq, _, err := s.lastCachedHit(ctx, subject, v)
-	return seq, err
-}
-
-// lastCachedHit is lastCached that says whether the cache answered.
-func (s *store) lastCachedHit(ctx context.Context, subject string, v any) (uint64, bool, error) {
+// lastFrom is last, answered from the cache when cached is set and the
+// cache holds the subject (hit; lastcache.go says when that is exact).
+func (s *store) lastFrom(ctx context.Context, cached bool, subject string, v any) (seq uint64, hit bool, err error) {
 	m, ok := s.cache.get(subject)
-	if !ok {
+	if !cached || !ok {
 		seq, err := s.last(ctx, subject, v)
 		return seq, false, err
 	}

@@ -36,12 +36,8 @@ func (e *Engine) WebhookEndpoints(ctx context.Context, accountID string) ([]Webh
 // cached is set and this node is standalone (every write is its own, so
 // the cache is the log's state: lastcache.go).
 func (e *Engine) webhookEndpoints(ctx context.Context, accountID string, cached bool) ([]WebhookEndpoint, uint64, error) {
-	read := e.log.last
-	if cached && e.cfg.Standalone {
-		read = e.log.lastCached
-	}
 	var ev endpointsEvent
-	seq, err := read(ctx, endpointsSubject(accountID), &ev)
+	seq, _, err := e.log.lastFrom(ctx, cached && e.cfg.Standalone, endpointsSubject(accountID), &ev)
 	if errors.Is(err, ErrNoMessage) {
 		return nil, 0, nil
 	}
