@@ -91,13 +91,8 @@ func (b *batch) flush() error {
 
 // apply folds one event into the read models. It is a pure function of
 // the stored state and the event.
-func (b *batch) apply(subject string, data []byte, seq uint64) error {
-	kind, id := engine.ParseSubject(subject)
-	return b.applyDecoded(event{subject: subject, data: data, seq: seq, kind: kind, id: id})
-}
-
-// applyDecoded applies m, decoding it unless decode already did.
-func (b *batch) applyDecoded(m event) error {
+// It decodes m unless decodeMsg already did.
+func (b *batch) apply(m event) error {
 	tx, kind, id, data, seq := b.tx, m.kind, m.id, m.data, m.seq
 	switch kind {
 	case engine.KindAccount:

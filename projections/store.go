@@ -41,10 +41,6 @@ const schemaVersion = "7" // 7: a canceled run is failed with the error code can
 // maxBatch bounds how many events one transaction applies.
 const maxBatch = 4096
 
-// pullMessages is how many messages the consumer asks for at once (the
-// client's default is 500): a rebuild waited on the pulls.
-const pullMessages = 4096
-
 // Store is the bbolt file of read models and the applier that feeds it.
 type Store struct {
 	db     *bolt.DB
@@ -221,7 +217,7 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 		case s.in <- ev:
 		case <-done: // stopping: the message is read again on the next start
 		}
-	}, jetstream.PullMaxMessages(pullMessages))
+	})
 	if err != nil {
 		return fmt.Errorf("projections: consume: %w", err)
 	}
@@ -283,11 +279,11 @@ func (s *Store) Observe(fn func(engine.Message)) { s.observe = fn }
 func (s *Store) applyBatch(msgs []event) error {
 	var last uint64
 	var b *batch
-	var seqs []uint64
+	from := len(msgs) // the first message not applied before
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b = newBatch(tx)
 		applied := s.Applied()
-		for _, m := range msgs {
+		for i, m := range msgs {
 			if m.err != nil {
 				return m.err
 			}
@@ -295,13 +291,11 @@ func (s *Store) applyBatch(msgs []event) error {
 			if seq <= applied {
 				continue // already in the file: applying twice changes nothing
 			}
-			if err := b.applyDecoded(m); err != nil {
+			if err := b.apply(m); err != nil {
 				return fmt.Errorf("event %d on %s: %w", seq, m.subject, err)
 			}
 			applied, last = seq, seq
-			if s.observe != nil {
-				seqs = append(seqs, seq)
-			}
+			from = min(from, i)
 		}
 		if last == 0 {
 			return nil
@@ -315,9 +309,8 @@ func (s *Store) applyBatch(msgs []event) error {
 		return err
 	}
 	if s.observe != nil {
-		// The messages skipped as applied before are a prefix: in order.
-		for i, m := range msgs[len(msgs)-len(seqs):] {
-			s.observe(engine.Message{Subject: m.subject, Seq: seqs[i], Data: m.data})
+		for _, m := range msgs[from:] {
+			s.observe(engine.Message{Subject: m.subject, Seq: m.seq, Data: m.data})
 		}
 	}
 	s.runs.changed(last, b.touchedRuns(), false)
