@@ -14,10 +14,6 @@ import (
 
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/embednats"
-	"github.com/apprun/apprun/engine"
-	"github.com/apprun/apprun/eventlog"
-	"github.com/apprun/apprun/inputschema"
-	"github.com/nats-io/nats.go"
 )
 
 // clusterNodes is how many nodes the cluster scenario runs.
@@ -57,10 +53,7 @@ func clusterScenario(ctx context.Context, cfg Config, s *Scenario) error {
 		_, err := nodes[i%clusterNodes].create(ctx, keys[i%int64(len(keys))], body)
 		return err
 	}
-	load(ctx, cfg.CreateConcurrency, time.Second, create)
-	profiled := profileServer(ctx, cfg, nodes[0], "cluster", cfg.Duration-time.Second)
-	res := load(ctx, cfg.CreateConcurrency, cfg.Duration, create)
-	profiled()
+	res := loadServer(ctx, cfg, nodes[0], "cluster", cfg.CreateConcurrency, create)
 	s.loadErrors("create", res)
 	for _, n := range nodes {
 		n.Stop()
@@ -203,44 +196,15 @@ func bareClusterWrites(ctx context.Context, cfg Config) (loadResult, error) {
 		return loadResult{}, err
 	}
 	defer nc.Close()
-	lim := engine.Limits{CreatePerMinute: 100_000_000, ReadsPerMinute: 100_000_000, OwnerActiveRuns: 1_000_000, PlatformActiveRuns: 1_000_000}
-	e, ports, err := clusterEngine(ctx, nc, lim)
-	if err != nil {
-		return loadResult{}, err
-	}
-	probes := make([]*probe, cfg.CreateConcurrency)
-	for i := range probes {
-		if probes[i], err = newProbe(ctx, e, ports, apps.TestSleepSlug, 1_000_000_000, 1+i*1_000_000); err != nil {
-			return loadResult{}, err
-		}
-	}
-	admit := func(ctx context.Context, w int) error { return probes[w].admit(ctx) }
-	load(ctx, cfg.CreateConcurrency, time.Second, admit)
-	return load(ctx, cfg.CreateConcurrency, cfg.Duration, admit), nil
-}
-
-// clusterEngine is preparedEngine on R3 streams, retried while the new
-// cluster elects its meta leader.
-func clusterEngine(ctx context.Context, nc *nats.Conn, lim engine.Limits) (*engine.Engine, engine.Ports, error) {
-	catalog, err := engine.NewCatalog(inputschema.Compile, apps.TestSleep())
-	if err != nil {
-		return nil, engine.Ports{}, err
-	}
+	// The new cluster may still be electing its leaders: prepare again.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		st, err := eventlog.Open(ctx, nc, eventlog.Config{Limits: lim, Replicas: clusterNodes})
+		e, ports, err := preparedEngine(ctx, nc, bareLimits, clusterNodes, apps.TestSleep())
 		if err == nil {
-			ports := st.Ports()
-			e, err := engine.New(ports, engine.Config{Catalog: catalog, Reads: noReads{}, Limits: lim})
-			if err != nil {
-				return nil, engine.Ports{}, err
-			}
-			if err = e.Prepare(ctx); err == nil {
-				return e, ports, nil
-			}
+			return probeLoad(ctx, cfg, e, ports)
 		}
 		if time.Now().After(deadline) {
-			return nil, engine.Ports{}, fmt.Errorf("no R3 streams within 60s: %w", err)
+			return loadResult{}, fmt.Errorf("no R3 streams within 60s: %w", err)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

@@ -44,10 +44,7 @@ func createScenario(ctx context.Context, cfg Config, s *Scenario) error {
 		_, err := srv.create(ctx, keys[n.Add(1)%int64(len(keys))], body)
 		return err
 	}
-	load(ctx, cfg.CreateConcurrency, time.Second, create) // warm up
-	profiled := profileServer(ctx, cfg, srv, "create", cfg.Duration-time.Second)
-	res := load(ctx, cfg.CreateConcurrency, cfg.Duration, create)
-	profiled()
+	res := loadServer(ctx, cfg, srv, "create", cfg.CreateConcurrency, create)
 	s.loadErrors("create", res)
 	srv.Stop()
 
@@ -80,34 +77,44 @@ func bareWrites(ctx context.Context, cfg Config) (res loadResult, err error) {
 	}
 	defer os.RemoveAll(dir)
 	err = withNATS(filepath.Join(dir, "nats"), false, func(nc *nats.Conn) error {
-		e, ports, err := preparedEngine(ctx, nc, engine.Limits{CreatePerMinute: 100_000_000, ReadsPerMinute: 100_000_000,
-			OwnerActiveRuns: 1_000_000, PlatformActiveRuns: 1_000_000}, apps.TestSleep())
+		e, ports, err := preparedEngine(ctx, nc, bareLimits, 1, apps.TestSleep())
 		if err != nil {
 			return err
 		}
-		probes := make([]*probe, cfg.CreateConcurrency)
-		for i := range probes {
-			if probes[i], err = newProbe(ctx, e, ports, apps.TestSleepSlug, 1_000_000_000, 1+i*1_000_000); err != nil {
-				return err
-			}
-		}
-		admit := func(ctx context.Context, w int) error { return probes[w].admit(ctx) }
-		load(ctx, cfg.CreateConcurrency, time.Second, admit)
-		res = load(ctx, cfg.CreateConcurrency, cfg.Duration, admit)
-		return nil
+		res, err = probeLoad(ctx, cfg, e, ports)
+		return err
 	})
 	return res, err
 }
 
-// preparedEngine is an engine on nc with its streams and prices written,
-// and nothing running, with its ports: enough to write to the log
-// directly.
-func preparedEngine(ctx context.Context, nc *nats.Conn, lim engine.Limits, list ...engine.App) (*engine.Engine, engine.Ports, error) {
+// bareLimits are the bench server's limits (high) for the bare writes.
+var bareLimits = engine.Limits{CreatePerMinute: 100_000_000, ReadsPerMinute: 100_000_000,
+	OwnerActiveRuns: 1_000_000, PlatformActiveRuns: 1_000_000}
+
+// probeLoad runs a probe per create client, each on accounts of its own,
+// for a second to warm up and then for the phase.
+func probeLoad(ctx context.Context, cfg Config, e *engine.Engine, ports engine.Ports) (loadResult, error) {
+	probes := make([]*probe, cfg.CreateConcurrency)
+	for i := range probes {
+		var err error
+		if probes[i], err = newProbe(ctx, e, ports, apps.TestSleepSlug, 1_000_000_000, 1+i*1_000_000); err != nil {
+			return loadResult{}, err
+		}
+	}
+	admit := func(ctx context.Context, w int) error { return probes[w].admit(ctx) }
+	load(ctx, cfg.CreateConcurrency, time.Second, admit)
+	return load(ctx, cfg.CreateConcurrency, cfg.Duration, admit), nil
+}
+
+// preparedEngine is an engine on nc with its streams (of replicas) and
+// prices written, and nothing running, with its ports: enough to write to
+// the log directly.
+func preparedEngine(ctx context.Context, nc *nats.Conn, lim engine.Limits, replicas int, list ...engine.App) (*engine.Engine, engine.Ports, error) {
 	catalog, err := engine.NewCatalog(inputschema.Compile, list...)
 	if err != nil {
 		return nil, engine.Ports{}, err
 	}
-	st, err := eventlog.Open(ctx, nc, eventlog.Config{Limits: lim})
+	st, err := eventlog.Open(ctx, nc, eventlog.Config{Limits: lim, Replicas: replicas})
 	if err != nil {
 		return nil, engine.Ports{}, err
 	}

@@ -18,7 +18,7 @@ func TestProbeWritesWhatAnAdmissionWrites(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	nc := natstest.Connect(t, false)
-	e, ports, err := preparedEngine(ctx, nc, engine.Limits{CreatePerMinute: 1000, PlatformActiveRuns: 1000}, apps.TestSleep())
+	e, ports, err := preparedEngine(ctx, nc, engine.Limits{CreatePerMinute: 1000, PlatformActiveRuns: 1000}, 1, apps.TestSleep())
 	if err != nil {
 		t.Fatal(err)
 	}

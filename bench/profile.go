@@ -3,11 +3,19 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 )
+
+// loadServer warms srv up with op for a second, then measures the phase,
+// profiling srv through it when asked (profileServer, as name).
+func loadServer(ctx context.Context, cfg Config, srv *Server, name string, workers int, op func(context.Context, int) error) loadResult {
+	load(ctx, workers, time.Second, op)
+	profiled := profileServer(ctx, cfg, srv, name, cfg.Duration-time.Second)
+	defer profiled()
+	return load(ctx, workers, cfg.Duration, op)
+}
 
 // profileServer takes a CPU profile of srv (its /debug/pprof/profile,
 // with the admin token) over the next d, into cfg.ServerProfiles/name.prof,
@@ -20,8 +28,8 @@ func profileServer(ctx context.Context, cfg Config, srv *Server, name string, d 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", srv.URL, int(d/time.Second))
-		if err := fetchProfile(ctx, srv, url, filepath.Join(cfg.ServerProfiles, name+".prof")); err != nil {
+		path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", int(d/time.Second))
+		if err := fetchProfile(ctx, srv, path, filepath.Join(cfg.ServerProfiles, name+".prof")); err != nil {
 			fmt.Fprintf(cfg.Log, "bench: server profile %s: %v\n", name, err)
 		}
 	}()
@@ -34,35 +42,23 @@ func heapProfile(ctx context.Context, cfg Config, srv *Server, name string) {
 	if cfg.ServerProfiles == "" {
 		return
 	}
-	if err := fetchProfile(ctx, srv, srv.URL+"/debug/pprof/heap?gc=1", filepath.Join(cfg.ServerProfiles, name+".prof")); err != nil {
+	if err := fetchProfile(ctx, srv, "/debug/pprof/heap?gc=1", filepath.Join(cfg.ServerProfiles, name+".prof")); err != nil {
 		fmt.Fprintf(cfg.Log, "bench: server heap profile %s: %v\n", name, err)
 	}
 }
 
-func fetchProfile(ctx context.Context, srv *Server, url, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// fetchProfile writes the answer to GET path (with the admin token) into
+// the file at to.
+func fetchProfile(ctx context.Context, srv *Server, path, to string) error {
+	st, data, err := srv.do(ctx, "GET", path, srv.AdminToken, nil)
+	if err == nil && st != 200 {
+		err = fmt.Errorf("GET %s: %d %s", path, st, data)
+	}
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+srv.AdminToken)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := f.ReadFrom(resp.Body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return os.WriteFile(to, data, 0o644)
 }

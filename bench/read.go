@@ -34,10 +34,7 @@ func readScenario(ctx context.Context, cfg Config, s *Scenario) error {
 		}
 		return err
 	}
-	load(ctx, cfg.ReadConcurrency, time.Second, get)
-	profiled := profileServer(ctx, cfg, srv, "read", cfg.Duration-time.Second)
-	res := load(ctx, cfg.ReadConcurrency, cfg.Duration, get)
-	profiled()
+	res := loadServer(ctx, cfg, srv, "read", cfg.ReadConcurrency, get)
 	s.loadErrors("read", res)
 	srv.Stop()
 

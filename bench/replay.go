@@ -139,7 +139,7 @@ func withNATS(store string, noSync bool, fn func(*nats.Conn) error) error {
 // synthesize writes about n events shaped like real traffic and returns
 // the last sequence.
 func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
-	e, _, err := preparedEngine(ctx, nc, engine.Limits{}, apps.Default()...)
+	e, _, err := preparedEngine(ctx, nc, engine.Limits{}, 1, apps.Default()...)
 	if err != nil {
 		return 0, err
 	}
