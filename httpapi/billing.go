@@ -104,10 +104,7 @@ func (a *API) unmatchedPayments(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	if list == nil {
-		list = []engine.Unmatched{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": list})
+	writeList(w, list)
 }
 
 // notSelling is the Seller of a server without Stripe.

@@ -34,6 +34,14 @@ func pageOf(r *http.Request) (page, error) {
 	return p, nil
 }
 
+// writeList answers {"data":[...]}: an empty list as [], never null.
+func writeList[T any](w http.ResponseWriter, data []T) {
+	if data == nil {
+		data = []T{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": data})
+}
+
 // writePage answers {"data":[...],"next_cursor":"…"|null}.
 func writePage[T any](w http.ResponseWriter, data []T, next uint64) {
 	if data == nil {

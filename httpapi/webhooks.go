@@ -22,10 +22,7 @@ func (a *API) listEndpoints(w http.ResponseWriter, r *http.Request, c caller) {
 		a.fail(w, r, err)
 		return
 	}
-	if list == nil {
-		list = []engine.WebhookEndpoint{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": list})
+	writeList(w, list)
 }
 
 // addEndpoint registers {"url": …} for the account's future runs (201).
