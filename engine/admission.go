@@ -51,24 +51,30 @@ const concurrencyRetryAfter = 2 * time.Second
 // event. Each part is compare-and-set on its subject, so two creates can never
 // spend the same Credits or the same slot, and a price changed in between
 // answers pricing_not_ready instead of charging an old price.
+//
+// The answer does not wait for the read models: the admission's sequence
+// is noted as Acknowledged, and the surfaces' reads wait for it instead.
 func (e *Engine) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRun, error) {
 	if err := noFiles(req.Input); err != nil {
 		return CreatedRun{}, err // on every surface, before anything is claimed
 	}
 	if req.IdempotencyKey == "" {
-		return e.createRun(ctx, req, nil)
+		run, err := e.createRun(ctx, req, nil)
+		e.acked.note(run.Seq)
+		return run, err
 	}
 	claim, replay, err := e.claimIdempotency(ctx, req.AccountID, req.IdempotencyKey, req.BodyHash)
 	if err != nil {
 		return CreatedRun{}, err
 	}
 	if replay != nil {
-		return *replay, nil
+		return *replay, nil // created before; a read of its run finds it in the log
 	}
 	run, err := e.createRun(ctx, req, claim)
 	if err != nil {
 		e.release(context.WithoutCancel(ctx), claim)
 	}
+	e.acked.note(run.Seq)
 	return run, err
 }
 

@@ -79,6 +79,8 @@ type Engine struct {
 	// reads and creates are the in-memory rate-limit windows of a
 	// standalone node (nil otherwise).
 	reads, creates *localWindows
+	// acked: creates answered before the read models applied them (acked.go).
+	acked acknowledged
 
 	stopOnce sync.Once
 	// stopped ends background work (voidLater) when the engine stops.

@@ -74,9 +74,9 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
 	}
 	if run.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
-	} else if err := a.awaitRead(r.Context(), run.Seq); err != nil {
-		a.cfg.Logger.Warn("created run not yet in the read model", "run_no", run.RunNo, "err", err)
 	}
+	// The answer does not wait for the read models: every read of a run or
+	// an account waits for the creates answered before it (Reads).
 	w.Header().Set("Location", engine.ResultURL(run.RunNo))
 	writeJSON(w, http.StatusCreated, map[string]any{
 		"run_no": run.RunNo, "credit_cost": run.CreditCost,

@@ -30,7 +30,6 @@ func (s *surface) runApp(slug string) sdk.ToolHandler {
 		if err != nil {
 			return toolError(err), nil
 		}
-		_ = s.cfg.Reads.WaitFor(ctx, created.Seq)
 		return s.follow(ctx, req, created.RunNo), nil
 	}
 }

@@ -19,27 +19,30 @@ type LogSeqs interface {
 	Writable() bool
 }
 
-// Current is the read model of a node that shares its log with other
-// nodes. A write made on another node a moment ago may not be applied
-// here yet, so each read of a run or an account first asks the log for
-// the entity's newest sequence and waits, bounded, until the store has
-// applied it: a client reads its own writes on any node. A standalone
-// node needs none of this (its writes wait for its own read model before
-// they answer) and reads the Store directly.
+// Current is the read model the surfaces read. A write may be answered
+// before this node's store has applied it: a create (its sequence is the
+// floor, engine.Acknowledged), or, on a shared log, any write made on
+// another node a moment ago. So each read of a run or an account first
+// waits, bounded, until the store has applied both the floor and, on a
+// shared log, the entity's newest sequence as the log has it: a client
+// reads its own writes on any node.
 type Current struct {
 	*Store
-	seqs LogSeqs
-	wait time.Duration
+	seqs  LogSeqs // nil on a standalone node, the log's only writer
+	floor func() uint64
+	wait  time.Duration
 }
 
-// NewCurrent wraps s; wait bounds each read's wait (default 15 s: a
-// killed stream leader is replaced in 4 to 10 s, and a read waits through
-// that election rather than answer 503).
-func NewCurrent(s *Store, seqs LogSeqs, wait time.Duration) *Current {
+// NewCurrent wraps s; seqs is nil on a standalone node; floor is the
+// highest sequence this node answered before applying it; wait bounds
+// each read's wait (default 15 s: a killed stream leader is replaced in 4
+// to 10 s, and a read waits through that election rather than answer
+// 503).
+func NewCurrent(s *Store, seqs LogSeqs, floor func() uint64, wait time.Duration) *Current {
 	if wait <= 0 {
 		wait = 15 * time.Second
 	}
-	return &Current{Store: s, seqs: seqs, wait: wait}
+	return &Current{Store: s, seqs: seqs, floor: floor, wait: wait}
 }
 
 // ErrBehind is a read that could not be brought up to date in time: the
@@ -47,26 +50,32 @@ func NewCurrent(s *Store, seqs LogSeqs, wait time.Duration) *Current {
 // newest event. Nothing stale is served instead.
 var ErrBehind = fmt.Errorf("projections: read model behind the log: %w", engine.ErrUnavailable)
 
-// upTo waits until the store has applied the entity's newest event. A log
-// that does not answer during a leader election is asked again (100 ms
-// doubling, within the wait); one known to be down is not.
+// upTo waits until the store has applied the floor and the entity's
+// newest event. A log that does not answer during a leader election is
+// asked again (100 ms doubling, within the wait); one known to be down is
+// not.
 func (c *Current) upTo(what string, seq func(context.Context) (uint64, error)) error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.wait)
 	defer cancel()
-	n, err := seq(ctx)
-	for pause := 100 * time.Millisecond; errors.Is(err, engine.ErrUnavailable) && c.seqs.Writable(); pause *= 2 {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w: %s: %w", ErrBehind, what, err)
-		case <-time.After(pause):
+	n := c.floor()
+	if c.seqs != nil {
+		newest, err := seq(ctx)
+		for pause := 100 * time.Millisecond; errors.Is(err, engine.ErrUnavailable) && c.seqs.Writable(); pause *= 2 {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%w: %s: %w", ErrBehind, what, err)
+			case <-time.After(pause):
+			}
+			newest, err = seq(ctx)
 		}
-		n, err = seq(ctx)
-	}
-	if errors.Is(err, engine.ErrNotFound) {
-		return nil // nothing in the log: the store's not found is the answer
-	}
-	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrBehind, what, err)
+		switch {
+		case errors.Is(err, engine.ErrNotFound):
+			// nothing in the log: the store's not found is the answer
+		case err != nil:
+			return fmt.Errorf("%w: %s: %w", ErrBehind, what, err)
+		default:
+			n = max(n, newest)
+		}
 	}
 	if err := c.WaitFor(ctx, n); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrBehind, what, err)

@@ -38,7 +38,7 @@ func TestCurrentWaitsForTheLogOrAnswersUnavailable(t *testing.T) {
 	if _, _, err := f.eng.GrantCredits(ctx, acct.AccountID, 5); err != nil {
 		t.Fatal(err)
 	}
-	cur := projections.NewCurrent(s, f.eng, 200*time.Millisecond)
+	cur := projections.NewCurrent(s, f.eng, noFloor, 200*time.Millisecond)
 	if a, err := cur.Account(acct.AccountID); !errors.Is(err, engine.ErrUnavailable) {
 		t.Fatalf("read of an account the store has not caught up with: %+v %v, want unavailable", a, err)
 	}
@@ -49,7 +49,7 @@ func TestCurrentWaitsForTheLogOrAnswersUnavailable(t *testing.T) {
 
 	fresh := f.open(t)
 	defer fresh.Close()
-	cur = projections.NewCurrent(fresh, f.eng, 5*time.Second)
+	cur = projections.NewCurrent(fresh, f.eng, noFloor, 5*time.Second)
 	if a, err := cur.Account(acct.AccountID); err != nil || a.Balance != 15 {
 		t.Fatalf("read through Current: %+v %v, want the granted balance 15", a, err)
 	}
@@ -83,13 +83,53 @@ func TestCurrentWaitsThroughAnElection(t *testing.T) {
 	defer s.Close()
 	seqs := &electionSeqs{LogSeqs: f.eng}
 	seqs.n.Store(3)
-	if a, err := projections.NewCurrent(s, seqs, 5*time.Second).Account(acct.AccountID); err != nil || a.Balance != 10 {
+	if a, err := projections.NewCurrent(s, seqs, noFloor, 5*time.Second).Account(acct.AccountID); err != nil || a.Balance != 10 {
 		t.Fatalf("a read through an election: %+v %v, want the account", a, err)
 	}
 	down := &electionSeqs{LogSeqs: f.eng, down: true}
 	down.n.Store(1000)
 	began := time.Now()
-	if _, err := projections.NewCurrent(s, down, 5*time.Second).Account(acct.AccountID); !errors.Is(err, engine.ErrUnavailable) || time.Since(began) > time.Second {
+	if _, err := projections.NewCurrent(s, down, noFloor, 5*time.Second).Account(acct.AccountID); !errors.Is(err, engine.ErrUnavailable) || time.Since(began) > time.Second {
 		t.Fatalf("a read with the log known down: %v after %s, want unavailable at once", err, time.Since(began))
+	}
+}
+
+// noFloor is a node that answered no write before applying it.
+func noFloor() uint64 { return 0 }
+
+// A create's answer does not wait for the read models (engine.Acknowledged
+// notes it): on a standalone node (no LogSeqs) a read of the account, or
+// of its runs, waits for that floor, and answers unavailable rather than
+// without the run when the store cannot get there.
+func TestCurrentWaitsForTheCreatesAnswered(t *testing.T) {
+	t.Parallel()
+	f, s, acct := accountInStore(t)
+	ctx := context.Background()
+	defer s.Close()
+	s.Stop() // the store falls behind from here
+	run, err := f.eng.CreateRun(ctx, engine.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "a", Input: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.eng.Acknowledged(); got < run.Seq {
+		t.Fatalf("Acknowledged %d after a create answered at %d", got, run.Seq)
+	}
+	cur := projections.NewCurrent(s, nil, f.eng.Acknowledged, 200*time.Millisecond)
+	if a, err := cur.Account(acct.AccountID); !errors.Is(err, engine.ErrUnavailable) {
+		t.Fatalf("read of an account whose create the store has not applied: %+v %v, want unavailable", a, err)
+	}
+	if runs, _, err := cur.RunsOf(acct.AccountID, 0, 10); !errors.Is(err, engine.ErrUnavailable) {
+		t.Fatalf("list of runs the store has not applied: %d runs, %v, want unavailable", len(runs), err)
+	}
+	s.Close()
+
+	fresh := f.open(t)
+	defer fresh.Close()
+	cur = projections.NewCurrent(fresh, nil, f.eng.Acknowledged, 5*time.Second)
+	if a, err := cur.Account(acct.AccountID); err != nil || a.Balance != 9 {
+		t.Fatalf("read through Current: %+v %v, want the charged balance 9", a, err)
+	}
+	if runs, _, err := cur.RunsOf(acct.AccountID, 0, 10); err != nil || len(runs) != 1 || runs[0].RunNo != run.RunNo {
+		t.Fatalf("runs through Current: %+v %v, want the new run", runs, err)
 	}
 }

@@ -37,6 +37,9 @@ type Node struct {
 	ns    *embednats.Server
 	nc    *nats.Conn
 	store *projections.Store
+	// reads is what the surfaces read: store, up to date with the log
+	// and with this node's answered creates.
+	reads *projections.Current
 	eng   *engine.Engine
 	api   *httpapi.API
 	site  *web.Site
@@ -130,17 +133,16 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err := n.store.Start(ctx, js, eventlog.StreamName); err != nil {
 		return err
 	}
-	// What the surfaces read: on a shared log, each read of a run or an
-	// account is brought up to the log's newest event on it first, so a
-	// client reads on any node what it wrote on another.
-	var reads interface {
-		httpapi.ReadModel
-		web.Reads
-		mcp.Reads
-	} = n.store
+	// What the surfaces read: each read of a run or an account waits until
+	// the read models have applied the creates this node answered before
+	// they did (engine.Acknowledged) and, on a shared log, the log's newest
+	// event on it, so a client reads on any node what it wrote on another.
+	var seqs projections.LogSeqs // nil: standalone, the log's only writer
 	if !standalone {
-		reads = projections.NewCurrent(n.store, n.eng, 0)
+		seqs = n.eng
 	}
+	n.reads = projections.NewCurrent(n.store, seqs, n.eng.Acknowledged, 0)
+	reads := n.reads
 	var kv jetstream.KeyValue
 	if err := engine.Retry(ctx, n.cfg.Logger, "create the sessions bucket", func(ctx context.Context) (err error) {
 		kv, err = eventlog.Ensure(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
@@ -297,8 +299,8 @@ func (n *Node) API() *httpapi.API { return n.api }
 // Engine is the node's engine (dev set-up and tests use it).
 func (n *Node) Engine() *engine.Engine { return n.eng }
 
-// Reads is the node's read model.
-func (n *Node) Reads() *projections.Store { return n.store }
+// Reads is the node's read model as its surfaces read it (Current).
+func (n *Node) Reads() *projections.Current { return n.reads }
 
 // Stop shuts down in reverse order, each step bounded: HTTP (ending event
 // streams), executor, projections, bbolt, NATS. Safe twice.
