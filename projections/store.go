@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -54,6 +55,10 @@ type Store struct {
 	target  uint64        // stream's last sequence when Start ran
 	advance chan struct{} // closed and replaced whenever applied moves
 	failed  error
+	// waiting counts WaitFor calls not yet satisfied; wake tells the
+	// applier one began, so it commits at once (gather.go).
+	waiting atomic.Int32
+	wake    chan struct{}
 	// observe, when set, sees every applied message (Observe).
 	observe func(engine.Message)
 
@@ -96,7 +101,7 @@ func open(path string, logger *slog.Logger) (*Store, []Damage, error) {
 	if err != nil || damage != nil {
 		return nil, damage, err
 	}
-	s := &Store{db: db, logger: logger, advance: make(chan struct{})}
+	s := &Store{db: db, logger: logger, advance: make(chan struct{}), wake: make(chan struct{}, 1)}
 	func() {
 		defer func() {
 			if p := recover(); p != nil { // a damaged page met by the reads below
@@ -176,7 +181,7 @@ func OpenExclusive(path string) (*Store, []Damage, error) {
 		return nil, damage, err
 	}
 	// The audit does not apply: an empty cache that never fills is right.
-	s := &Store{db: db, logger: slog.Default(), advance: make(chan struct{}),
+	s := &Store{db: db, logger: slog.Default(), advance: make(chan struct{}), wake: make(chan struct{}, 1),
 		keys: newRecordCache[engine.Key](0), runs: newRecordCache[engine.Run](0)}
 	return s, s.Verify(), nil
 }
@@ -242,23 +247,23 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) applyLoop() {
+	var last time.Time // the last commit's start
 	for {
-		var batch []event
+		var first event
 		select {
 		case <-s.done:
 			return
-		case m := <-s.in:
-			batch = append(batch, m)
+		case first = <-s.in:
 		}
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case m := <-s.in:
-				batch = append(batch, m)
-			default:
-				break drain
-			}
+		wait := commitEvery - time.Since(last)
+		if s.waiting.Load() > 0 {
+			wait = 0 // a reader waits: commit what has come
 		}
+		batch := gather(s.in, s.done, s.wake, first, wait, maxBatch)
+		if batch == nil {
+			return
+		}
+		last = time.Now()
 		if err := s.applyBatch(batch); err != nil {
 			s.logger.Error("projections: apply failed; stopped", "err", err)
 			s.mu.Lock()
@@ -339,8 +344,10 @@ func (s *Store) Ready() bool {
 }
 
 // WaitFor waits until the event at seq has been applied: a write's answer
-// waits for it so the writer reads its own write.
+// waits for it so the writer reads its own write. While one waits, the
+// applier does not hold its commits back (gather.go).
 func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
+	counted := false
 	for {
 		s.mu.Lock()
 		applied, ch, failed := s.applied, s.advance, s.failed
@@ -350,6 +357,15 @@ func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
 		}
 		if failed != nil {
 			return failed
+		}
+		if !counted {
+			counted = true
+			s.waiting.Add(1)
+			defer s.waiting.Add(-1)
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
 		}
 		select {
 		case <-ctx.Done():
