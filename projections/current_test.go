@@ -26,15 +26,23 @@ func accountInStore(t *testing.T) (*fixture, *projections.Store, engine.NewAccou
 	return f, s, acct
 }
 
+// behindStore is accountInStore with the store stopped: it falls behind
+// from here. It is closed when the test ends.
+func behindStore(t *testing.T) (*fixture, *projections.Store, engine.NewAccount) {
+	t.Helper()
+	f, s, acct := accountInStore(t)
+	t.Cleanup(func() { s.Close() })
+	s.Stop()
+	return f, s, acct
+}
+
 // Current reads an account as of its newest event in the log: it waits
 // for the store to apply it, and when the store cannot get there in time
 // the read fails as unavailable instead of answering stale.
 func TestCurrentWaitsForTheLogOrAnswersUnavailable(t *testing.T) {
 	t.Parallel()
-	f, s, acct := accountInStore(t)
+	f, s, acct := behindStore(t)
 	ctx := context.Background()
-	defer s.Close()
-	s.Stop() // the store falls behind from here
 	if _, _, err := f.eng.GrantCredits(ctx, acct.AccountID, 5); err != nil {
 		t.Fatal(err)
 	}
@@ -103,10 +111,8 @@ func noFloor() uint64 { return 0 }
 // without the run when the store cannot get there.
 func TestCurrentWaitsForTheCreatesAnswered(t *testing.T) {
 	t.Parallel()
-	f, s, acct := accountInStore(t)
+	f, s, acct := behindStore(t)
 	ctx := context.Background()
-	defer s.Close()
-	s.Stop() // the store falls behind from here
 	run, err := f.eng.CreateRun(ctx, engine.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "a", Input: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
