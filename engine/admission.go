@@ -52,16 +52,15 @@ const concurrencyRetryAfter = 2 * time.Second
 // spend the same Credits or the same slot, and a price changed in between
 // answers pricing_not_ready instead of charging an old price.
 //
-// The answer does not wait for the read models: the admission's sequence
-// is noted as Acknowledged, and the surfaces' reads wait for it instead.
+// The answer does not wait for the read models: admit notes the
+// admission's sequence as Acknowledged, and the surfaces' reads wait for
+// it instead.
 func (e *Engine) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRun, error) {
 	if err := noFiles(req.Input); err != nil {
 		return CreatedRun{}, err // on every surface, before anything is claimed
 	}
 	if req.IdempotencyKey == "" {
-		run, err := e.createRun(ctx, req, nil)
-		e.acked.note(run.Seq)
-		return run, err
+		return e.createRun(ctx, req, nil)
 	}
 	claim, replay, err := e.claimIdempotency(ctx, req.AccountID, req.IdempotencyKey, req.BodyHash)
 	if err != nil {
@@ -74,7 +73,6 @@ func (e *Engine) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRu
 	if err != nil {
 		e.release(context.WithoutCancel(ctx), claim)
 	}
-	e.acked.note(run.Seq)
 	return run, err
 }
 
@@ -244,6 +242,7 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 		}
 		e.counters.charges.Add(1)
 		e.counters.charged.Add(uint64(price.CreditCost))
+		e.acked.note(seq)
 		return CreatedRun{RunNo: created.RunNo, CreditCost: price.CreditCost, Seq: seq}, nil
 	}
 	return CreatedRun{}, Errorf(CodeInternal, "too much contention on this account; retry")

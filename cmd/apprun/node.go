@@ -142,7 +142,6 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		seqs = n.eng
 	}
 	n.reads = projections.NewCurrent(n.store, seqs, n.eng.Acknowledged, 0)
-	reads := n.reads
 	var kv jetstream.KeyValue
 	if err := engine.Retry(ctx, n.cfg.Logger, "create the sessions bucket", func(ctx context.Context) (err error) {
 		kv, err = eventlog.Ensure(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
@@ -169,18 +168,18 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if n.site, err = web.New(web.Config{Engine: n.eng, Reads: reads, Sessions: kv, SessionTTL: n.cfg.SessionTTL,
+	if n.site, err = web.New(web.Config{Engine: n.eng, Reads: n.reads, Sessions: kv, SessionTTL: n.cfg.SessionTTL,
 		SignupCredits: n.cfg.SignupCredits, SecureCookies: n.cfg.SecureCookies, Examples: exampleIn, ExampleOutputs: exampleOut, Seller: seller, Logger: n.cfg.Logger}); err != nil {
 		return err
 	}
-	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: reads, AdminToken: n.cfg.AdminToken, Sessions: n.site, Billing: seller,
+	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.reads, AdminToken: n.cfg.AdminToken, Sessions: n.site, Billing: seller,
 		StreamTokenTTL: n.cfg.StreamTokenTTL,
 		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey,
 		StreamsPerAccount: n.cfg.StreamsPerAccount, RequestTimeout: n.cfg.RequestTimeout})
 	if err != nil {
 		return err
 	}
-	mcpHandler, err := mcp.New(mcp.Config{Engine: n.eng, Reads: reads, Logger: n.cfg.Logger, Version: "v1"})
+	mcpHandler, err := mcp.New(mcp.Config{Engine: n.eng, Reads: n.reads, Logger: n.cfg.Logger, Version: "v1"})
 	if err != nil {
 		return err
 	}
