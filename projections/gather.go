@@ -6,7 +6,7 @@ import "time"
 // while events keep coming. Each commit fsyncs the bbolt file twice, on
 // the disk the log's own fsyncs wait for: under a stream of creates the
 // applier committed about once a millisecond, and spacing its commits
-// raised creates/s by about 40 % (BENCHMARKS.md, "After issue 21"). An
+// raised creates/s by 20–45 % (BENCHMARKS.md, "Issue 21, second pass"). An
 // event that arrives after a quiet spell is committed at once, and so is
 // everything that has come when a reader waits (WaitFor): the delay is
 // paid only under load, by no one waiting for it, and is at most this
