@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Limits are the rate and concurrency limits of spec §8. Zero disables one.
@@ -58,8 +60,13 @@ type Config struct {
 	Entropy io.Reader
 	// Sleep waits between retries (default time.Sleep); the simulation
 	// moves its clock instead.
-	Sleep  func(time.Duration)
-	Logger *slog.Logger
+	Sleep func(time.Duration)
+	// PasswordCost is the bcrypt cost of new passwords (default
+	// bcrypt.DefaultCost). A test option: no flag or variable sets it;
+	// tests lower it, since the race detector makes one hash at the
+	// default cost take most of a second.
+	PasswordCost int
+	Logger       *slog.Logger
 }
 
 // Engine runs apprun's domain on its ports (port.go): admission of runs
@@ -81,6 +88,8 @@ type Engine struct {
 	reads, creates *localWindows
 	// acked: creates answered before the read models applied them (acked.go).
 	acked acknowledged
+	// dummyHash: what an unknown email's sign-in checks (login.go).
+	dummyHash []byte
 
 	stopOnce sync.Once
 	// stopped ends background work (voidLater) when the engine stops.
@@ -125,7 +134,17 @@ func New(ports Ports, cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	e := &Engine{cfg: cfg, ports: ports, log: &store{log: ports.Log}, stopped: make(chan struct{})}
+	if cfg.PasswordCost == 0 {
+		cfg.PasswordCost = bcrypt.DefaultCost
+	}
+	if cfg.PasswordCost < bcrypt.MinCost || cfg.PasswordCost > bcrypt.MaxCost {
+		return nil, fmt.Errorf("engine: PasswordCost %d is not a bcrypt cost (%d to %d)", cfg.PasswordCost, bcrypt.MinCost, bcrypt.MaxCost)
+	}
+	dummy, err := dummyHashAt(cfg.PasswordCost)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e := &Engine{cfg: cfg, ports: ports, log: &store{log: ports.Log}, dummyHash: dummy, stopped: make(chan struct{})}
 	if cfg.Standalone && cfg.Limits.ReadsPerMinute > 0 {
 		e.reads = newLocalWindows(cfg.Limits.ReadsPerMinute)
 	}

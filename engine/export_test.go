@@ -82,3 +82,13 @@ func Streamed(seq uint64, ev RunEvent) (StreamEvent, bool) { return streamed(seq
 
 // NewRunNo makes a run number.
 func NewRunNo() string { return newID(PrefixRun, 10) }
+
+// LoginHash is the password hash the log holds for email's login.
+func (e *Engine) LoginHash(ctx context.Context, email string) (string, error) {
+	var login LoginEvent
+	_, err := e.log.last(ctx, loginSubject(email), &login)
+	return login.Hash, err
+}
+
+// DefaultDummyHash is the written-out hash unknown emails are checked against.
+const DefaultDummyHash = defaultDummyHash

@@ -83,6 +83,10 @@ type Config struct {
 	// sitemaps, feeds, changelogs) reach loopback and private addresses.
 	// A test option: no flag or variable sets it.
 	SourcesAllowPrivate bool
+	// PasswordCost is the bcrypt cost of the website's new passwords
+	// (default bcrypt.DefaultCost). A test option: no flag or variable
+	// sets it.
+	PasswordCost int
 	// SourceMaxBytes and SourceTimeout bound one fetch of a source by an
 	// App's tool (APPRUN_SOURCE_MAX_BYTES, default 2 MiB;
 	// APPRUN_SOURCE_TIMEOUT, default 15s). A source over either fails the

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"golang.org/x/crypto/bcrypt"
 )
 
 const testAdminToken = "test-admin-token-0123456789"
@@ -65,7 +66,10 @@ var noLimits = engine.Limits{}
 func start(t testing.TB, opts ...option) *harness {
 	t.Helper()
 	h := &harness{t: t, dir: t.TempDir(), release: make(chan struct{}), relOnce: &sync.Once{}}
-	h.cfg = Config{Addr: "127.0.0.1:0", AdminToken: testAdminToken, Heartbeat: 15 * time.Second,
+	// Passwords at bcrypt's least cost: under the race detector one hash
+	// at the default cost takes most of a second, and the website's tests
+	// sign up and in often.
+	h.cfg = Config{Addr: "127.0.0.1:0", AdminToken: testAdminToken, Heartbeat: 15 * time.Second, PasswordCost: bcrypt.MinCost,
 		Limits: engine.Limits{CreatePerMinute: 10, ReadsPerMinute: 120, OwnerActiveRuns: 3, PlatformActiveRuns: 12}}
 	for _, o := range opts {
 		o(&h.cfg)

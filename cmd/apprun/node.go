@@ -118,7 +118,8 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		ports.Log = &ambiguousAdmissions{Log: ports.Log, every: int64(n.cfg.TestAmbiguousAdmissions)}
 	}
 	n.eng, err = engine.New(ports, engine.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
-		Logger: n.cfg.Logger, SweepEvery: n.cfg.RetentionSweep, Standalone: standalone, Webhooks: hooks})
+		Logger: n.cfg.Logger, SweepEvery: n.cfg.RetentionSweep, Standalone: standalone, Webhooks: hooks,
+		PasswordCost: n.cfg.PasswordCost})
 	if err != nil {
 		return err
 	}
