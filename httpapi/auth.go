@@ -69,12 +69,13 @@ func (a *API) touch(k engine.Key) {
 	if prev, ok := a.touched.Load(k.KeyID); ok && now.Sub(prev.(time.Time)) < touchEvery {
 		return
 	}
-	a.touched.Store(k.KeyID, now)
+	id := k.KeyID // the goroutine holds the id alone: capturing k would move it to the heap on every call
+	a.touched.Store(id, now)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := a.cfg.Engine.TouchKey(ctx, k.KeyID); err != nil {
-			a.cfg.Logger.Warn("recording a key's use", "key_id", k.KeyID, "err", err)
+		if err := a.cfg.Engine.TouchKey(ctx, id); err != nil {
+			a.cfg.Logger.Warn("recording a key's use", "key_id", id, "err", err)
 		}
 	}()
 }
@@ -93,7 +94,7 @@ func (a *API) reader(h func(http.ResponseWriter, *http.Request, caller)) http.Ha
 			a.fail(w, r, err)
 			return
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), callerKey, c)), c)
+		h(w, r, c)
 	}
 }
 
@@ -101,23 +102,35 @@ func (a *API) reader(h func(http.ResponseWriter, *http.Request, caller)) http.Ha
 // counted against (none when it counted against no limit): the limit a
 // minute, what is left of it, and the seconds until the oldest counted
 // request leaves the window.
+//
+// The names are written in net/http's canonical form, as Header.Set would
+// store them, so that every read does not canonicalise them again.
 func setQuota(w http.ResponseWriter, q engine.Quota) {
 	if q.Limit <= 0 {
 		return
 	}
 	h := w.Header()
-	h.Set("RateLimit-Limit", strconv.Itoa(q.Limit))
+	h[hdrLimit] = []string{strconv.Itoa(q.Limit)}
 	if q.Remaining >= 0 {
-		h.Set("RateLimit-Remaining", strconv.Itoa(q.Remaining))
+		h[hdrRemaining] = []string{strconv.Itoa(q.Remaining)}
 	}
-	h.Set("RateLimit-Reset", strconv.Itoa(int(q.Reset/time.Second)))
+	h[hdrReset] = []string{strconv.Itoa(int(q.Reset / time.Second))}
 }
+
+// The RateLimit header names, canonical (what Header.Set stores).
+var (
+	hdrLimit     = http.CanonicalHeaderKey("RateLimit-Limit")
+	hdrRemaining = http.CanonicalHeaderKey("RateLimit-Remaining")
+	hdrReset     = http.CanonicalHeaderKey("RateLimit-Reset")
+)
 
 // Caller is who a request authenticated as, for the surfaces behind the
 // edge that are not REST handlers (MCP).
 type Caller = caller
 
-// CallerOf returns the caller RequireKey (or a REST reader) authenticated.
+// CallerOf returns the caller RequireKey authenticated. (The REST handlers
+// are handed theirs: a request copied for a context value on every read
+// costs a tenth of the handler's time.)
 func CallerOf(ctx context.Context) (Caller, bool) {
 	c, ok := ctx.Value(callerKey).(caller)
 	return c, ok
@@ -129,7 +142,9 @@ func CallerOf(ctx context.Context) (Caller, bool) {
 // read limit, with its RateLimit headers. next finds the caller with
 // CallerOf.
 func (a *API) RequireKey(next http.Handler) http.Handler {
-	return a.reader(func(w http.ResponseWriter, r *http.Request, _ caller) { next.ServeHTTP(w, r) })
+	return a.reader(func(w http.ResponseWriter, r *http.Request, c caller) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey, c)))
+	})
 }
 
 // admin guards the admin API with the admin token.

@@ -50,7 +50,7 @@ func (a *API) streamReader(h func(http.ResponseWriter, *http.Request, caller)) h
 			a.fail(w, r, err)
 			return
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), callerKey, c)), c)
+		h(w, r, c)
 	}
 }
 

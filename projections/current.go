@@ -51,19 +51,23 @@ func NewCurrent(s *Store, seqs LogSeqs, floor func() uint64, wait time.Duration)
 var ErrBehind = fmt.Errorf("projections: read model behind the log: %w", engine.ErrUnavailable)
 
 // upTo waits until the store has applied the floor and the entity's
-// newest event. A log that does not answer during a leader election is
-// asked again (100 ms doubling, within the wait); one known to be down is
-// not.
-func (c *Current) upTo(what string, seq func(context.Context) (uint64, error)) error {
+// newest event (what names it, for an error). A log that does not answer
+// during a leader election is asked again (100 ms doubling, within the
+// wait); one known to be down is not. A standalone node that has applied
+// its floor answers at once: the usual read pays no timer.
+func (c *Current) upTo(kind, id string, seq func(context.Context) (uint64, error)) error {
+	n := c.floor()
+	if c.seqs == nil && c.Applied() >= n {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.wait)
 	defer cancel()
-	n := c.floor()
 	if c.seqs != nil {
 		newest, err := seq(ctx)
 		for pause := 100 * time.Millisecond; errors.Is(err, engine.ErrUnavailable) && c.seqs.Writable(); pause *= 2 {
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("%w: %s: %w", ErrBehind, what, err)
+				return fmt.Errorf("%w: %s %s: %w", ErrBehind, kind, id, err)
 			case <-time.After(pause):
 			}
 			newest, err = seq(ctx)
@@ -72,20 +76,20 @@ func (c *Current) upTo(what string, seq func(context.Context) (uint64, error)) e
 		case errors.Is(err, engine.ErrNotFound):
 			// nothing in the log: the store's not found is the answer
 		case err != nil:
-			return fmt.Errorf("%w: %s: %w", ErrBehind, what, err)
+			return fmt.Errorf("%w: %s %s: %w", ErrBehind, kind, id, err)
 		default:
 			n = max(n, newest)
 		}
 	}
 	if err := c.WaitFor(ctx, n); err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrBehind, what, err)
+		return fmt.Errorf("%w: %s %s: %w", ErrBehind, kind, id, err)
 	}
 	return nil
 }
 
 // Run reads a run as of its newest event in the log.
 func (c *Current) Run(runNo string) (engine.Run, error) {
-	if err := c.upTo("run "+runNo, func(ctx context.Context) (uint64, error) { return c.seqs.RunSeq(ctx, runNo) }); err != nil {
+	if err := c.upTo("run", runNo, func(ctx context.Context) (uint64, error) { return c.seqs.RunSeq(ctx, runNo) }); err != nil {
 		return engine.Run{}, err
 	}
 	return c.Store.Run(runNo)
@@ -117,5 +121,5 @@ func (c *Current) Statement(accountID string, before uint64, limit int) ([]ledge
 }
 
 func (c *Current) account(id string) error {
-	return c.upTo("account "+id, func(ctx context.Context) (uint64, error) { return c.seqs.AccountSeq(ctx, id) })
+	return c.upTo("account", id, func(ctx context.Context) (uint64, error) { return c.seqs.AccountSeq(ctx, id) })
 }

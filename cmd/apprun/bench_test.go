@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 )
@@ -50,4 +51,31 @@ func BenchmarkGetRun(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkGetRunHandler is BenchmarkGetRun without the network: the
+// node's handler (the edge, routing, authentication, the read limit, the
+// read model and the answer) called directly, so that its CPU and
+// allocations per read show apart from net/http's and the client's.
+//
+//	go test ./cmd/apprun -run '^$' -bench GetRunHandler -benchmem
+func BenchmarkGetRunHandler(b *testing.B) {
+	h := start(b, withLimits(noLimits))
+	h.cfg.Limits.ReadsPerMinute = 1_000_000_000
+	h.restart()
+	a := h.account(100)
+	runNo := h.create(a, coldEmailRun())
+	h.waitRun(a, runNo)
+	handler := h.node.Handler()
+	req := httptest.NewRequest("GET", "/api/v1/runs/"+runNo, nil)
+	req.Header.Set("Authorization", "Bearer "+a.Key)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		handler.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("get: %d %s", w.Code, w.Body)
+		}
+	}
 }
