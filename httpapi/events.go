@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apprun/apprun/engine"
 )
@@ -111,7 +112,7 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		a.fail(w, r, err)
 		return
 	}
-	out, err := openSSE(w, r, cancel)
+	out, err := openSSE(w, r)
 	if out == nil {
 		cancel()
 		a.streams.remove(s)
@@ -119,6 +120,7 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		return
 	}
 	s.out, s.stopOnClose = out, context.AfterFunc(a.closed, cancel)
+	s.opened.Store(out)
 	a.metrics.streams.Inc()
 	if err != nil {
 		s.end(err) // the client left before the headers
@@ -150,6 +152,9 @@ func (s *stream) watch(ctx context.Context, after uint64) {
 	err = s.a.cfg.Engine.Watch(ctx, s.runNo, after, s.a.cfg.Heartbeat,
 		func(evs []engine.StreamEvent) (bool, error) { return s.send(ctx, evs) },
 		func(last uint64) (bool, error) {
+			if s.out.hungUp() {
+				return false, errHungUp
+			}
 			if err := s.out.comment("heartbeat"); err != nil {
 				return false, err
 			}
@@ -175,7 +180,13 @@ type stream struct {
 	// cancel ends the stream's context: hang-up, revocation, shutdown.
 	cancel      context.CancelFunc
 	stopOnClose func() bool
+	// opened is out once the stream is open, for the stream caps to ask
+	// whether its client hung up (streams.go), from other requests.
+	opened atomic.Pointer[sseConn]
 }
+
+// hungUp says the stream's client is known to have hung up.
+func (s *stream) hungUp() bool { return s.opened.Load().hungUp() }
 
 // end closes the stream and gives back its place.
 func (s *stream) end(err error) {

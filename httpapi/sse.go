@@ -29,10 +29,11 @@ type sseConn struct {
 // reconnects (EventSource reads it; it then resumes with Last-Event-ID).
 const retryHint = "retry: 3000\n\n"
 
-// openSSE opens the stream. gone is called when the client hangs up (a
-// reader of the taken-over connection sees it; on the other path the
-// request's context ends by itself).
-func openSSE(w http.ResponseWriter, r *http.Request, gone func()) (*sseConn, error) {
+// openSSE opens the stream. A client's hang-up shows on the other path as
+// the end of the request's context; on a taken-over connection as the
+// failure of a write, or of hungUp, which the heartbeats and the stream
+// caps ask (hangup.go).
+func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -44,7 +45,6 @@ func openSSE(w http.ResponseWriter, r *http.Request, gone func()) (*sseConn, err
 				conn.Close()
 				return nil, http.ErrAbortHandler
 			}
-			watchHangUp(conn, gone)
 			s := &sseConn{conn: conn}
 			return s, s.write(rawHead(h))
 		}
@@ -66,21 +66,6 @@ func rawHead(h http.Header) []byte {
 	_ = h.Write(&b)
 	b.WriteString("Connection: close\r\n\r\n" + retryHint)
 	return b.Bytes()
-}
-
-// watchHangUp reads the connection (a client sends nothing on an event
-// stream) and calls gone when that ends: hang-up, reset, or the stream
-// closed.
-func watchHangUp(conn net.Conn, gone func()) {
-	go func() {
-		defer gone()
-		var b [1]byte
-		for {
-			if _, err := conn.Read(b[:]); err != nil {
-				return
-			}
-		}
-	}()
 }
 
 func (s *sseConn) write(p []byte) error {

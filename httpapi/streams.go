@@ -9,54 +9,85 @@ import (
 	"github.com/apprun/apprun/engine"
 )
 
-// streamRegistry holds this node's open event streams by key and counts
-// them by account: a key has at most perKey, an account (all its keys and
-// its website session) at most perAccount, so making keys does not make
+// streamRegistry holds this node's open event streams by key and by
+// account: a key has at most perKey, an account (all its keys and its
+// website session) at most perAccount, so making keys does not make
 // streams. It also ends a revoked key's streams (watchRevocations).
 type streamRegistry struct {
 	mu                 sync.Mutex
 	perKey, perAccount int
-	byKey              map[string]map[*stream]struct{}
-	byAccount          map[string]int
+	byKey, byAccount   map[string]streamSet
 }
+
+type streamSet map[*stream]struct{}
 
 func newStreamRegistry(perKey, perAccount int) *streamRegistry {
-	return &streamRegistry{perKey: perKey, perAccount: perAccount, byKey: map[string]map[*stream]struct{}{}, byAccount: map[string]int{}}
+	return &streamRegistry{perKey: perKey, perAccount: perAccount, byKey: map[string]streamSet{}, byAccount: map[string]streamSet{}}
 }
 
-// add registers s, or refuses with concurrency_limit.
+// add registers s, or refuses with concurrency_limit. A key or an account
+// at its cap first gives back the places of its streams whose clients
+// hung up (hangup.go): nothing reads a stream's connection, so a
+// reconnecting client's old stream may not have noticed yet.
 func (g *streamRegistry) add(s *stream) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if len(g.byKey[s.key]) >= g.perKey {
+		g.pruneLocked(g.byKey[s.key])
+	}
+	if len(g.byAccount[s.account]) >= g.perAccount {
+		g.pruneLocked(g.byAccount[s.account])
+	}
 	switch {
 	case len(g.byKey[s.key]) >= g.perKey:
 		return &engine.Error{Code: engine.CodeConcurrencyLimit, RetryAfter: time.Second,
 			Message: fmt.Sprintf("this API key already has %d event streams open; close one first", g.perKey)}
-	case g.byAccount[s.account] >= g.perAccount:
+	case len(g.byAccount[s.account]) >= g.perAccount:
 		return &engine.Error{Code: engine.CodeConcurrencyLimit, RetryAfter: time.Second,
 			Message: fmt.Sprintf("this account already has %d event streams open over its keys; close one first", g.perAccount)}
 	}
-	if g.byKey[s.key] == nil {
-		g.byKey[s.key] = map[*stream]struct{}{}
-	}
-	g.byKey[s.key][s] = struct{}{}
-	g.byAccount[s.account]++
+	insert(g.byKey, s.key, s)
+	insert(g.byAccount, s.account, s)
 	return nil
+}
+
+// pruneLocked ends the streams of set whose clients hung up and gives
+// back their places now (their own ends find them gone).
+func (g *streamRegistry) pruneLocked(set streamSet) {
+	for s := range set {
+		if s.hungUp() {
+			g.removeLocked(s)
+			s.cancel()
+		}
+	}
 }
 
 // remove gives back s's place.
 func (g *streamRegistry) remove(s *stream) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.removeLocked(s)
+}
+
+func (g *streamRegistry) removeLocked(s *stream) {
 	if _, ok := g.byKey[s.key][s]; !ok {
 		return
 	}
-	delete(g.byKey[s.key], s)
-	if len(g.byKey[s.key]) == 0 {
-		delete(g.byKey, s.key)
+	drop(g.byKey, s.key, s)
+	drop(g.byAccount, s.account, s)
+}
+
+func insert(m map[string]streamSet, k string, s *stream) {
+	if m[k] == nil {
+		m[k] = streamSet{}
 	}
-	if g.byAccount[s.account]--; g.byAccount[s.account] <= 0 {
-		delete(g.byAccount, s.account)
+	m[k][s] = struct{}{}
+}
+
+func drop(m map[string]streamSet, k string, s *stream) {
+	delete(m[k], s)
+	if len(m[k]) == 0 {
+		delete(m, k)
 	}
 }
 

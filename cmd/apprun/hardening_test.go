@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +48,92 @@ func TestEventStreamsPerKeyAreCapped(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// Nothing reads an open stream's connection (a reader per stream was a
+// third of its memory), so a dropped stream would only notice at its next
+// write. A key at its cap asks its streams first: a client that drops
+// its connection and reconnects at once finds its place free, long
+// before the next heartbeat (15 s here).
+func TestAStreamDroppedAtTheCapFreesItsPlaceAtOnce(t *testing.T) {
+	h := start(t, withLimits(noLimits), withStreamsPerKey(1))
+	a := h.account(100)
+	runNo := h.create(a, testRun("hold"))
+	defer h.releaseHeld()
+	conn := rawStream(t, h, a, runNo)
+	if r := h.do("GET", "/api/v1/runs/"+runNo+"/events", a.Key, nil); r.Status != 429 {
+		t.Fatalf("a second stream past the cap of 1: %d %s", r.Status, r.Body)
+	}
+	conn.Close()
+	// The close reaches the server a moment after it returns: a few tries,
+	// well within the heartbeat.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for began := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		c, stop := context.WithCancel(ctx)
+		_, _, resp := h.stream(c, a, runNo)
+		stop()
+		if resp.StatusCode == 200 {
+			t.Logf("reopened after %s", time.Since(began))
+			break
+		}
+		if time.Since(began) > 3*time.Second {
+			t.Fatalf("a dropped stream's place was still taken after %s: %d", time.Since(began), resp.StatusCode)
+		}
+	}
+}
+
+// A stream whose client dropped it on a quiet run (nothing to write)
+// ends by its next heartbeat, which looks first.
+func TestADroppedStreamOnAQuietRunEndsByItsHeartbeat(t *testing.T) {
+	h := start(t, withLimits(noLimits), withHeartbeat(100*time.Millisecond))
+	a := h.account(100)
+	runNo := h.create(a, testRun("hold"))
+	defer h.releaseHeld()
+	open := func() string {
+		for _, line := range strings.Split(string(h.do("GET", "/metrics", "", nil).Body), "\n") {
+			if v, ok := strings.CutPrefix(line, "apprun_sse_clients "); ok {
+				return v
+			}
+		}
+		return "none"
+	}
+	conn := rawStream(t, h, a, runNo)
+	if n := open(); n != "1" {
+		t.Fatalf("apprun_sse_clients with one stream: %s", n)
+	}
+	conn.Close()
+	for deadline := time.Now().Add(10 * time.Second); open() != "0"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a dropped stream still open after 10 s of 100 ms heartbeats: apprun_sse_clients %s", open())
+		}
+	}
+}
+
+// rawStream opens runNo's event stream on a bare connection, as the
+// bench's clients do, and returns it once the first event arrived.
+func rawStream(t *testing.T, h *harness, a account, runNo string) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", hostAddr(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	head := "GET /api/v1/runs/" + runNo + "/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + a.Key + "\r\n\r\n"
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(conn)
+	if status, _ := r.ReadString('\n'); !strings.Contains(status, " 200 ") {
+		t.Fatalf("the stream: %q", status)
+	}
+	for line := ""; !strings.HasPrefix(line, "event: "); {
+		if line, err = r.ReadString('\n'); err != nil {
+			t.Fatalf("the stream's first event: %v", err)
+		}
+	}
+	return conn
 }
 
 func TestEventStreamsOutliveTheRequestTimeout(t *testing.T) {

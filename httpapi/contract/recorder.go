@@ -3,9 +3,11 @@ package contract
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 )
 
 // recorder passes a response through and keeps its status, headers and
@@ -82,6 +84,16 @@ func (c *teeConn) Write(p []byte) (int, error) {
 	}
 	c.mu.Unlock()
 	return c.Conn.Write(p)
+}
+
+// SyscallConn is the connection's own: the server peeks at a taken-over
+// stream's socket to see whether its client hung up (httpapi/hangup.go).
+func (c *teeConn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.New("contract: the connection is not a socket")
+	}
+	return sc.SyscallConn()
 }
 
 func (c *teeConn) Close() error {
