@@ -102,8 +102,8 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		// On HTTP/1.1 the stream runs on a goroutine of its own once
 		// net/http has let go of the connection (below): not the
 		// request's context, which ends with the handler and would keep
-		// the whole request reachable.
-		parent = context.Background()
+		// the whole request reachable, but the node's.
+		parent = a.closed
 	}
 	ctx, cancel := context.WithCancel(parent)
 	s := &stream{a: a, key: c.KeyID, account: c.AccountID, runNo: run.RunNo, route: routeOf(r), cancel: cancel}
@@ -119,7 +119,10 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		a.endStream(routeOf(r), err)
 		return
 	}
-	s.out, s.stopOnClose = out, context.AfterFunc(a.closed, cancel)
+	s.out, s.stopOnClose = out, func() bool { return false }
+	if parent != a.closed {
+		s.stopOnClose = context.AfterFunc(a.closed, cancel)
+	}
 	s.opened.Store(out)
 	a.metrics.streams.Inc()
 	if err != nil {

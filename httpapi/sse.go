@@ -89,10 +89,10 @@ func (s *sseConn) flush() error {
 		return nil
 	}
 	err := s.write(s.buf)
-	s.buf = s.buf[:0]
-	if cap(s.buf) > 4096 {
-		s.buf = nil // a replay or a large report: do not keep its buffer
-	}
+	// Not kept: a stream writes about once a second at most, and ten
+	// thousand idle streams would hold ten thousand buffers (a tenth of
+	// a stream's memory).
+	s.buf = nil
 	return err
 }
 
