@@ -36,11 +36,7 @@ func BenchmarkCreateRun(b *testing.B) {
 //
 //	go test ./cmd/apprun -run '^$' -bench GetRun -benchtime 20000x
 func BenchmarkGetRun(b *testing.B) {
-	h := start(b, withLimits(noLimits))
-	h.cfg.Limits.ReadsPerMinute = 10_000_000
-	h.restart()
-	a := h.account(100)
-	runNo := h.create(a, coldEmailRun())
+	h, a, runNo := readBench(b)
 	b.SetParallelism(32)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
@@ -60,12 +56,7 @@ func BenchmarkGetRun(b *testing.B) {
 //
 //	go test ./cmd/apprun -run '^$' -bench GetRunHandler -benchmem
 func BenchmarkGetRunHandler(b *testing.B) {
-	h := start(b, withLimits(noLimits))
-	h.cfg.Limits.ReadsPerMinute = 1_000_000_000
-	h.restart()
-	a := h.account(100)
-	runNo := h.create(a, coldEmailRun())
-	h.waitRun(a, runNo)
+	h, a, runNo := readBench(b)
 	handler := h.node.Handler()
 	req := httptest.NewRequest("GET", "/api/v1/runs/"+runNo, nil)
 	req.Header.Set("Authorization", "Bearer "+a.Key)
@@ -78,4 +69,16 @@ func BenchmarkGetRunHandler(b *testing.B) {
 			b.Fatalf("get: %d %s", w.Code, w.Body)
 		}
 	}
+}
+
+// readBench is a node whose read limit is set too high to refuse, with a
+// finished cold-email-writer run and the account that owns it.
+func readBench(b *testing.B) (*harness, account, string) {
+	h := start(b, withLimits(noLimits))
+	h.cfg.Limits.ReadsPerMinute = 1_000_000_000
+	h.restart()
+	a := h.account(100)
+	runNo := h.create(a, coldEmailRun())
+	h.waitRun(a, runNo)
+	return h, a, runNo
 }
