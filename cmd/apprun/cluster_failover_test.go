@@ -21,10 +21,7 @@ import (
 // its log once, and creates sent to the surviving nodes during the
 // election answer 201 or 503 within their deadline, never hanging and
 // never a charge behind a 503.
-func TestClusterStreamLeaderKilledMidRunReExecutesNothing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a 3-process cluster")
-	}
+func clusterStreamLeaderKilledMidRunReExecutesNothing(t *testing.T) {
 	c := startCluster(t)
 	keys := make([]string, 3)
 	for i := range keys {

@@ -11,10 +11,7 @@ import (
 //   - a create then answers 503 with Retry-After in under a second (each
 //     call took 5 s, after /healthz said ok);
 //   - after all three stop, two of them alone become ready and serve.
-func TestClusterWithoutAQuorumFailsFastAndTwoOfThreeRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a 3-process cluster")
-	}
+func clusterWithoutAQuorumFailsFastAndTwoOfThreeRestart(t *testing.T) {
 	c := startCluster(t)
 	n0 := c.nodes[0]
 	_, m, err := c.call(n0, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "q@example.com", "credits": 100})

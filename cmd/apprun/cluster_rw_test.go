@@ -15,10 +15,7 @@ import (
 // charge. Each iteration writes on one node and reads on the others:
 // open an account, grant, read the balance, create a run, read it and the
 // balance, cancel it, read it and the balance again.
-func TestClusterReadsItsOwnWritesAndNeverHidesACharge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a 3-process cluster")
-	}
+func clusterReadsItsOwnWritesAndNeverHidesACharge(t *testing.T) {
 	c := startCluster(t, "--test-ambiguous-admissions", "4")
 	const iterations = 200
 	var stale []string

@@ -149,10 +149,31 @@ func sleepRun(ms int) map[string]any {
 	return map[string]any{"app_slug": "test-sleep", "input": map[string]any{"ms": ms}}
 }
 
-func TestClusterOfThreeNodesBehavesAsOneService(t *testing.T) {
+// TestClusters runs the 3-process cluster tests one after another, as one
+// parallel test: most of their time is waiting (elections, failovers,
+// restarts), which the other parallel tests' work fills, and they are
+// meant to hold on a busy machine. One at a time, so that two clusters
+// never share the 2 cores with each other. `-run 'Clusters/Quorum'`
+// picks one.
+func TestClusters(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a 3-process cluster")
+		t.Skip("starts 3-process clusters")
 	}
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"OfThreeNodesBehavesAsOneService", clusterOfThreeNodesBehavesAsOneService},
+		{"ReadsItsOwnWritesAndNeverHidesACharge", clusterReadsItsOwnWritesAndNeverHidesACharge},
+		{"StreamLeaderKilledMidRunReExecutesNothing", clusterStreamLeaderKilledMidRunReExecutesNothing},
+		{"WithoutAQuorumFailsFastAndTwoOfThreeRestart", clusterWithoutAQuorumFailsFastAndTwoOfThreeRestart},
+	} {
+		t.Run(c.name, c.test)
+	}
+}
+
+func clusterOfThreeNodesBehavesAsOneService(t *testing.T) {
 	t0 := time.Now()
 	c := startCluster(t)
 	t.Logf("phase: formed %s", time.Since(t0))
