@@ -306,11 +306,25 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(en
 	if !l.Available() {
 		return errNotConnected
 	}
-	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	// The read's deadline is a context of its own, not one derived from
+	// the caller's: a context keeps the map it makes for its children for
+	// as long as it lives, so a long-lived caller (an event stream, which
+	// reads its run's log as it opens) kept one for good, about half a
+	// KiB a stream. The caller's context still ends the wait for a turn
+	// and the read between batches, and an earlier deadline of its own
+	// is kept.
+	caller := ctx
+	timeout := l.timeout
+	if d, ok := caller.Deadline(); ok {
+		timeout = min(timeout, time.Until(d))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	select {
 	case l.readers <- struct{}{}:
 		defer func() { <-l.readers }()
+	case <-caller.Done():
+		return fmt.Errorf("%w: read %s: waiting for a turn: %w", engine.ErrUnavailable, subject, caller.Err())
 	case <-ctx.Done():
 		return fmt.Errorf("%w: read %s: waiting for a turn: %w", engine.ErrUnavailable, subject, ctx.Err())
 	}
@@ -344,6 +358,9 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(en
 		return nil
 	}
 	for {
+		if err := caller.Err(); err != nil {
+			return fmt.Errorf("%w: read %s: %w", engine.ErrUnavailable, subject, err)
+		}
 		n, pending, err := l.directBatchRetry(ctx, subject, &from, handle)
 		if err != nil {
 			return err

@@ -2,7 +2,9 @@ package eventlog
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,5 +41,61 @@ func TestReadsWaitForATurn(t *testing.T) {
 	<-l.readers // one turn free
 	if err := l.Read(ctx, subj, 0, count); err != nil || n != 3 {
 		t.Fatalf("read with a turn free: %d messages, %v; want 3", n, err)
+	}
+}
+
+// countingCtx counts the contexts derived from it: context registers a
+// child with a parent's AfterFunc when the parent is not one of its own
+// (Value answers nothing, so it is not taken for one).
+type countingCtx struct {
+	context.Context
+	derived atomic.Int32
+}
+
+func (c *countingCtx) AfterFunc(f func()) func() bool {
+	c.derived.Add(1)
+	return context.AfterFunc(c.Context, f)
+}
+
+func (c *countingCtx) Value(any) any { return nil }
+
+// A read derives no context from its caller's: a context keeps the map it
+// makes for its children as long as it lives, and an event stream's lives
+// as long as the stream (half a KiB a stream, kept for good). The
+// caller's context still ends a read that waits for a turn.
+func TestAReadDerivesNoContextFromItsCaller(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := Open(ctx, natstest.Connect(t, false), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := st.Log()
+	subj := engine.SubjectOf(engine.KindRun, "run_derived")
+	if _, err := l.Append(ctx, engine.Entry{Subject: subj, Data: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	base, cancel := context.WithCancel(ctx)
+	defer cancel()
+	caller := &countingCtx{Context: base}
+	n := 0
+	if err := l.Read(caller, subj, 0, func(engine.Message) error { n++; return nil }); err != nil || n != 1 {
+		t.Fatalf("read: %d messages, %v; want 1", n, err)
+	}
+	if d := caller.derived.Load(); d != 0 {
+		t.Fatalf("the read derived %d contexts from its caller's", d)
+	}
+
+	for range maxLogReaders { // every turn taken: the read waits
+		l.readers <- struct{}{}
+	}
+	defer func() {
+		for range maxLogReaders {
+			<-l.readers
+		}
+	}()
+	cancel()
+	if err := l.Read(caller, subj, 0, func(engine.Message) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a read waiting for a turn whose caller gave up: %v, want context.Canceled", err)
 	}
 }
