@@ -44,7 +44,9 @@ func (s *sseConn) hungUp() bool {
 	err = rc.Read(func(fd uintptr) bool {
 		var b [512]byte
 		for range 64 {
-			n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_DONTWAIT)
+			// The socket is non-blocking (Go's poller made it so): a read
+			// with nothing to read fails with EAGAIN instead of waiting.
+			n, err := syscall.Read(int(fd), b[:])
 			switch {
 			case err == nil && n > 0:
 				continue // it sent something: dropped, and read on
