@@ -84,7 +84,12 @@ func TestAStreamDroppedAtTheCapFreesItsPlaceAtOnce(t *testing.T) {
 }
 
 // A stream whose client dropped it on a quiet run (nothing to write)
-// ends by its next heartbeat, which looks first.
+// ends by its next heartbeat, which looks first. The client here closes
+// only its sending side and goes on reading: the heartbeats' writes then
+// succeed, and only the look ends the stream (without it the stream
+// stays open however long the test waits). A client that closes its
+// whole connection is covered too: the write after a look that missed
+// fails.
 func TestADroppedStreamOnAQuietRunEndsByItsHeartbeat(t *testing.T) {
 	h := start(t, withLimits(noLimits), withHeartbeat(100*time.Millisecond))
 	a := h.account(100)
@@ -98,15 +103,25 @@ func TestADroppedStreamOnAQuietRunEndsByItsHeartbeat(t *testing.T) {
 		}
 		return "none"
 	}
-	conn := rawStream(t, h, a, runNo)
+	conn := rawStream(t, h, a, runNo).(*net.TCPConn)
 	if n := open(); n != "1" {
 		t.Fatalf("apprun_sse_clients with one stream: %s", n)
 	}
-	conn.Close()
+	if err := conn.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { // reads on, as a client that only stopped sending would
+		_, err := io.Copy(io.Discard, conn)
+		closed <- err
+	}()
 	for deadline := time.Now().Add(10 * time.Second); open() != "0"; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("a dropped stream still open after 10 s of 100 ms heartbeats: apprun_sse_clients %s", open())
 		}
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("the client's read ended with %v, want the server's close", err)
 	}
 }
 
