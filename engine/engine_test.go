@@ -64,6 +64,23 @@ func startEngineWith(t testing.TB, sync bool, lim Limits, wrap func(Log) Log, ap
 // configure (a clock, say).
 func startEngineConfig(t testing.TB, sync bool, lim Limits, wrap func(Log) Log, configure func(*Config), apps ...App) *Engine {
 	t.Helper()
+	e, err := newEngineConfig(t, sync, lim, wrap, configure, apps...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Stop)
+	return e
+}
+
+// newEngineConfig is startEngineConfig's engine, not started, with New's
+// error (a config it refuses).
+func newEngineConfig(t testing.TB, sync bool, lim Limits, wrap func(Log) Log, configure func(*Config), apps ...App) (*Engine, error) {
+	t.Helper()
 	nc := natstest.Connect(t, sync)
 	cat, err := NewCatalog(inputschema.Compile, apps...)
 	if err != nil {
@@ -84,15 +101,7 @@ func startEngineConfig(t testing.TB, sync bool, lim Limits, wrap func(Log) Log, 
 	if configure != nil {
 		configure(&cfg)
 	}
-	e, err := New(ports, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Stop)
-	return e
+	return New(ports, cfg)
 }
 
 // finished waits for a run's terminal event through a follower.

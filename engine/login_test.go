@@ -5,12 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/apprun/apprun/embednats/natstest"
 	. "github.com/apprun/apprun/engine"
-	"github.com/apprun/apprun/eventlog"
-	"github.com/apprun/apprun/inputschema"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -42,18 +38,8 @@ func TestSignUpHashesAtTheConfiguredCostAndSignsIn(t *testing.T) {
 
 func TestThePasswordCostIsABcryptCost(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	st, err := eventlog.Open(ctx, natstest.Connect(t, false), eventlog.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := NewCatalog(inputschema.Compile, okApp())
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, cost := range []int{bcrypt.MinCost - 1, bcrypt.MaxCost + 1, -1} {
-		_, err := New(st.Ports(), Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}}, PasswordCost: cost})
+		_, err := newEngineConfig(t, false, Limits{}, nil, func(c *Config) { c.PasswordCost = cost }, okApp())
 		if err == nil || !strings.Contains(err.Error(), "PasswordCost") {
 			t.Fatalf("cost %d: %v, want a PasswordCost error", cost, err)
 		}

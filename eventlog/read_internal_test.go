@@ -12,22 +12,30 @@ import (
 	"github.com/apprun/apprun/engine"
 )
 
-// A node makes at most maxLogReaders subject reads at once; one more waits
-// for a turn, bounded by its context, and reads once a turn is free.
-func TestReadsWaitForATurn(t *testing.T) {
-	t.Parallel()
+// logOfRun is a log on a fresh embedded JetStream holding n events of
+// runNo, and the run's subject.
+func logOfRun(t *testing.T, runNo string, n int) (*Log, string) {
+	t.Helper()
 	ctx := context.Background()
 	st, err := Open(ctx, natstest.Connect(t, false), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := st.Log()
-	subj := engine.SubjectOf(engine.KindRun, "run_turns")
-	for range 3 {
+	l, subj := st.Log(), engine.SubjectOf(engine.KindRun, runNo)
+	for range n {
 		if _, err := l.Append(ctx, engine.Entry{Subject: subj, Data: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return l, subj
+}
+
+// A node makes at most maxLogReaders subject reads at once; one more waits
+// for a turn, bounded by its context, and reads once a turn is free.
+func TestReadsWaitForATurn(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	l, subj := logOfRun(t, "run_turns", 3)
 	for range maxLogReaders { // every turn taken
 		l.readers <- struct{}{}
 	}
@@ -66,15 +74,7 @@ func (c *countingCtx) Value(any) any { return nil }
 func TestAReadDerivesNoContextFromItsCaller(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := Open(ctx, natstest.Connect(t, false), Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := st.Log()
-	subj := engine.SubjectOf(engine.KindRun, "run_derived")
-	if _, err := l.Append(ctx, engine.Entry{Subject: subj, Data: []byte(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
+	l, subj := logOfRun(t, "run_derived", 1)
 	base, cancel := context.WithCancel(ctx)
 	defer cancel()
 	caller := &countingCtx{Context: base}
