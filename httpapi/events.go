@@ -97,8 +97,9 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	// The stream's context ends when the client hangs up, its key is
 	// revoked, or the node closes; on HTTP/2 also with the request.
+	http1 := r.ProtoMajor == 1
 	parent := r.Context()
-	if r.ProtoMajor == 1 {
+	if http1 {
 		// On HTTP/1.1 the stream runs on a goroutine of its own once
 		// net/http has let go of the connection (below): not the
 		// request's context, which ends with the handler and would keep
@@ -120,7 +121,7 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		return
 	}
 	s.out, s.stopOnClose = out, func() bool { return false }
-	if parent != a.closed {
+	if !http1 { // the request's context: the node's close ends it too
 		s.stopOnClose = context.AfterFunc(a.closed, cancel)
 	}
 	s.opened.Store(out)
