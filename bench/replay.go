@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/apprun/apprun/apps"
@@ -24,15 +26,23 @@ import (
 // replayScenario measures a projection rebuild from a long log and the
 // resume of a long run log over SSE.
 func replayScenario(ctx context.Context, cfg Config, s *Scenario) error {
-	n, elapsed, reopen, err := rebuild(ctx, cfg)
+	n, t, err := rebuild(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
 	s.add("events rebuilt", float64(n), "events")
-	s.add("rebuild time", elapsed.Seconds(), "s")
-	s.add("reopen with damage check", reopen.Seconds(), "s")
+	s.add("rebuild time", t.rebuild.Seconds(), "s")
+	s.add("reopen with damage check", t.reopen.Seconds(), "s")
 	s.note("reopen: opening the rebuilt projections file again, which checks every page and every record's checksum before the node serves from it")
-	s.atLeast("rebuild rate", float64(n)/elapsed.Seconds(), "events/s", 300_000)
+	rate, bare := float64(n)/t.rebuild.Seconds(), float64(n)/t.bare.Seconds()
+	s.atLeast("rebuild rate", rate, "events/s", 300_000)
+	s.add("bare replay rate", bare, "events/s")
+	s.add("rebuild ÷ bare replay", rate/bare, "")
+	perEvent := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(n) }
+	s.add("rebuild CPU per event", perEvent(t.rebuildCPU), "µs")
+	s.add("bare replay CPU per event", perEvent(t.bareCPU), "µs")
+	s.note("CPU per event: the process's user and system time over the phase (JetStream runs in it) divided by the events; %d CPUs give %.1f µs of CPU per event at 300,000 events/s", runtime.NumCPU(), float64(runtime.NumCPU())*1e6/300_000)
+	s.note("bare replay: an ordered consumer on the same log that only reads each message's sequence, as the projections' consumer does before it decodes; the rebuild's ceiling on this machine")
 	s.note("rebuild: a synthetic log of %d events shaped like real traffic (accounts, then runs of 14 events each: charge, slot, job, created, started, 6 steps, completed, settle, slot release) replayed into a new projections file by the node's own applier, on the embedded JetStream with SyncAlways", n)
 
 	if err := measureResume(ctx, cfg, s, "", cfg.ResumeEvents, 50, 5); err != nil {
@@ -63,12 +73,21 @@ func measureResume(ctx context.Context, cfg Config, s *Scenario, label string, e
 	return nil
 }
 
+// rebuildTimes are what rebuild measured.
+type rebuildTimes struct {
+	rebuild, reopen, bare time.Duration
+	// rebuildCPU and bareCPU are the CPU time the process used in each.
+	rebuildCPU, bareCPU time.Duration
+}
+
 // rebuild writes a synthetic log, then times a fresh projection store
-// catching up with it, and opening the result again (the damage check).
-func rebuild(ctx context.Context, cfg Config) (int, time.Duration, time.Duration, error) {
+// catching up with it, opening the result again (the damage check), and
+// a bare replay of the same log (bareReplay).
+func rebuild(ctx context.Context, cfg Config) (int, rebuildTimes, error) {
+	var t rebuildTimes
 	dir, err := os.MkdirTemp("", "apprun-bench-replay-")
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, t, err
 	}
 	defer os.RemoveAll(dir)
 	store := filepath.Join(dir, "nats")
@@ -79,10 +98,9 @@ func rebuild(ctx context.Context, cfg Config) (int, time.Duration, time.Duration
 		return err
 	})
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, t, err
 	}
 	fmt.Fprintf(cfg.Log, "bench: replay: %d events written; rebuilding\n", last)
-	var elapsed, reopen time.Duration
 	err = withNATS(store, false, func(nc *nats.Conn) error {
 		js, err := jetstream.New(nc)
 		if err != nil {
@@ -94,7 +112,7 @@ func rebuild(ctx context.Context, cfg Config) (int, time.Duration, time.Duration
 		if err != nil {
 			return err
 		}
-		start := time.Now()
+		start, cpu := time.Now(), cpuTime()
 		if err := p.Start(ctx, js, eventlog.StreamName); err != nil {
 			p.Close()
 			return err
@@ -102,7 +120,7 @@ func rebuild(ctx context.Context, cfg Config) (int, time.Duration, time.Duration
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		defer cancel()
 		err = p.WaitFor(wctx, last)
-		elapsed = time.Since(start)
+		t.rebuild, t.rebuildCPU = time.Since(start), cpuTime()-cpu
 		p.Close()
 		if err != nil {
 			return err
@@ -111,10 +129,45 @@ func rebuild(ctx context.Context, cfg Config) (int, time.Duration, time.Duration
 		if p, err = projections.Open(path, quiet); err != nil {
 			return err
 		}
-		reopen = time.Since(start)
-		return p.Close()
+		t.reopen = time.Since(start)
+		if err := p.Close(); err != nil {
+			return err
+		}
+		cpu = cpuTime()
+		t.bare, err = bareReplay(wctx, js, last)
+		t.bareCPU = cpuTime() - cpu
+		return err
 	})
-	return int(last), elapsed, reopen, err
+	return int(last), t, err
+}
+
+// bareReplay times an ordered consumer reading the whole stream up to
+// sequence last and doing nothing with it but read each message's
+// sequence: what JetStream and the client library alone take to replay
+// the log, against which the rebuild is measured.
+func bareReplay(ctx context.Context, js jetstream.JetStream, last uint64) (time.Duration, error) {
+	start := time.Now()
+	cons, err := js.OrderedConsumer(ctx, eventlog.StreamName, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return 0, err
+	}
+	reached := make(chan struct{})
+	var once sync.Once
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		if md, err := m.Metadata(); err == nil && md.Sequence.Stream >= last {
+			once.Do(func() { close(reached) })
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer cc.Stop()
+	select {
+	case <-reached:
+		return time.Since(start), nil
+	case <-ctx.Done():
+		return 0, fmt.Errorf("bare replay: %w", ctx.Err())
+	}
 }
 
 // withNATS runs fn on an embedded server over store (fsync on every write
