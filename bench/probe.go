@@ -26,6 +26,7 @@ type probe struct {
 	acct    ledger.Account
 	acctSeq uint64
 	slot    int
+	lastRun string // the run_no of the last run
 }
 
 // newProbe opens an account with credits for one probe writer of App
@@ -52,24 +53,87 @@ func newProbe(ctx context.Context, e *engine.Engine, ports engine.Ports, slug st
 
 // admit makes one admission's writes.
 func (p *probe) admit(ctx context.Context) error {
+	_, _, err := p.admitRun(ctx)
+	return err
+}
+
+// admitRun makes one admission's writes and returns the run's created
+// event and its sequence.
+func (p *probe) admitRun(ctx context.Context) (engine.RunEvent, uint64, error) {
 	if ok, _, _, err := p.ports.Windows.Hit(ctx, engine.WindowCreate, p.keyID); err != nil || !ok {
-		return fmt.Errorf("probe: create window: ok %v, %v", ok, err)
+		return engine.RunEvent{}, 0, fmt.Errorf("probe: create window: ok %v, %v", ok, err)
 	}
-	_, charge, entries, err := p.e.AdmissionWrites(p.acct, p.acctSeq, p.keyID, p.price, p.slot, time.Now().UTC())
+	created, charge, entries, err := p.e.AdmissionWrites(p.acct, p.acctSeq, p.keyID, p.price, p.slot, time.Now().UTC())
 	if err != nil {
-		return err
+		return engine.RunEvent{}, 0, err
 	}
 	p.slot++
 	seq, err := p.ports.Log.Append(ctx, entries...)
 	if err != nil {
-		// The batch may have been stored all the same (an answer lost to a
-		// cancelled context): learn the account's state again.
-		if acct, seq, rerr := p.e.Account(context.WithoutCancel(ctx), p.acct.ID); rerr == nil {
-			p.acct, p.acctSeq = acct, seq
-		}
-		return err
+		p.relearn(ctx)
+		return engine.RunEvent{}, 0, err
 	}
-	// An atomic batch is stored contiguously: the charge is its first message.
+	// An atomic batch is stored contiguously: the charge is its first
+	// message, the created event its last.
 	p.acct, p.acctSeq = ledger.Apply(p.acct, charge), seq-uint64(len(entries)-1)
-	return nil
+	return created, seq, nil
+}
+
+// relearn reads the account's state again after a write whose batch may
+// have been stored all the same (an answer lost to a cancelled context).
+func (p *probe) relearn(ctx context.Context) {
+	if acct, seq, err := p.e.Account(context.WithoutCancel(ctx), p.acct.ID); err == nil {
+		p.acct, p.acctSeq = acct, seq
+	}
+}
+
+// run makes every write of one run of steps steps, one after another as
+// the executor makes them: the admission, the started event, one event a
+// step, and the finish (the settle, the slot's release and the completed
+// event with output).
+func (p *probe) run(ctx context.Context, steps int, output []byte) (runWrites, error) {
+	var took runWrites
+	t := time.Now()
+	created, last, err := p.admitRun(ctx)
+	if err != nil {
+		return took, err
+	}
+	took.admission, t = time.Since(t), time.Now()
+	run := engine.ApplyRun(engine.Run{}, created, last)
+	p.lastRun = run.RunNo
+	events := []engine.RunEvent{{Type: engine.RunStarted, RunNo: run.RunNo}}
+	for i := 1; i <= steps; i++ {
+		events = append(events, engine.RunEvent{Type: engine.ToolRunning, RunNo: run.RunNo,
+			Step: &engine.Step{Index: i, Total: steps, Tool: "write_email", Message: "Writing"}})
+	}
+	for _, ev := range events {
+		ev.At = time.Now().UTC()
+		w, err := engine.RunEventWrite(last, ev)
+		if err != nil {
+			return took, err
+		}
+		if last, err = p.ports.Log.Append(ctx, w); err != nil {
+			return took, err
+		}
+	}
+	took.events, t = time.Since(t), time.Now()
+	settle, entries, err := p.e.FinishWrites(run, last, p.acct, p.acctSeq, "3 emails", output, time.Now().UTC())
+	if err != nil {
+		return took, err
+	}
+	seq, err := p.ports.Log.Append(ctx, entries...)
+	if err != nil {
+		p.relearn(ctx)
+		return took, err
+	}
+	took.finish = time.Since(t)
+	p.acct, p.acctSeq = ledger.Apply(p.acct, settle), seq-uint64(len(entries)-1)
+	return took, nil
+}
+
+// runWrites is how long each part of a run's writes took: the admission
+// (the create window and the atomic batch), the events one by one
+// (started and the steps), and the finish's atomic batch.
+type runWrites struct {
+	admission, events, finish time.Duration
 }

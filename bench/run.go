@@ -3,7 +3,12 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/apprun/apprun/apps"
+	"github.com/nats-io/nats.go"
 )
 
 // runScenario times built-in cold-email-writer runs end to end, one after
@@ -46,5 +51,58 @@ func runScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	s.add("run end to end p99", ms(sum.P99), "ms")
 	s.add("run end to end max", ms(sum.Max), "ms")
 	s.note("%d cold-email-writer runs with the built-in writer, one at a time, POST sent to completed received on the stream", sum.N)
+	srv.Stop() // the bare writes have the machine to themselves
+	bare, err := bareRuns(ctx, cfg.Runs)
+	if err != nil {
+		return fmt.Errorf("bare run writes: %w", err)
+	}
+	s.add("bare writes of one run p50", ms(bare.run.P50), "ms")
+	s.add("bare writes of one run p90", ms(bare.run.P90), "ms")
+	s.add("  admission p50", ms(bare.admission.P50), "ms")
+	s.add("  started and 6 steps p50", ms(bare.events.P50), "ms")
+	s.add("  finish p50", ms(bare.finish.P50), "ms")
+	s.add("run ÷ bare writes p50", ms(sum.P50)/ms(bare.run.P50), "ratio")
+	s.note("bare writes of one run: what a run writes, one write after another as the server makes them, straight to an embedded JetStream in this process with SyncAlways (the bench's probe, engine.AdmissionWrites, RunEventWrite and FinishWrites): the create window, the admission's atomic batch, started, 6 steps, and the finish's atomic batch (settle, slot release, completed); %d runs after 10 to warm up", bare.run.N)
 	return nil
+}
+
+// bareRunTimes summarise bareRuns: whole runs and each part.
+type bareRunTimes struct {
+	run, admission, events, finish summary
+}
+
+// bareRuns times n runs' writes (probe.run), one run at a time, on a
+// fresh embedded JetStream configured as a shipped node.
+func bareRuns(ctx context.Context, n int) (bareRunTimes, error) {
+	dir, err := os.MkdirTemp("", "apprun-bench-bare-run-")
+	if err != nil {
+		return bareRunTimes{}, err
+	}
+	defer os.RemoveAll(dir)
+	var run, admission, events, finish latencies
+	err = withNATS(filepath.Join(dir, "nats"), false, func(nc *nats.Conn) error {
+		e, ports, err := preparedEngine(ctx, nc, bareLimits, 1, apps.Default()...)
+		if err != nil {
+			return err
+		}
+		p, err := newProbe(ctx, e, ports, apps.ColdEmailSlug, 1_000_000_000, 1)
+		if err != nil {
+			return err
+		}
+		for i := range n + 10 {
+			t := time.Now()
+			took, err := p.run(ctx, 6, []byte(sampleOutput))
+			if err != nil {
+				return err
+			}
+			if i >= 10 {
+				run.add(time.Since(t))
+				admission.add(took.admission)
+				events.add(took.events)
+				finish.add(took.finish)
+			}
+		}
+		return nil
+	})
+	return bareRunTimes{run.summary(), admission.summary(), events.summary(), finish.summary()}, err
 }

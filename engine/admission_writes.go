@@ -10,17 +10,46 @@ import (
 // state acct (at sequence acctSeq) at price, built by the same code as
 // CreateRun's: the charge, the platform slot (when slot > 0), the job with
 // the price check and the created event, each with its compare-and-set
-// check. It returns the run_no, the charge and the entries encoded for the
-// Log port. It decides nothing else: `apprun bench` writes these straight
-// to a log (package bench's probe) to measure the writes a create must
-// make, next to real creates.
-func (e *Engine) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID string, price Price, slot int, at time.Time) (string, ledger.Event, []Entry, error) {
+// check. It returns the created event, the charge and the entries encoded
+// for the Log port. It decides nothing else: `apprun bench` writes these
+// straight to a log (package bench's probe) to measure the writes a create
+// must make, next to real creates.
+func (e *Engine) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID string, price Price, slot int, at time.Time) (RunEvent, ledger.Event, []Entry, error) {
 	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: e.id(PrefixRun, 10), AccountID: acct.ID,
 		KeyID: keyID, AppSlug: price.Slug, Input: []byte(`{}`), CreditCost: price.CreditCost, At: at, Slot: slot}
 	charge, err := ledger.Charge(acct, created.RunNo, price.CreditCost, 0, at)
 	if err != nil {
-		return "", ledger.Event{}, nil, err
+		return RunEvent{}, ledger.Event{}, nil, err
 	}
 	out, err := encode(admission(created, charge, acctSeq, 0, price, nil))
-	return created.RunNo, charge, out, err
+	return created, charge, out, err
+}
+
+// RunEventWrite is the write the executor makes for each event of a
+// running run (started, a step): ev on the run's log, compare-and-set on
+// its last sequence, encoded for the Log port. With FinishWrites it is how
+// `apprun bench` writes a whole run straight to a log, to measure the
+// writes a run must make next to real runs.
+func RunEventWrite(last uint64, ev RunEvent) (Entry, error) {
+	ev.V = eventVersion
+	out, err := encode([]entry{runEventWrite(last, ev)})
+	if err != nil {
+		return Entry{}, err
+	}
+	return out[0], nil
+}
+
+// FinishWrites is the executor's atomic write that completes run (its log
+// at sequence last) with summary and output, for an account in state acct at acctSeq:
+// the settle, the slot's release and the completed event, each with its
+// compare-and-set check. It returns the settle and the entries encoded for
+// the Log port.
+func (e *Engine) FinishWrites(run Run, last uint64, acct ledger.Account, acctSeq uint64, summary string, output []byte, at time.Time) (ledger.Event, []Entry, error) {
+	settle, err := ledger.Settle(acct, run.RunNo, at)
+	if err != nil {
+		return ledger.Event{}, nil, err
+	}
+	term := RunEvent{Type: RunCompleted, V: eventVersion, RunNo: run.RunNo, At: at, Summary: summary, Output: output}
+	out, err := encode(finishWrite(run, last, settle, acctSeq, term, e.hookKeep()))
+	return settle, out, err
 }

@@ -188,7 +188,7 @@ func (w *runWriter) write(ctx context.Context, ev RunEvent) error {
 	if ev.At.IsZero() {
 		ev.At = w.e.now()
 	}
-	seq, err := w.e.log.append(ctx, entry{subject: runSubject(w.run.RunNo), value: ev, expect: expectSeq(w.last)})
+	seq, err := w.e.log.append(ctx, runEventWrite(w.last, ev))
 	if err != nil {
 		return err
 	}
@@ -383,14 +383,7 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *
 		if err != nil {
 			return internal("settle or refund", err)
 		}
-		entries := []entry{{subject: accountSubject(acct.ID), value: acctEv, expect: expectSeq(acctSeq)}}
-		if w.run.Slot > 0 {
-			entries = append(entries, entry{subject: slotSubject(w.run.Slot),
-				value: SlotEvent{Type: "slot_released", V: eventVersion, RunNo: w.run.RunNo}})
-		}
-		entries = append(entries, entry{subject: runSubject(w.run.RunNo), value: term, expect: expectSeq(w.last)})
-		entries = append(entries, hookJobs(w.run, time.Time{}, w.e.hookKeep())...) // the first sending: not a redelivery
-		_, err = x.e.log.append(ctx, entries...)
+		_, err = x.e.log.append(ctx, finishWrite(w.run, w.last, acctEv, acctSeq, term, w.e.hookKeep())...)
 		if errors.Is(err, ErrConflict) {
 			events, rerr := x.e.log.runLog(ctx, w.run.RunNo, w.last)
 			if rerr != nil {
@@ -415,4 +408,24 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *
 		return err
 	}
 	return errors.New("engine: finish: too much contention")
+}
+
+// runEventWrite appends ev to its run's log (at sequence last) while the
+// run runs: started, a step.
+func runEventWrite(last uint64, ev RunEvent) entry {
+	return entry{subject: runSubject(ev.RunNo), value: ev, expect: expectSeq(last)}
+}
+
+// finishWrite is the one atomic write that ends run (its log at sequence
+// last): the account's settle or refund acctEv (compare-and-set on the
+// account at acctSeq), the release of its platform slot, the terminal
+// event term (compare-and-set on the run) and its webhook jobs.
+func finishWrite(run Run, last uint64, acctEv ledger.Event, acctSeq uint64, term RunEvent, hookKeep time.Duration) []entry {
+	entries := []entry{{subject: accountSubject(run.AccountID), value: acctEv, expect: expectSeq(acctSeq)}}
+	if run.Slot > 0 {
+		entries = append(entries, entry{subject: slotSubject(run.Slot),
+			value: SlotEvent{Type: "slot_released", V: eventVersion, RunNo: run.RunNo}})
+	}
+	entries = append(entries, entry{subject: runSubject(run.RunNo), value: term, expect: expectSeq(last)})
+	return append(entries, hookJobs(run, time.Time{}, hookKeep)...) // the first sending: not a redelivery
 }
