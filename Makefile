@@ -46,7 +46,7 @@ bench: build
 	./$(BIN) bench --json bench.json
 
 # The fault test at full strength: 25 SIGKILLs of a real server process
-# under concurrent run creation (a 4ms timeout makes some runs fail and be
+# under concurrent run creation (half the runs complete, half fail and are
 # refunded), then every invariant and `apprun audit`.
 chaos:
 	CHAOS_KILLS=25 $(GO) test ./cmd/apprun -run TestChaos -count=1 -v -timeout 20m

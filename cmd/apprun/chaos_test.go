@@ -88,9 +88,7 @@ func freeAddr(t *testing.T) string {
 func (c *chaos) start() *proc {
 	c.t.Helper()
 	p := c.spawn(freeAddr(c.t), "--data", c.dir, "--create-per-min", "0", "--reads-per-min", "0",
-		"--owner-active-runs", "0", "--platform-active-runs", "64",
-		// A timeout near the writer's own duration: some runs fail and are refunded.
-		"--app-timeouts", "cold-email-writer=4ms")
+		"--owner-active-runs", "0", "--platform-active-runs", "64")
 	c.waitHealthy(p, time.Now().Add(60*time.Second))
 	return p
 }
@@ -194,6 +192,7 @@ func (c *chaos) callWithHeader(p *proc, method, path, key string, body any, hdr 
 type request struct {
 	acct  int
 	key   string
+	body  map[string]any // the same on every try, as the key requires
 	runNo string
 	// tries says what each attempt got, so a violation names its path.
 	tries []string
@@ -209,6 +208,7 @@ func (r *request) try(round int, status int, err error) {
 
 func TestChaosKillsLoseNoRunAndNoCredit(t *testing.T) {
 	c := newChaos(t)
+	c.env = append(c.env, "APPRUN_TEST_APPS=1") // chaosRun's failing runs
 	cpuHog(t)
 
 	const credits = 100_000
@@ -250,10 +250,10 @@ func TestChaosKillsLoseNoRunAndNoCredit(t *testing.T) {
 					default:
 						mu.Lock()
 						seq++
-						r = &request{acct: seq % len(keys), key: fmt.Sprintf("chaos-%d", seq)}
+						r = &request{acct: seq % len(keys), key: fmt.Sprintf("chaos-%d", seq), body: chaosRun(seq)}
 						mu.Unlock()
 					}
-					status, m, err := c.call(p, "POST", "/api/v1/runs", keys[r.acct], coldEmailRun(), "Idempotency-Key", r.key)
+					status, m, err := c.call(p, "POST", "/api/v1/runs", keys[r.acct], r.body, "Idempotency-Key", r.key)
 					mu.Lock()
 					r.try(k, status, err)
 					switch {
@@ -298,7 +298,7 @@ func TestChaosKillsLoseNoRunAndNoCredit(t *testing.T) {
 	deadline := time.Now().Add(90 * time.Second)
 	for len(pending) > 0 {
 		r := pending[0]
-		status, m, err := c.call(p, "POST", "/api/v1/runs", keys[r.acct], coldEmailRun(), "Idempotency-Key", r.key)
+		status, m, err := c.call(p, "POST", "/api/v1/runs", keys[r.acct], r.body, "Idempotency-Key", r.key)
 		r.try(kills, status, err)
 		switch {
 		case err == nil && status == 201:
@@ -326,6 +326,7 @@ func TestChaosKillsLoseNoRunAndNoCredit(t *testing.T) {
 		violations++
 		t.Errorf(format, args...)
 	}
+	ended := map[any]int{} // runs by status, every account
 	for i, key := range keys {
 		runs := c.waitAllTerminal(p, key, deadline)
 		var completedCost int64
@@ -335,6 +336,7 @@ func TestChaosKillsLoseNoRunAndNoCredit(t *testing.T) {
 				fail("account %d: run %s exists but no request was answered with it (a duplicate or an orphan); requests of this account:\n%s",
 					i, no, attempts(acked, i))
 			}
+			ended[run["status"]]++
 			if run["status"] == "completed" {
 				completedCost += int64(run["credit_cost"].(float64))
 			}
@@ -347,12 +349,27 @@ func TestChaosKillsLoseNoRunAndNoCredit(t *testing.T) {
 			fail("account %d: balance %d active %v, want %d and 0", i, bal, acct["active_runs"], credits-completedCost)
 		}
 	}
+	if ended["completed"] == 0 || ended["failed"] == 0 {
+		// Both ends of a charge must meet the kills: a settle and a refund.
+		fail("runs ended %v: the test needs both completed and failed runs", ended)
+	}
 	p.stop()
-	out, err := exec.Command(c.bin, "audit", "--data", c.dir).CombinedOutput()
+	out, err := c.command(context.Background(), "audit", "--data", c.dir).CombinedOutput()
 	if err != nil {
 		fail("apprun audit: %v\n%s", err, out)
 	}
 	t.Logf("chaos: %d runs acknowledged, %d kills survived, %d invariant violations\n%s", len(acked), kills, violations, out)
+}
+
+// chaosRun is the body of the chaos test's seq-th create: every other one
+// a cold-email-writer run, which completes (its charge settled), and a
+// test-sleep run that fails after 20 ms (its charge refunded), so that
+// both ends of a charge meet the kills whatever the machine's speed.
+func chaosRun(seq int) map[string]any {
+	if seq%2 == 0 {
+		return coldEmailRun()
+	}
+	return map[string]any{"app_slug": "test-sleep", "input": map[string]any{"ms": 20, "fail": true}}
 }
 
 // attempts lists every attempt of an account's requests.
