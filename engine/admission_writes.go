@@ -26,8 +26,8 @@ func (e *Engine) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID stri
 }
 
 // RunEventWrite is the write the executor makes for each event of a
-// running run (started, a step): ev on the run's log, compare-and-set on
-// its last sequence, encoded for the Log port. With FinishWrites it is how
+// running run (started, a step): ev on the log of its run (ev.RunNo),
+// compare-and-set on that log's last sequence, encoded for the Log port. With FinishWrites it is how
 // `apprun bench` writes a whole run straight to a log, to measure the
 // writes a run must make next to real runs.
 func RunEventWrite(last uint64, ev RunEvent) (Entry, error) {
@@ -40,10 +40,10 @@ func RunEventWrite(last uint64, ev RunEvent) (Entry, error) {
 }
 
 // FinishWrites is the executor's atomic write that completes run (its log
-// at sequence last) with summary and output, for an account in state acct at acctSeq:
-// the settle, the slot's release and the completed event, each with its
-// compare-and-set check. It returns the settle and the entries encoded for
-// the Log port.
+// at sequence last) with summary and output, for an account in state acct
+// at acctSeq: the settle, the slot's release and the completed event, each
+// with its compare-and-set check. It returns the settle and the entries
+// encoded for the Log port.
 func (e *Engine) FinishWrites(run Run, last uint64, acct ledger.Account, acctSeq uint64, summary string, output []byte, at time.Time) (ledger.Event, []Entry, error) {
 	settle, err := ledger.Settle(acct, run.RunNo, at)
 	if err != nil {

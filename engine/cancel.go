@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/apprun/apprun/ledger"
 )
@@ -50,14 +49,7 @@ func (e *Engine) CancelRun(ctx context.Context, accountID, runNo string) (Run, u
 			continue // the account moved since it was read: look again
 		}
 		term := RunEvent{Type: RunFailed, V: eventVersion, RunNo: runNo, At: at, Error: canceledError(), Refunded: run.CreditCost}
-		entries := []entry{{subject: accountSubject(acct.ID), value: refund, expect: expectSeq(acctSeq)}}
-		if run.Slot > 0 {
-			entries = append(entries, entry{subject: slotSubject(run.Slot),
-				value: SlotEvent{Type: "slot_released", V: eventVersion, RunNo: runNo}})
-		}
-		entries = append(entries, entry{subject: runSubject(runNo), value: term, expect: expectSeq(last)})
-		entries = append(entries, hookJobs(run, time.Time{}, e.hookKeep())...) // the first sending: not a redelivery
-		seq, err := e.log.append(ctx, entries...)
+		seq, err := e.log.append(ctx, finishWrite(run, last, refund, acctSeq, term, e.hookKeep())...)
 		if errors.Is(err, ErrConflict) {
 			continue // the run or the account moved: look again
 		}

@@ -415,17 +415,3 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *
 func runEventWrite(last uint64, ev RunEvent) entry {
 	return entry{subject: runSubject(ev.RunNo), value: ev, expect: expectSeq(last)}
 }
-
-// finishWrite is the one atomic write that ends run (its log at sequence
-// last): the account's settle or refund acctEv (compare-and-set on the
-// account at acctSeq), the release of its platform slot, the terminal
-// event term (compare-and-set on the run) and its webhook jobs.
-func finishWrite(run Run, last uint64, acctEv ledger.Event, acctSeq uint64, term RunEvent, hookKeep time.Duration) []entry {
-	entries := []entry{{subject: accountSubject(run.AccountID), value: acctEv, expect: expectSeq(acctSeq)}}
-	if run.Slot > 0 {
-		entries = append(entries, entry{subject: slotSubject(run.Slot),
-			value: SlotEvent{Type: "slot_released", V: eventVersion, RunNo: run.RunNo}})
-	}
-	entries = append(entries, entry{subject: runSubject(run.RunNo), value: term, expect: expectSeq(last)})
-	return append(entries, hookJobs(run, time.Time{}, hookKeep)...) // the first sending: not a redelivery
-}

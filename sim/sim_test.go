@@ -479,6 +479,11 @@ func (w *world) check() {
 			}
 		}
 	}
+	for id, runNo := range slots {
+		// Every run has ended by now (checked below): a slot still held
+		// is lost to the platform's ceiling for good.
+		w.problem("platform slot %s still held by run %s at the end: %s", id, runNo, w.history(runNo))
+	}
 	rep := audit.Report()
 	for _, v := range rep.Violations {
 		w.problem("audit: %s", v)
