@@ -14,12 +14,15 @@ import (
 // run and every run has exactly one charge; a completed run is settled
 // once and never refunded, a failed run refunded once by its charge; a run
 // has at most one terminal event, and an unfinished run is neither settled
-// nor refunded. Feed it every message of the stream in order, then call
-// Report.
+// nor refunded. It also checks the platform's slots: one run holds a slot
+// at a time, and no slot is still held by a run that has ended. Feed it
+// every message of the stream in order, then call Report.
 type Audit struct {
 	accounts map[string]*ledger.Account
 	runs     map[string]*auditRun
 	fenced   map[string]bool
+	// slots holds the run each claimed platform slot is held by.
+	slots map[string]string
 	// purchases are the Credits each payment reference bought and had
 	// revoked.
 	purchases map[string]*auditPurchase
@@ -67,7 +70,7 @@ type AuditReport struct {
 // NewAudit starts an audit.
 func NewAudit() *Audit {
 	return &Audit{accounts: map[string]*ledger.Account{}, runs: map[string]*auditRun{}, fenced: map[string]bool{},
-		purchases: map[string]*auditPurchase{}}
+		slots: map[string]string{}, purchases: map[string]*auditPurchase{}}
 }
 
 func (a *Audit) violation(format string, args ...any) {
@@ -102,6 +105,13 @@ func (a *Audit) Apply(subject string, seq uint64, data []byte) {
 			return
 		}
 		a.applyRun(id, seq, ev)
+	case KindSlot:
+		var ev SlotEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			a.violation("event %d on %s: unreadable: %v", seq, subject, err)
+			return
+		}
+		a.applySlot(id, seq, ev)
 	case KindExpired:
 		var ev RunExpired
 		if err := json.Unmarshal(data, &ev); err != nil {
@@ -118,6 +128,20 @@ func (a *Audit) Apply(subject string, seq uint64, data []byte) {
 				r.status, r.canceled = StatusFailed, true
 			}
 		}
+	}
+}
+
+// applySlot follows which run holds platform slot id. (A slot's history
+// is compacted: the log may keep only its last message.)
+func (a *Audit) applySlot(id string, seq uint64, ev SlotEvent) {
+	switch held := a.slots[id]; {
+	case ev.Type != "slot_claimed":
+		delete(a.slots, id)
+	case held != "" && held != ev.RunNo:
+		a.violation("event %d: platform slot %s claimed by %s while %s holds it", seq, id, ev.RunNo, held)
+		fallthrough
+	default:
+		a.slots[id] = ev.RunNo
 	}
 }
 
@@ -263,6 +287,13 @@ func (a *Audit) Report() AuditReport {
 			if r.refunds+r.settles != 0 {
 				a.violation("run %s: not finished but settled %d and refunded %d times", no, r.settles, r.refunds)
 			}
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(a.slots)) {
+		no := a.slots[id]
+		if r := a.runs[no]; r == nil || !r.created || r.status == StatusCompleted || r.status == StatusFailed {
+			// Lost to the platform's ceiling until an operator frees it.
+			a.violation("platform slot %s: still held by run %s, which has ended or does not exist", id, no)
 		}
 	}
 	active := map[string]int{}

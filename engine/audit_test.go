@@ -27,6 +27,10 @@ func runEv(no string, typ engine.RunEventType) logged {
 	return logged{"apprun.run." + no, engine.RunEvent{Type: typ, V: 1, RunNo: no, AccountID: "acct_a", CreditCost: 10, At: time.Unix(0, 0)}}
 }
 
+func slotEv(slot, typ, run string) logged {
+	return logged{"apprun.slot." + slot, engine.SlotEvent{Type: typ, V: 1, RunNo: run}}
+}
+
 func audit(events ...logged) engine.AuditReport {
 	a := engine.NewAudit()
 	for i, e := range events {
@@ -66,6 +70,14 @@ func TestAuditFindsEveryBrokenInvariant(t *testing.T) {
 		{"more revoked than bought", []logged{open, buyEv(ledger.CreditsPurchased, 100, "cs_1", 200), buyEv(ledger.CreditsRevoked, -60, "cs_1", 140), buyEv(ledger.CreditsRevoked, -60, "cs_1", 80)}, "revoked 120 Credits, more than the 100"},
 		{"a revocation of nothing bought", []logged{open, buyEv(ledger.CreditsRevoked, -10, "cs_9", 90)}, "which granted none"},
 		{"a charge below zero", []logged{open, acctEv(ledger.RunCharged, -110, "run_a", -10, 1), created}, "went negative"},
+		{"a slot held while its run runs", []logged{open, charge, slotEv("1", "slot_claimed", "run_a"), created}, ""},
+		{"a slot released at the end", []logged{open, charge, slotEv("1", "slot_claimed", "run_a"), created, runEv("run_a", engine.RunCompleted),
+			acctEv(ledger.RunSettled, 0, "run_a", 90, 0), slotEv("1", "slot_released", "run_a")}, ""},
+		{"a slot kept after the end", []logged{open, charge, slotEv("1", "slot_claimed", "run_a"), created, runEv("run_a", engine.RunCompleted),
+			acctEv(ledger.RunSettled, 0, "run_a", 90, 0)}, "platform slot 1: still held by run run_a"},
+		{"a slot claimed twice", []logged{open, charge, slotEv("1", "slot_claimed", "run_a"), created,
+			slotEv("1", "slot_claimed", "run_b")}, "platform slot 1 claimed by run_b while run_a holds it"},
+		{"a slot held by no run", []logged{open, slotEv("2", "slot_claimed", "run_z")}, "platform slot 2: still held by run run_z"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -431,7 +431,6 @@ func (w *world) check() {
 	all := w.log.All()
 	audit := engine.NewAudit()
 	runs := map[string]*logRun{}
-	slots := map[string]string{}
 	accounts := map[string][]acctState{} // each account's states, in log order
 	var prices []priceState
 	var price engine.PriceEvent
@@ -466,23 +465,7 @@ func (w *world) check() {
 				w.problem("event %d: account %s has %d active runs, above its ceiling of %d", m.Seq, id, ev.Active, ownerActive)
 			}
 			accounts[id] = append(accounts[id], acctState{m.Seq, ev})
-		case engine.KindSlot:
-			var ev engine.SlotEvent
-			_ = json.Unmarshal(m.Data, &ev)
-			switch {
-			case ev.Type != "slot_claimed":
-				delete(slots, id)
-			case slots[id] != "":
-				w.problem("event %d: platform slot %s claimed by %s while %s holds it", m.Seq, id, ev.RunNo, slots[id])
-			default:
-				slots[id] = ev.RunNo
-			}
 		}
-	}
-	for id, runNo := range slots {
-		// Every run has ended by now (checked below): a slot still held
-		// is lost to the platform's ceiling for good.
-		w.problem("platform slot %s still held by run %s at the end: %s", id, runNo, w.history(runNo))
 	}
 	rep := audit.Report()
 	for _, v := range rep.Violations {
