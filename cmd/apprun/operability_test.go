@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // /metrics is Prometheus text with the request histogram by route and
@@ -13,12 +14,7 @@ func TestMetricsCountRequestsRunsAndMoney(t *testing.T) {
 	h.waitRun(a, h.create(a, testRun("ok")))
 	failed := h.create(a, testRun("fail"))
 	h.waitRun(a, failed)
-	r := h.do("GET", "/metrics", "", nil)
-	if r.Status != 200 {
-		t.Fatalf("GET /metrics: %d", r.Status)
-	}
-	body := string(r.Body)
-	for _, want := range []string{
+	wants := []string{
 		`apprun_http_request_duration_seconds_count{code="201",method="POST",route="/api/v1/runs"} 2`,
 		`apprun_ledger_charges_total 2`,
 		`apprun_ledger_refunds_total 1`,
@@ -28,10 +24,30 @@ func TestMetricsCountRequestsRunsAndMoney(t *testing.T) {
 		`apprun_sse_clients `,
 		`apprun_events_appended_total `,
 		`apprun_active_runs `,
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("/metrics lacks %q", want)
+	}
+	// The stream shows a run's end as soon as the log stores it; the
+	// executor counts the settle or refund when the log's answer reaches
+	// it, a moment later (under load, after this test's read): a scrape
+	// may come between the two. Scrape until the counts arrive.
+	var body string
+	var missing []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r := h.do("GET", "/metrics", "", nil)
+		if r.Status != 200 {
+			t.Fatalf("GET /metrics: %d", r.Status)
 		}
+		body, missing = string(r.Body), nil
+		for _, want := range wants {
+			if !strings.Contains(body, want) {
+				missing = append(missing, want)
+			}
+		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, m := range missing {
+		t.Errorf("/metrics lacks %q", m)
 	}
 	if strings.Contains(body, a.Key) || strings.Contains(body, failed) {
 		t.Error("/metrics shows an API key or a run number")
