@@ -71,20 +71,30 @@ func createScenario(ctx context.Context, cfg Config, s *Scenario) error {
 // as a shipped node (SyncAlways, the same streams and limits as the bench
 // server) at the create concurrency.
 func bareWrites(ctx context.Context, cfg Config) (res loadResult, err error) {
-	dir, err := os.MkdirTemp("", "apprun-bench-bare-")
-	if err != nil {
-		return loadResult{}, err
-	}
-	defer os.RemoveAll(dir)
-	err = withNATS(filepath.Join(dir, "nats"), false, func(nc *nats.Conn) error {
-		e, ports, err := preparedEngine(ctx, nc, bareLimits, 1, apps.TestSleep())
-		if err != nil {
-			return err
-		}
+	err = onBareNode(ctx, []engine.App{apps.TestSleep()}, func(e *engine.Engine, ports engine.Ports) (err error) {
 		res, err = probeLoad(ctx, cfg, e, ports)
 		return err
 	})
 	return res, err
+}
+
+// onBareNode runs fn on an engine with list's Apps over a fresh embedded
+// JetStream in a temporary directory, configured as a shipped node
+// (SyncAlways, the same streams and limits as the bench server), with
+// nothing running: the bench's probes write to it directly.
+func onBareNode(ctx context.Context, list []engine.App, fn func(*engine.Engine, engine.Ports) error) error {
+	dir, err := os.MkdirTemp("", "apprun-bench-bare-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	return withNATS(filepath.Join(dir, "nats"), false, func(nc *nats.Conn) error {
+		e, ports, err := preparedEngine(ctx, nc, bareLimits, 1, list...)
+		if err != nil {
+			return err
+		}
+		return fn(e, ports)
+	})
 }
 
 // bareLimits are the bench server's limits (high) for the bare writes.

@@ -26,7 +26,6 @@ type probe struct {
 	acct    ledger.Account
 	acctSeq uint64
 	slot    int
-	lastRun string // the run_no of the last run
 }
 
 // newProbe opens an account with credits for one probe writer of App
@@ -90,17 +89,17 @@ func (p *probe) relearn(ctx context.Context) {
 // run makes every write of one run of steps steps, one after another as
 // the executor makes them: the admission, the started event, one event a
 // step, and the finish (the settle, the slot's release and the completed
-// event with output).
-func (p *probe) run(ctx context.Context, steps int, output []byte) (runWrites, error) {
+// event with output). It returns the run's run_no and how long each part
+// took.
+func (p *probe) run(ctx context.Context, steps int, output []byte) (string, runWrites, error) {
 	var took runWrites
 	t := time.Now()
 	created, last, err := p.admitRun(ctx)
 	if err != nil {
-		return took, err
+		return "", took, err
 	}
 	took.admission, t = time.Since(t), time.Now()
 	run := engine.ApplyRun(engine.Run{}, created, last)
-	p.lastRun = run.RunNo
 	events := []engine.RunEvent{{Type: engine.RunStarted, RunNo: run.RunNo}}
 	for i := 1; i <= steps; i++ {
 		events = append(events, engine.RunEvent{Type: engine.ToolRunning, RunNo: run.RunNo,
@@ -110,25 +109,25 @@ func (p *probe) run(ctx context.Context, steps int, output []byte) (runWrites, e
 		ev.At = time.Now().UTC()
 		w, err := engine.RunEventWrite(last, ev)
 		if err != nil {
-			return took, err
+			return run.RunNo, took, err
 		}
 		if last, err = p.ports.Log.Append(ctx, w); err != nil {
-			return took, err
+			return run.RunNo, took, err
 		}
 	}
 	took.events, t = time.Since(t), time.Now()
 	settle, entries, err := p.e.FinishWrites(run, last, p.acct, p.acctSeq, "3 emails", output, time.Now().UTC())
 	if err != nil {
-		return took, err
+		return run.RunNo, took, err
 	}
 	seq, err := p.ports.Log.Append(ctx, entries...)
 	if err != nil {
 		p.relearn(ctx)
-		return took, err
+		return run.RunNo, took, err
 	}
 	took.finish = time.Since(t)
 	p.acct, p.acctSeq = ledger.Apply(p.acct, settle), seq-uint64(len(entries)-1)
-	return took, nil
+	return run.RunNo, took, nil
 }
 
 // runWrites is how long each part of a run's writes took: the admission

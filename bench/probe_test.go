@@ -60,10 +60,11 @@ func TestProbeRunsWriteWhatACompletedRunWrites(t *testing.T) {
 	}
 	var runs []string
 	for range 3 {
-		if _, err := p.run(ctx, 6, []byte(sampleOutput)); err != nil {
+		runNo, _, err := p.run(ctx, 6, []byte(sampleOutput))
+		if err != nil {
 			t.Fatal(err)
 		}
-		runs = append(runs, p.lastRun)
+		runs = append(runs, runNo)
 	}
 	rep := auditLog(t, nc)
 	if len(rep.Runs) != 3 || rep.Completed != 3 || rep.Active != 0 || rep.Charged != 3*p.price.CreditCost ||

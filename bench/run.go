@@ -3,12 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/apprun/apprun/apps"
-	"github.com/nats-io/nats.go"
+	"github.com/apprun/apprun/engine"
 )
 
 // runScenario times built-in cold-email-writer runs end to end, one after
@@ -72,26 +70,17 @@ type bareRunTimes struct {
 }
 
 // bareRuns times n runs' writes (probe.run), one run at a time, on a
-// fresh embedded JetStream configured as a shipped node.
+// bare node (onBareNode).
 func bareRuns(ctx context.Context, n int) (bareRunTimes, error) {
-	dir, err := os.MkdirTemp("", "apprun-bench-bare-run-")
-	if err != nil {
-		return bareRunTimes{}, err
-	}
-	defer os.RemoveAll(dir)
 	var run, admission, events, finish latencies
-	err = withNATS(filepath.Join(dir, "nats"), false, func(nc *nats.Conn) error {
-		e, ports, err := preparedEngine(ctx, nc, bareLimits, 1, apps.Default()...)
-		if err != nil {
-			return err
-		}
+	err := onBareNode(ctx, apps.Default(), func(e *engine.Engine, ports engine.Ports) error {
 		p, err := newProbe(ctx, e, ports, apps.ColdEmailSlug, 1_000_000_000, 1)
 		if err != nil {
 			return err
 		}
 		for i := range n + 10 {
 			t := time.Now()
-			took, err := p.run(ctx, 6, []byte(sampleOutput))
+			_, took, err := p.run(ctx, 6, []byte(sampleOutput))
 			if err != nil {
 				return err
 			}
