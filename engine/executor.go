@@ -184,7 +184,7 @@ type runWriter struct {
 }
 
 func (w *runWriter) write(ctx context.Context, ev RunEvent) error {
-	ev.V, ev.RunNo = eventVersion, w.run.RunNo
+	ev.RunNo = w.run.RunNo
 	if ev.At.IsZero() {
 		ev.At = w.e.now()
 	}
@@ -410,8 +410,9 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *
 	return errors.New("engine: finish: too much contention")
 }
 
-// runEventWrite appends ev to its run's log (at sequence last) while the
-// run runs: started, a step.
+// runEventWrite appends ev, stamped with the event version, to its run's
+// log (at sequence last) while the run runs: started, a step.
 func runEventWrite(last uint64, ev RunEvent) entry {
+	ev.V = eventVersion
 	return entry{subject: runSubject(ev.RunNo), value: ev, expect: expectSeq(last)}
 }

@@ -6,6 +6,10 @@ import (
 	"github.com/apprun/apprun/ledger"
 )
 
+// The writes of a run, exported for `apprun bench`: its probe writes
+// them straight to a log, to measure what the engine must write next to
+// what the engine does. Each is built by the engine's own code.
+
 // AdmissionWrites is what admitting one run writes, for an account in
 // state acct (at sequence acctSeq) at price, built by the same code as
 // CreateRun's: the charge, the platform slot (when slot > 0), the job with
@@ -31,7 +35,6 @@ func (e *Engine) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID stri
 // `apprun bench` writes a whole run straight to a log, to measure the
 // writes a run must make next to real runs.
 func RunEventWrite(last uint64, ev RunEvent) (Entry, error) {
-	ev.V = eventVersion
 	out, err := encode([]entry{runEventWrite(last, ev)})
 	if err != nil {
 		return Entry{}, err
