@@ -137,7 +137,7 @@ func (a *Audit) applySlot(id string, seq uint64, ev SlotEvent) {
 	switch held := a.slots[id]; {
 	case ev.Type != "slot_claimed":
 		delete(a.slots, id)
-	case held != "" && held != ev.RunNo:
+	case held != "":
 		a.violation("event %d: platform slot %s claimed by %s while %s holds it", seq, id, ev.RunNo, held)
 		fallthrough
 	default:

@@ -77,6 +77,8 @@ func TestAuditFindsEveryBrokenInvariant(t *testing.T) {
 			acctEv(ledger.RunSettled, 0, "run_a", 90, 0)}, "platform slot 1: still held by run run_a"},
 		{"a slot claimed twice", []logged{open, charge, slotEv("1", "slot_claimed", "run_a"), created,
 			slotEv("1", "slot_claimed", "run_b")}, "platform slot 1 claimed by run_b while run_a holds it"},
+		{"a slot claimed twice by one run", []logged{open, charge, slotEv("1", "slot_claimed", "run_a"), created,
+			slotEv("1", "slot_claimed", "run_a")}, "platform slot 1 claimed by run_a while run_a holds it"},
 		{"a slot held by no run", []logged{open, slotEv("2", "slot_claimed", "run_z")}, "platform slot 2: still held by run run_z"},
 	}
 	for _, c := range cases {
