@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"net"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // pair is a loopback TCP connection: the server's end in an sseConn, the
@@ -38,6 +40,31 @@ func becomes(t *testing.T, s *sseConn, want bool) {
 	}
 }
 
+// arrived waits (bounded) until the client's bytes are in s's socket, so
+// that hungUp has them to read: the kernel's count of unread bytes.
+func arrived(t *testing.T, s *sseConn) {
+	t.Helper()
+	rc, err := s.conn.(syscall.Conn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		var n int
+		var errno syscall.Errno
+		if err := rc.Control(func(fd uintptr) {
+			_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+		}); err != nil || errno != 0 {
+			t.Fatalf("unread bytes: %v %v", err, errno)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the client's byte never arrived")
+		}
+	}
+}
+
 func TestHungUpSeesTheClientLeaveWithoutWaiting(t *testing.T) {
 	t.Parallel()
 	t.Run("there, then closed", func(t *testing.T) {
@@ -55,7 +82,7 @@ func TestHungUpSeesTheClientLeaveWithoutWaiting(t *testing.T) {
 		if _, err := client.Write([]byte("x")); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond) // the byte arrives; what is read must not count as a hang-up
+		arrived(t, s) // what is read must not count as a hang-up
 		if s.hungUp() || s.hungUp() {
 			t.Fatal("hungUp for a client that sent a byte")
 		}
