@@ -34,3 +34,20 @@ func TestLocalWindowSlides(t *testing.T) {
 		t.Fatalf("an idle key was kept: %d keys", len(w.keys))
 	}
 }
+
+// BenchmarkLocalWindowFull counts reads against one key whose window is
+// kept full of hits (the bench's read limit is high, so every read of a
+// minute stays in the queue).
+func BenchmarkLocalWindowFull(b *testing.B) {
+	w := newLocalWindows(1 << 30)
+	now := time.Now()
+	for i := range 1_000_000 {
+		w.allow("k", now.Add(time.Duration(i)*time.Microsecond))
+	}
+	now = now.Add(time.Second)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		w.allow("k", now.Add(time.Duration(i)*50*time.Microsecond))
+	}
+}
