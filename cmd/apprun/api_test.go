@@ -8,6 +8,7 @@ import (
 )
 
 func TestCreateRunAnswersWithRelativeURLsAndTheLockedPrice(t *testing.T) {
+	t.Parallel()
 	h := start(t)
 	a := h.account(100)
 	r := h.do("POST", "/api/v1/runs", a.Key, coldEmailRun())

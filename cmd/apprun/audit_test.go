@@ -14,6 +14,7 @@ import (
 )
 
 func TestAuditCommandPassesOnAHealthyDataDirAndCatchesDrift(t *testing.T) {
+	t.Parallel()
 	h := start(t, withLimits(noLimits))
 	a, _ := activity(t, h)
 	var out bytes.Buffer
@@ -73,6 +74,7 @@ func sealed(key, val []byte) []byte {
 // A damaged projections.db is an audit finding that names the entity, never
 // a raw parse error; the next start rebuilds it and the audit passes again.
 func TestAuditReportsADamagedProjectionAndTheNextStartRebuildsIt(t *testing.T) {
+	t.Parallel()
 	h := start(t, withLimits(noLimits))
 	_, runs := activity(t, h)
 	h.stop()

@@ -73,6 +73,7 @@ func TestCancelRefundsEndsTheStreamAndIsSafeToRepeat(t *testing.T) {
 // cancel means a canceled, refunded run, a refused one a completed,
 // charged run, and the Credits add up.
 func TestCancelWinsAgainstCompletionUnderARace(t *testing.T) {
+	t.Parallel()
 	h := start(t, withLimits(noLimits))
 	a := h.account(10_000)
 	const n = 24

@@ -152,6 +152,7 @@ func rawStream(t *testing.T, h *harness, a account, runNo string) net.Conn {
 }
 
 func TestEventStreamsOutliveTheRequestTimeout(t *testing.T) {
+	t.Parallel()
 	h := start(t, withLimits(noLimits), withRequestTimeout(200*time.Millisecond), withHeartbeat(50*time.Millisecond))
 	a := h.account(100)
 	runNo := h.create(a, testRun("hold"))

@@ -86,6 +86,7 @@ func TestIdempotencyKeyRace(t *testing.T) {
 }
 
 func TestIdempotencyKeySurvivesARestart(t *testing.T) {
+	t.Parallel()
 	h := start(t, withLimits(noLimits))
 	a := h.account(100)
 	first := h.do("POST", "/api/v1/runs", a.Key, testRun("ok"), "Idempotency-Key", "persist")

@@ -44,6 +44,7 @@ func (h *harness) failedWith(a account, runNo, code string, credits int64) {
 }
 
 func TestColdEmailRunWritesWithTheModelAndStreamsProgress(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New()
 	defer fake.Close()
 	fake.Script(llmtest.Reply{Text: modelSequence, Chunks: 12, ChunkDelay: 100 * time.Millisecond})
@@ -90,6 +91,7 @@ func TestColdEmailRunWritesWithTheModelAndStreamsProgress(t *testing.T) {
 }
 
 func TestModelFailuresFailTheRunAndRefundIt(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		script []llmtest.Reply
@@ -117,6 +119,7 @@ func TestModelFailuresFailTheRunAndRefundIt(t *testing.T) {
 }
 
 func TestA429WithRetryAfterIsWaitedOutThenTheRunCompletes(t *testing.T) {
+	t.Parallel()
 	fake := llmtest.New()
 	defer fake.Close()
 	fake.Script(llmtest.Reply{Status: 429, Header: http.Header{"Retry-After": {"1"}}}, llmtest.Reply{Text: modelSequence})
@@ -174,6 +177,7 @@ func TestOSSGrowthRunReadsTheRepositoryAndWritesAPlan(t *testing.T) {
 }
 
 func TestAppsThatNeedAModelAreAbsentWithoutOne(t *testing.T) {
+	t.Parallel()
 	h := start(t, withLimits(noLimits))
 	a := h.account(100)
 	r := h.do("POST", "/api/v1/runs", a.Key, map[string]any{"app_slug": "linkedin-post-writer", "input": map[string]any{"topic": "x"}})
@@ -248,6 +252,7 @@ func TestServeRefusesABadCatalogOrModelConfig(t *testing.T) {
 }
 
 func TestEveryShippedAppRunsThroughTheAPIWithTheModel(t *testing.T) {
+	t.Parallel()
 	defs, err := apps.Shipped()
 	if err != nil {
 		t.Fatal(err)

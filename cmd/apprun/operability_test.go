@@ -56,6 +56,7 @@ func TestMetricsCountRequestsRunsAndMoney(t *testing.T) {
 
 // Profiles are for the operator only.
 func TestPprofNeedsTheAdminToken(t *testing.T) {
+	t.Parallel()
 	h := start(t)
 	a := h.account(1)
 	for _, tc := range []struct {

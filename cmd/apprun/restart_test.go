@@ -32,6 +32,7 @@ func activity(t *testing.T, h *harness) (account, []string) {
 }
 
 func TestRestartKeepsEverything(t *testing.T) {
+	t.Parallel()
 	h := start(t, withLimits(noLimits))
 	a, runs := activity(t, h)
 	held := h.create(a, testRun("hold")) // acknowledged, still running at the restart
@@ -112,6 +113,7 @@ func dump(t *testing.T, dir string) map[string]map[string]string {
 }
 
 func TestProjectionsRebuildFromTheLogToTheSameState(t *testing.T) {
+	t.Parallel()
 	h := start(t, withLimits(noLimits))
 	activity(t, h)
 	h.stop()

@@ -11,6 +11,7 @@ import (
 )
 
 func TestServiceResumesWhenNATSIsBack(t *testing.T) {
+	t.Parallel()
 	store, addr := filepath.Join(t.TempDir(), "nats"), freeAddr(t)
 	startNATS := func() *embednats.Server {
 		ns, err := embednats.New(embednats.Config{StoreDir: store, Listen: addr, Secret: testClusterSecret})

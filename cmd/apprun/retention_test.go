@@ -10,6 +10,7 @@ import (
 )
 
 func TestRunsExpireAfterRetentionButTheLedgerStays(t *testing.T) {
+	t.Parallel()
 	h := start(t, withLimits(noLimits), withRetention(testAppSlug, 300*time.Millisecond))
 	a := h.account(100)
 	expiring := h.create(a, testRun("ok"))

@@ -194,6 +194,7 @@ func TestAStreamOpensWithARetryHint(t *testing.T) {
 }
 
 func TestStreamTokensOpenOnlyTheirRunAndExpire(t *testing.T) {
+	t.Parallel()
 	h := start(t, withLimits(noLimits), func(c *Config) { c.StreamTokenTTL = 2 * time.Second })
 	a := h.account(100)
 	runNo := h.create(a, testRun("ok"))

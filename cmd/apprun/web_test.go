@@ -220,6 +220,7 @@ func mustURL(s string) *url.URL {
 }
 
 func TestSessionsExpire(t *testing.T) {
+	t.Parallel()
 	h := start(t, withLimits(noLimits), func(c *Config) { c.SessionTTL = 1500 * time.Millisecond })
 	b := h.browser(t)
 	b.signUp("exp@example.com")

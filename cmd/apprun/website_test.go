@@ -237,6 +237,7 @@ func TestPagesSayThingsRight(t *testing.T) {
 // The run history names Apps, filters by status and pages; the statement
 // names the App of each run, filters by date and exports CSV.
 func TestRunsAndStatementFilterPageAndExport(t *testing.T) {
+	t.Parallel()
 	h := start(t, withLimits(noLimits), withSignupCredits(10_000))
 	b := h.browser(t)
 	b.signUp("lists@example.com")
