@@ -76,7 +76,7 @@ func awaitFinished(ctx context.Context, srv *Server, key, path string) ([]byte, 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return nil, errors.New("run did not finish within 30s")
+	return nil, errors.New("run did not finish within 5 minutes")
 }
 
 // minimalHandler serves body from a bare net/http server in a child
