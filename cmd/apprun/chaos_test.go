@@ -93,7 +93,8 @@ func (c *chaos) start() *proc {
 	return p
 }
 
-// spawn starts `apprun serve` on addr with args (and the test admin token).
+// spawn starts `apprun serve` on addr with args (and the test admin
+// token). A process the test has not stopped is killed when it ends.
 func (c *chaos) spawn(addr string, args ...string) *proc {
 	c.t.Helper()
 	args = append([]string{"serve", "--addr", addr, "--admin-token", testAdminToken}, args...)
@@ -103,7 +104,13 @@ func (c *chaos) spawn(addr string, args ...string) *proc {
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
 	}
-	return &proc{cmd: cmd, base: "http://" + addr}
+	p := &proc{cmd: cmd, base: "http://" + addr}
+	c.t.Cleanup(func() {
+		if p.cmd.ProcessState == nil { // neither stopped nor killed by the test
+			p.kill()
+		}
+	})
+	return p
 }
 
 // waitHealthy waits until the process answers /healthz with 200.
@@ -441,4 +448,30 @@ func errorCode(m map[string]any) string {
 	e, _ := m["error"].(map[string]any)
 	code, _ := e["code"].(string)
 	return code
+}
+
+// A process a test spawned ends with the test, even when the test does
+// not stop it (TestANodeWaitsForAnExternalNATSThatIsNotUpYet left one
+// `apprun serve` running after every run of the suite).
+func TestASpawnedProcessEndsWithItsTest(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(t.TempDir(), "node")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexec sleep 600\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var p *proc
+	t.Run("spawns and leaves it running", func(t *testing.T) {
+		logs, err := os.Create(filepath.Join(t.TempDir(), "log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer logs.Close()
+		c := &chaos{t: t, bin: script, dir: t.TempDir(), logs: logs}
+		p = c.spawn("127.0.0.1:1")
+	})
+	if p.cmd.ProcessState == nil {
+		_ = p.cmd.Process.Kill()
+		_ = p.cmd.Wait()
+		t.Fatal("the spawned process outlived its test")
+	}
 }
