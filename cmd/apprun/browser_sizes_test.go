@@ -105,6 +105,7 @@ func eval[T any](d *webDriver, expr string) T {
 // width, no axe violation, and a screenshot.
 func (d *webDriver) check(name string) {
 	d.t.Helper()
+	d.settled()
 	for _, width := range append([]int64{d.w}, d.widths...) {
 		if width != d.w {
 			d.do("narrow", chromedp.EmulateViewport(width, d.h))
@@ -258,5 +259,25 @@ func (d *webDriver) flow(h *harness) {
 	files, _ := filepath.Glob(filepath.Join(d.shots, d.size+"-*.png"))
 	if len(files) < 21 {
 		t.Errorf("%d screenshots at %s, want one per page", len(files), d.size)
+	}
+}
+
+// settled waits until the page the browser is on has loaded, its
+// stylesheet with it. chromedp's Navigate waits for that, but not a page
+// the site's script or a form opened: WaitVisible finds its elements
+// before the stylesheet is in, and on a loaded machine a check then
+// measured the page unstyled (TestTheBrowserCheckWaitsForTheStylesheet).
+// An evaluation that fails is a navigation in between: it asks again.
+func (d *webDriver) settled() {
+	d.t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		state, err := chromedp.Run(d.ctx, chromedp.Evaluate[string](`document.readyState`))
+		if err == nil && state == "complete" {
+			return
+		}
+		if time.Now().After(deadline) || d.ctx.Err() != nil {
+			d.t.Fatalf("the page did not finish loading (%s): %q %v", d.size, state, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestTheBrowserCheckWaitsForTheStylesheet: a page the site's own script
+// opens (its reload when a run ends, a form's answer) is not awaited by
+// chromedp the way a Navigate is, so the page is visible before its
+// stylesheet is in. The browser test once measured the finished run's
+// page then, under load: its code blocks, unstyled, scrolled the page
+// sideways. settled waits for the page's load; here the stylesheet comes
+// 1.5 s late, and the page is checked after a reload.
+func TestTheBrowserCheckWaitsForTheStylesheet(t *testing.T) {
+	t.Parallel()
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no Chromium installed: `apt-get install chromium` (.ci/run installs it) to run the browser test")
+	}
+	h := start(t)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/static/") {
+			time.Sleep(1500 * time.Millisecond)
+		}
+		h.srv.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(slow.Close)
+	ctx := startChromium(t, bin, 390, 844, 60*time.Second)
+	d := &webDriver{t: t, ctx: ctx, base: slow.URL, size: "phone", w: 390, h: 844}
+	d.do("open", chromedp.Navigate(d.base+"/signin"), chromedp.WaitVisible(chromedp.CSS("main")))
+	styled := `getComputedStyle(document.querySelector("main")).maxWidth !== "none"`
+	if !eval[bool](d, styled) {
+		t.Fatal("the stylesheet is not in after a Navigate")
+	}
+	d.do("reload by the page's script", chromedp.Evaluate[chromedp.Void](`setTimeout(() => location.reload(), 0); true`))
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		// Evaluated in whichever document is there: an error is the
+		// navigation in between.
+		kind, err := chromedp.Run(d.ctx, chromedp.Evaluate[string](`performance.getEntriesByType("navigation")[0].type`))
+		if err == nil && kind == "reload" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page did not reload: %q %v", kind, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	d.do("wait for the reloaded page", chromedp.WaitVisible(chromedp.CSS("main")))
+	d.settled()
+	if !eval[bool](d, styled) {
+		t.Fatal("checked before the stylesheet was in")
+	}
+}
