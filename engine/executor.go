@@ -284,7 +284,8 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 	})
 	switch {
 	case errors.Is(stopped, errRunEnded):
-		return nil // ended by a cancel, which wrote the run's end
+		x.logCanceled(w.run) // met by a step's write: the cancel wrote the run's end
+		return nil
 	case stopped != nil:
 		return stopped // another executor has it
 	}
@@ -341,10 +342,23 @@ func (x *executor) endedElsewhere(ctx context.Context, w *runWriter) (bool, erro
 	if len(events) == 0 || !events[len(events)-1].Event.Type.Terminal() {
 		return false, nil
 	}
-	if ev := events[len(events)-1].Event; ev.Error != nil && ev.Error.Code == FailCanceled {
-		x.e.cfg.Logger.Info("run canceled by its owner; its execution stopped", "run_no", w.run.RunNo)
+	run := w.run
+	for _, le := range events {
+		run = ApplyRun(run, le.Event, le.Seq)
 	}
+	x.logCanceled(run)
 	return true, nil
+}
+
+// logCanceled logs, once a run's execution stops on finding the run
+// ended, that its owner canceled it, when that is what ended it: at
+// INFO, since a cancel is not an error. Each execution stops on one of
+// the two paths that call it (a step's write, or the finish), so a cancel
+// is logged once.
+func (x *executor) logCanceled(run Run) {
+	if run.Canceled() {
+		x.e.cfg.Logger.Info("run canceled by its owner; its execution stopped", "run_no", run.RunNo)
+	}
 }
 
 // finish writes the run's one terminal event together with the account's

@@ -112,6 +112,14 @@ func TestCancelFromTheRunPageShowsTheRefundAndLogsNoError(t *testing.T) {
 		t.Fatal("the cancel did not refund")
 	}
 	h.releaseHeld()
+	// The executor logs the cancel when it meets it, after the answer:
+	// wait for that before stopping the node, which would stop it first.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "run canceled by its owner"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the executor never logged the cancel:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	h.stop()
 	out := logs.String()
 	if strings.Contains(out, "level=ERROR") || strings.Count(out, "run canceled by its owner") != 1 {
