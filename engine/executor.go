@@ -342,11 +342,8 @@ func (x *executor) endedElsewhere(ctx context.Context, w *runWriter) (bool, erro
 	if len(events) == 0 || !events[len(events)-1].Event.Type.Terminal() {
 		return false, nil
 	}
-	run := w.run
-	for _, le := range events {
-		run = ApplyRun(run, le.Event, le.Seq)
-	}
-	x.logCanceled(run)
+	end := events[len(events)-1]
+	x.logCanceled(ApplyRun(w.run, end.Event, end.Seq))
 	return true, nil
 }
 

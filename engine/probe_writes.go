@@ -31,9 +31,9 @@ func (e *Engine) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID stri
 
 // RunEventWrite is the write the executor makes for each event of a
 // running run (started, a step): ev on the log of its run (ev.RunNo),
-// compare-and-set on that log's last sequence, encoded for the Log port. With FinishWrites it is how
-// `apprun bench` writes a whole run straight to a log, to measure the
-// writes a run must make next to real runs.
+// compare-and-set on that log's last sequence, encoded for the Log port.
+// With FinishWrites it is how `apprun bench` writes a whole run straight
+// to a log, to measure the writes a run must make next to real runs.
 func RunEventWrite(last uint64, ev RunEvent) (Entry, error) {
 	out, err := encode([]entry{runEventWrite(last, ev)})
 	if err != nil {
