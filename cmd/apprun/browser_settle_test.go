@@ -15,8 +15,9 @@ import (
 // chromedp the way a Navigate is, so the page is visible before its
 // stylesheet is in. The browser test once measured the finished run's
 // page then, under load: its code blocks, unstyled, scrolled the page
-// sideways. settled waits for the page's load; here the stylesheet comes
-// 1.5 s late, and the page is checked after a reload.
+// sideways. check now waits for the page's load (settled); here the
+// stylesheet comes 1.5 s late, and an App's page, whose curl block
+// scrolls the page sideways unstyled, is checked after a reload.
 func TestTheBrowserCheckWaitsForTheStylesheet(t *testing.T) {
 	t.Parallel()
 	bin := chromium()
@@ -32,8 +33,8 @@ func TestTheBrowserCheckWaitsForTheStylesheet(t *testing.T) {
 	}))
 	t.Cleanup(slow.Close)
 	ctx := startChromium(t, bin, 390, 844, 60*time.Second)
-	d := &webDriver{t: t, ctx: ctx, base: slow.URL, size: "phone", w: 390, h: 844}
-	d.do("open", chromedp.Navigate(d.base+"/signin"), chromedp.WaitVisible(chromedp.CSS("main")))
+	d := &webDriver{t: t, ctx: ctx, base: slow.URL, shots: t.TempDir(), size: "phone", w: 390, h: 844}
+	d.do("open", chromedp.Navigate(d.base+"/apps/cold-email-writer"), chromedp.WaitVisible(chromedp.CSS("main")))
 	styled := `getComputedStyle(document.querySelector("main")).maxWidth !== "none"`
 	if !eval[bool](d, styled) {
 		t.Fatal("the stylesheet is not in after a Navigate")
@@ -52,7 +53,7 @@ func TestTheBrowserCheckWaitsForTheStylesheet(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	d.do("wait for the reloaded page", chromedp.WaitVisible(chromedp.CSS("main")))
-	d.settled()
+	d.check("reloaded") // as the website test checks every page
 	if !eval[bool](d, styled) {
 		t.Fatal("checked before the stylesheet was in")
 	}
