@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,8 +17,9 @@ import (
 // handler answering every request with the bytes of bodyFile. The bench
 // runs it as a child process (`apprun bench serve-minimal FILE`), exactly
 // as it runs apprun, so the two differ only in what apprun's handler
-// does. It logs its address the way `apprun serve` does and serves until
-// ctx ends.
+// does. It answers GET /debug/pprof/profile too, for the bench's
+// --server-profiles. It logs its address the way `apprun serve` does and
+// serves until ctx ends.
 func ServeMinimal(ctx context.Context, bodyFile string, log io.Writer) error {
 	body, err := os.ReadFile(bodyFile)
 	if err != nil {
@@ -28,6 +30,12 @@ func ServeMinimal(ctx context.Context, bodyFile string, log io.Writer) error {
 		return err
 	}
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/debug/pprof/profile" {
+			// The bench's --server-profiles profiles this server as it
+			// profiles apprun, so the two profiles compare.
+			pprof.Profile(w, r)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(body)
 	})}

@@ -94,6 +94,5 @@ func minimalHandler(ctx context.Context, cfg Config, body []byte) (loadResult, e
 		}
 		return err
 	}
-	load(ctx, cfg.ReadConcurrency, time.Second, get)
-	return load(ctx, cfg.ReadConcurrency, cfg.Duration, get), nil
+	return loadServer(ctx, cfg, m, "read-minimal", cfg.ReadConcurrency, get), nil
 }
