@@ -176,21 +176,28 @@ func TestADamagedFileIsMovedAsideAndRebuiltFromTheLog(t *testing.T) {
 			if s.Applied() != 0 {
 				t.Fatalf("a damaged file resumed at %d instead of being rebuilt", s.Applied())
 			}
-			if err := s.Start(context.Background(), f.js, "APPRUN"); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, s, last)
-			got, err := s.Dump()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("rebuilt file differs from the one before the damage:\n got %v\nwant %v", got, want)
-			}
-			if d := s.Verify(); len(d) != 0 {
-				t.Fatalf("rebuilt file not sound: %v", d)
-			}
+			checkRebuilt(t, f, s, last, want)
 		})
+	}
+}
+
+// checkRebuilt starts s, a file rebuilt from nothing, on the fixture's log
+// and checks that once it has applied last it holds want, soundly.
+func checkRebuilt(t *testing.T, f *fixture, s *projections.Store, last uint64, want map[string]map[string]string) {
+	t.Helper()
+	if err := s.Start(context.Background(), f.js, "APPRUN"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s, last)
+	got, err := s.Dump()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("rebuilt file differs from the one before:\n got %v\nwant %v", got, want)
+	}
+	if d := s.Verify(); len(d) != 0 {
+		t.Fatalf("rebuilt file not sound: %v", d)
 	}
 }
 

@@ -45,7 +45,11 @@ const maxBatch = 4096
 // Store is the bbolt file of read models and the applier that feeds it.
 type Store struct {
 	db     *bolt.DB
+	path   string
 	logger *slog.Logger
+	// boot is the boot id the file's commits are not fsynced under, with a
+	// marker beside it; "" when every commit is fsynced (unsynced.go).
+	boot string
 	// keys and runs cache the records every request reads.
 	keys *recordCache[engine.Key]
 	runs *recordCache[engine.Run]
@@ -65,12 +69,17 @@ type Store struct {
 	cc      jetstream.ConsumeContext
 	in      chan event
 	done    chan struct{}
+	exited  chan struct{} // closed when the applier has returned
 	stopped sync.Once
+
+	closed   sync.Once
+	closeErr error
 }
 
 // Open opens (or creates) the projection file at path. A damaged file, one
-// bbolt cannot open or with a page or record that fails its check (see
-// Verify), is moved aside as <path>.damaged-<time> and a new one is built
+// bbolt cannot open, with a page or record that fails its check (see
+// Verify), or left with commits never fsynced by a machine that stopped
+// (unsynced.go), is moved aside as <path>.damaged-<time> and a new one is built
 // from the log, with a warning: the log is the truth, the file a cache of
 // it.
 func Open(path string, logger *slog.Logger) (*Store, error) {
@@ -97,11 +106,22 @@ func Open(path string, logger *slog.Logger) (*Store, error) {
 // open opens the file and checks it: damage is what makes it unusable
 // (nil store), err a failure that is not the file's (locked, no access).
 func open(path string, logger *slog.Logger) (*Store, []Damage, error) {
-	db, damage, err := openBolt(path, 5*time.Second)
+	boot := bootID()
+	if _, err := os.Stat(path); err == nil {
+		if damage := tornDamage(path, boot); damage != nil {
+			return nil, damage, nil
+		}
+	}
+	if boot != "" {
+		if err := markUnsynced(path, boot); err != nil {
+			return nil, nil, err
+		}
+	}
+	db, damage, err := openBolt(path, 5*time.Second, boot != "")
 	if err != nil || damage != nil {
 		return nil, damage, err
 	}
-	s := &Store{db: db, logger: logger, advance: make(chan struct{}), wake: make(chan struct{}, 1)}
+	s := &Store{db: db, path: path, boot: boot, logger: logger, advance: make(chan struct{}), wake: make(chan struct{}, 1)}
 	func() {
 		defer func() {
 			if p := recover(); p != nil { // a damaged page met by the reads below
@@ -151,13 +171,15 @@ var errDamagedFile = errors.New("projections: damaged file")
 // openBolt opens the bbolt file. A file bbolt refuses as invalid (damaged
 // meta pages, a wrong version) or that panics it is reported as damage;
 // a lock held by another process or a file it may not open is an error.
-func openBolt(path string, timeout time.Duration) (db *bolt.DB, damage []Damage, err error) {
+//
+// With noSync its commits are not fsynced (unsynced.go).
+func openBolt(path string, timeout time.Duration, noSync bool) (db *bolt.DB, damage []Damage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			db, damage, err = nil, []Damage{{Problem: fmt.Sprintf("the file does not open: %v", p)}}, nil
 		}
 	}()
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, NoSync: noSync})
 	switch {
 	case err == nil:
 		return db, nil, nil
@@ -170,13 +192,17 @@ func openBolt(path string, timeout time.Duration) (db *bolt.DB, damage []Damage,
 
 // OpenExclusive opens the file for a tool that needs it alone (the audit):
 // it fails at once when a running node holds it. It does not repair: a
-// file that does not open is returned as damage with a nil store, and an
-// open one is checked with Verify.
+// file that does not open, or that the machine stopped under while its
+// commits were not fsynced (unsynced.go), is returned as damage with a nil
+// store, and an open one is checked with Verify.
 func OpenExclusive(path string) (*Store, []Damage, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil, fmt.Errorf("projections: %w", err)
 	}
-	db, damage, err := openBolt(path, time.Second)
+	if damage := tornDamage(path, bootID()); damage != nil {
+		return nil, damage, nil
+	}
+	db, damage, err := openBolt(path, time.Second, false)
 	if err != nil || damage != nil {
 		return nil, damage, err
 	}
@@ -226,7 +252,11 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 	if err != nil {
 		return fmt.Errorf("projections: consume: %w", err)
 	}
-	go s.applyLoop()
+	s.exited = make(chan struct{})
+	go func() {
+		defer close(s.exited)
+		s.applyLoop()
+	}()
 	return nil
 }
 
@@ -240,10 +270,15 @@ func (s *Store) Stop() {
 	})
 }
 
-// Close stops the applier and closes the bbolt file.
+// Close stops the applier, waits for its last commit and closes the
+// bbolt file (fsynced first, when its commits were not: closeFile).
 func (s *Store) Close() error {
 	s.Stop()
-	return s.db.Close()
+	if s.exited != nil {
+		<-s.exited
+	}
+	s.closed.Do(func() { s.closeErr = s.closeFile() })
+	return s.closeErr
 }
 
 func (s *Store) applyLoop() {
