@@ -1,29 +1,15 @@
 package engine_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	. "github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/internal/logbuf"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // An executor that meets its run's cancel logs it once, at INFO, however
 // it meets it: here its App goes on to its next step before the cancel
@@ -41,7 +27,7 @@ func TestACancelMetByTheNextStepIsLoggedOnceAtInfo(t *testing.T) {
 			progress(Step{Index: 2, Total: 2, Tool: "t", Message: "second"})
 			return Result{Summary: "s", Output: map[string]any{"x": 1}}, nil
 		})}
-	var logs lockedBuffer
+	var logs logbuf.Buffer
 	e, err := newEngineConfig(t, false, Limits{}, nil, func(c *Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}, held)

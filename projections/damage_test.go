@@ -9,31 +9,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/internal/logbuf"
 	"github.com/apprun/apprun/projections"
 	bolt "go.etcd.io/bbolt"
 )
-
-// logged collects what a store logs.
-type logged struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logged) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logged) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 // damagedFixture is a store holding an account and three finished runs,
 // closed, with its Dump and the log's last sequence.
@@ -160,7 +142,7 @@ func TestADamagedFileIsMovedAsideAndRebuiltFromTheLog(t *testing.T) {
 			f, want, last := damagedFixture(t)
 			damage(t, f.path, rand.New(rand.NewPCG(1, uint64(len(name)))))
 
-			var logs logged
+			var logs logbuf.Buffer
 			s, err := projections.Open(f.path, slog.New(slog.NewTextHandler(&logs, nil)))
 			if err != nil {
 				t.Fatalf("open of a damaged file: %v, want it moved aside and rebuilt", err)
@@ -205,7 +187,7 @@ func checkRebuilt(t *testing.T, f *fixture, s *projections.Store, last uint64, w
 func TestASoundFileIsKept(t *testing.T) {
 	t.Parallel()
 	f, _, last := damagedFixture(t)
-	var logs logged
+	var logs logbuf.Buffer
 	s, err := projections.Open(f.path, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apprun/apprun/internal/logbuf"
 	"github.com/apprun/apprun/projections"
 )
 
@@ -52,7 +53,7 @@ func TestAFileLeftUnsyncedByAnotherBootIsRebuilt(t *testing.T) {
 	f, want, last := damagedFixture(t)
 	leaveMarker(t, f.path, "0d1e7a5e-another-boot")
 
-	var logs logged
+	var logs logbuf.Buffer
 	s, err := projections.Open(f.path, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +82,7 @@ func TestAFileLeftUnsyncedInThisBootIsKept(t *testing.T) {
 	f, _, last := damagedFixture(t)
 	leaveMarker(t, f.path, boot)
 
-	var logs logged
+	var logs logbuf.Buffer
 	s, err := projections.Open(f.path, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apprun/apprun/internal/logbuf"
 )
 
 func TestEventStreamsPerKeyAreCapped(t *testing.T) {
@@ -179,7 +181,7 @@ func TestEventStreamsOutliveTheRequestTimeout(t *testing.T) {
 }
 
 func TestLogsNeverHoldKeysTokensOrInput(t *testing.T) {
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	h := start(t, withLimits(noLimits), withLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	a := h.account(100)
 	secret := "SECRET-PRODUCT-do-not-log"

@@ -11,26 +11,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/apprun/apprun/internal/logbuf"
 )
 
-// syncBuffer is a bytes.Buffer safe for the serving goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // serveDev runs `serve --dev` on a free port until the returned stop is called.
-func serveDev(t *testing.T, dir string) (out *syncBuffer, stop func()) {
+func serveDev(t *testing.T, dir string) (out *logbuf.Buffer, stop func()) {
 	t.Helper()
 	cfg, err := parseServe([]string{"--dev", "--addr", "127.0.0.1:0", "--data", dir})
 	if err != nil {
@@ -38,7 +26,7 @@ func serveDev(t *testing.T, dir string) (out *syncBuffer, stop func()) {
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
-	out = &syncBuffer{}
+	out = &logbuf.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, cfg, out) }()
 	deadline := time.Now().Add(20 * time.Second)

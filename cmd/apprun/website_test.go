@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/apps"
+	"github.com/apprun/apprun/internal/logbuf"
 	"github.com/apprun/apprun/llm/llmtest"
 )
 
@@ -81,7 +82,7 @@ func TestARefusedRunFormShowsEachErrorBesideItsFieldAndKeepsTheValues(t *testing
 // Issue 18, bugs 4 and 9: a run is canceled from its page, which then
 // shows the refund; the cancel is logged once, at INFO, never as an error.
 func TestCancelFromTheRunPageShowsTheRefundAndLogsNoError(t *testing.T) {
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	h := start(t, withLimits(noLimits), withSignupCredits(100),
 		withLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))))
 	b := h.browser(t)
