@@ -112,14 +112,18 @@ func open(path string, logger *slog.Logger) (*Store, []Damage, error) {
 			return nil, damage, nil
 		}
 	}
-	if boot != "" {
-		if err := markUnsynced(path, boot); err != nil {
-			return nil, nil, err
-		}
-	}
 	db, damage, err := openBolt(path, 5*time.Second, boot != "")
 	if err != nil || damage != nil {
 		return nil, damage, err
+	}
+	// Marked once the file's lock is held (a node refused it leaves no
+	// marker behind) and before its first commit that is not fsynced
+	// (bbolt fsyncs a new file's first pages itself).
+	if boot != "" {
+		if err := markUnsynced(path, boot); err != nil {
+			db.Close()
+			return nil, nil, err
+		}
 	}
 	s := &Store{db: db, path: path, boot: boot, logger: logger, advance: make(chan struct{}), wake: make(chan struct{}, 1)}
 	func() {

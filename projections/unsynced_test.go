@@ -123,3 +123,23 @@ func leaveMarker(t *testing.T, path, boot string) {
 		t.Fatal(err)
 	}
 }
+
+// A node refused the file (the audit holds it) leaves no marker: the file
+// it never wrote stays a clean one, not one a later boot would rebuild.
+func TestAnOpenRefusedTheFileLeavesNoMarker(t *testing.T) {
+	t.Parallel()
+	needsBootID(t)
+	f, _, _ := damagedFixture(t)
+	held, damage, err := projections.OpenExclusive(f.path)
+	if err != nil || len(damage) != 0 {
+		t.Fatalf("audit open: %v %v", err, damage)
+	}
+	defer held.Close()
+	if s, err := projections.Open(f.path, nil); err == nil {
+		s.Close()
+		t.Fatal("opened a file the audit holds")
+	}
+	if _, err := os.Stat(projections.UnsyncedMarker(f.path)); !os.IsNotExist(err) {
+		t.Fatalf("marker left by an open that was refused: %v", err)
+	}
+}
