@@ -84,9 +84,9 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 	// The price and the account come from the cache (lastcache.go): the
 	// admission's write checks both sequences. A refusal is confirmed by
 	// a read of the log first.
-	price, priceCached, err := e.price(ctx, app.Slug, true)
+	price, priceCached, err := e.admissionPrice(ctx, app.Slug, true)
 	if err == nil && priceCached && admissiblePrice(price, req.MaxCreditCost) != nil {
-		price, priceCached, err = e.price(ctx, app.Slug, false)
+		price, priceCached, err = e.admissionPrice(ctx, app.Slug, false)
 	}
 	if err != nil {
 		return CreatedRun{}, err
@@ -97,7 +97,7 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 	acct, acctSeq, err := e.account(ctx, req.AccountID, true)
 	if err == nil && acct.Balance < price.CreditCost {
 		// Short: decided again from the log, the price and the balance.
-		if price, priceCached, err = e.price(ctx, app.Slug, false); err != nil {
+		if price, priceCached, err = e.admissionPrice(ctx, app.Slug, false); err != nil {
 			return CreatedRun{}, err
 		}
 		if err := admissiblePrice(price, req.MaxCreditCost); err != nil {
@@ -161,7 +161,7 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 			if acct, acctSeq, err = e.Account(ctx, created.AccountID); err != nil {
 				return CreatedRun{}, err
 			}
-			now, err := e.CurrentPrice(ctx, created.AppSlug)
+			now, _, err := e.admissionPrice(ctx, created.AppSlug, false)
 			if err != nil {
 				return CreatedRun{}, err
 			}
@@ -171,7 +171,7 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 					return CreatedRun{}, Errorf(CodeIdempotencyBusy, "another request took over this Idempotency-Key; retry to get its answer")
 				}
 			}
-			if now.Seq != price.Seq {
+			if now.Seq != price.Seq || now.check != price.check {
 				if !fromCache || !priceCached {
 					return CreatedRun{}, Errorf(CodePricingNotReady, "the price of %q changed while the run was being created; retry to run at the current price", created.AppSlug)
 				}
@@ -261,7 +261,7 @@ func admission(created RunEvent, charge ledger.Event, acctSeq, slotSeq uint64, p
 	}
 	entries = append(entries,
 		entry{subject: jobSubject(created.RunNo), value: JobEvent{Type: "run_queued", V: eventVersion, RunNo: created.RunNo},
-			expect: expectSeq(price.Seq), expectSubject: priceSubject(created.AppSlug)},
+			expect: expectSeq(price.Seq), expectSubject: price.checkSubject()},
 	)
 	if claim != nil {
 		entries = append(entries, claim.completed(created))

@@ -90,6 +90,9 @@ type Engine struct {
 	acked acknowledged
 	// dummyHash: what an unknown email's sign-in checks (login.go).
 	dummyHash []byte
+	// priceCopy: which copy of a price this node's admissions check
+	// (price.go).
+	priceCopy int
 
 	stopOnce sync.Once
 	// stopped ends background work (voidLater) when the engine stops.
@@ -144,7 +147,8 @@ func New(ports Ports, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	e := &Engine{cfg: cfg, ports: ports, log: &store{log: ports.Log}, dummyHash: dummy, stopped: make(chan struct{})}
+	e := &Engine{cfg: cfg, ports: ports, log: &store{log: ports.Log}, dummyHash: dummy, stopped: make(chan struct{}),
+		priceCopy: cfg.IntN(priceCopies)}
 	if cfg.Standalone && cfg.Limits.ReadsPerMinute > 0 {
 		e.reads = newLocalWindows(cfg.Limits.ReadsPerMinute)
 	}

@@ -92,3 +92,16 @@ func (e *Engine) LoginHash(ctx context.Context, email string) (string, error) {
 
 // DefaultDummyHash is the written-out hash unknown emails are checked against.
 const DefaultDummyHash = defaultDummyHash
+
+// PriceCopies is how many copies of a price the log keeps (price.go).
+const PriceCopies = priceCopies
+
+// PriceSubject and PriceCopySubject name a price and its copy i.
+func PriceSubject(slug string) string            { return priceSubject(slug) }
+func PriceCopySubject(slug string, i int) string { return priceCopySubject(slug, i) }
+
+// AdmissionPrice is the price an admission of slug on e reads from the log.
+func (e *Engine) AdmissionPrice(ctx context.Context, slug string) (Price, error) {
+	p, _, err := e.admissionPrice(ctx, slug, false)
+	return p, err
+}

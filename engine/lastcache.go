@@ -33,6 +33,7 @@ const maxCached = 1 << 17
 // cacheable reports whether subject is one the cache keeps.
 func cacheable(subject string) bool {
 	return strings.HasPrefix(subject, subjAccount) || strings.HasPrefix(subject, subjPrice) ||
+		strings.HasPrefix(subject, subjPriceCopy) ||
 		strings.HasPrefix(subject, subjSlot) || strings.HasPrefix(subject, subjWHEndpoints)
 }
 

@@ -10,8 +10,49 @@ type Price struct {
 	Slug          string `json:"slug"`
 	CreditCost    int64  `json:"credit_cost"`
 	Recalibrating bool   `json:"recalibrating"`
-	// Seq is the sequence of the price event (0: none yet).
+	// Seq is the sequence of the price event (0: none yet), or of the copy
+	// of it that an admission read (check names the copy).
 	Seq uint64 `json:"-"`
+	// check is the subject Seq is of, when it is a copy's.
+	check string
+}
+
+// checkSubject is the subject whose sequence Seq is: what an admission's
+// write checks.
+func (p Price) checkSubject() string {
+	if p.check != "" {
+		return p.check
+	}
+	return priceSubject(p.Slug)
+}
+
+// Copies of a price.
+//
+// On a replicated stream JetStream refuses a compare-and-set on a subject
+// while another checked write on it is being replicated (nats-server's
+// expectedPerSubjectInProcess, server/jetstream_batching.go), and every
+// admission checks its App's price. A cluster's nodes therefore admitted
+// one batch at a time between them: the others' batches were refused and
+// written again (BENCHMARKS.md, issue 21, seventh pass).
+//
+// So every price is written with priceCopies copies of it, in one atomic
+// batch, and an engine's admissions check the copy it picked at random when
+// it was made (priceCopy): the nodes of a cluster check different subjects
+// and their admissions are replicated side by side. A copy is the price's
+// own event, and a price is never written without its copies, so checking
+// a copy is checking the price. An App whose copies the log does not hold
+// (a log written before copies) is checked on its price, the copies being
+// written when a node starts (seedPrices).
+const priceCopies = 32
+
+// priceWrites is the one atomic write of a price and its copies: the
+// price's own message first (expect, when not nil, is its check).
+func priceWrites(ev PriceEvent, expect *uint64) []entry {
+	out := []entry{{subject: priceSubject(ev.Slug), value: ev, expect: expect}}
+	for i := range priceCopies {
+		out = append(out, entry{subject: priceCopySubject(ev.Slug, i), value: ev, rollup: true})
+	}
+	return out
 }
 
 // Ready reports whether a run can be priced now.
@@ -30,15 +71,35 @@ func (e *Engine) CurrentPrice(ctx context.Context, slug string) (Price, error) {
 // cache holds it (hit), for an admission, whose write checks the price's
 // sequence (lastcache.go).
 func (e *Engine) price(ctx context.Context, slug string, cached bool) (p Price, hit bool, err error) {
+	return e.priceFrom(ctx, slug, "", cached)
+}
+
+// admissionPrice is price as an admission reads it: from this engine's
+// copy, or from the price itself when the log holds no copy.
+func (e *Engine) admissionPrice(ctx context.Context, slug string, cached bool) (p Price, hit bool, err error) {
+	p, hit, err = e.priceFrom(ctx, slug, priceCopySubject(slug, e.priceCopy), cached)
+	if err == nil && p.Seq == 0 {
+		return e.priceFrom(ctx, slug, "", cached)
+	}
+	return p, hit, err
+}
+
+// priceFrom reads slug's price from the copy check ("": the price's own
+// subject).
+func (e *Engine) priceFrom(ctx context.Context, slug, check string, cached bool) (p Price, hit bool, err error) {
+	subject := check
+	if subject == "" {
+		subject = priceSubject(slug)
+	}
 	var ev PriceEvent
-	seq, hit, err := e.log.lastFrom(ctx, cached, priceSubject(slug), &ev)
+	seq, hit, err := e.log.lastFrom(ctx, cached, subject, &ev)
 	if errors.Is(err, ErrNoMessage) {
 		return Price{Slug: slug}, hit, nil
 	}
 	if err != nil {
 		return Price{}, false, internal("read price", err)
 	}
-	return Price{Slug: slug, CreditCost: ev.CreditCost, Recalibrating: ev.Recalibrating, Seq: seq}, hit, nil
+	return Price{Slug: slug, CreditCost: ev.CreditCost, Recalibrating: ev.Recalibrating, Seq: seq, check: check}, hit, nil
 }
 
 // SetPrice sets an App's price, or marks it recalibrating (runs of it answer
@@ -54,31 +115,63 @@ func (e *Engine) SetPrice(ctx context.Context, slug string, cost int64, recalibr
 		cost = 0
 	}
 	ev := PriceEvent{Type: "price_set", V: eventVersion, At: e.now(), Slug: slug, CreditCost: cost, Recalibrating: recalibrating}
-	seq, err := e.log.append(ctx, entry{subject: priceSubject(slug), value: ev})
+	last, err := e.log.append(ctx, priceWrites(ev, nil)...)
 	if err != nil {
 		return Price{}, 0, internal("set price", err)
 	}
-	return Price{Slug: slug, CreditCost: cost, Recalibrating: recalibrating, Seq: seq}, seq, nil
+	return Price{Slug: slug, CreditCost: cost, Recalibrating: recalibrating, Seq: last - priceCopies}, last, nil
 }
 
-// seedPrices writes each App's initial price when its subject is empty. The
-// compare-and-set on an empty subject lets many nodes start at once.
+// seedPrices writes each App's initial price, with its copies, when its
+// subject is empty (the compare-and-set on an empty subject lets many nodes
+// start at once), and the copies of a price written before copies were.
+// A node that starts on its own log only reads.
 func (e *Engine) seedPrices(ctx context.Context) error {
 	for _, a := range e.cfg.Catalog.all() {
 		if a.Price <= 0 {
 			continue
 		}
-		ev := PriceEvent{Type: "price_set", V: eventVersion, At: e.now(), Slug: a.Slug, CreditCost: a.Price}
 		err := Retry(ctx, e.cfg.Logger, "seed prices", func(ctx context.Context) error {
-			_, err := e.log.append(ctx, entry{subject: priceSubject(a.Slug), value: ev, expect: expectSeq(0)})
-			if errors.Is(err, ErrConflict) {
-				return nil // priced already, by this node earlier or another one
+			var ev PriceEvent
+			seq, err := e.log.last(ctx, priceSubject(a.Slug), &ev)
+			if errors.Is(err, ErrNoMessage) {
+				ev = PriceEvent{Type: "price_set", V: eventVersion, At: e.now(), Slug: a.Slug, CreditCost: a.Price}
+				_, err = e.log.append(ctx, priceWrites(ev, expectSeq(0))...)
+				if errors.Is(err, ErrConflict) {
+					return errSeededElsewhere // another node priced it meanwhile: read it again
+				}
+				return err
 			}
-			return err
+			if err != nil {
+				return err
+			}
+			return e.copyPrice(ctx, ev, seq)
 		})
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// errSeededElsewhere: another node wrote an App's first price while this
+// one did.
+var errSeededElsewhere = errors.New("engine: another node priced this App meanwhile")
+
+// copyPrice writes the copies of the price ev (at seq) when the log holds
+// none (it was written before copies were), each checking that the price
+// is still ev. A price changed meanwhile was written with its copies.
+func (e *Engine) copyPrice(ctx context.Context, ev PriceEvent, seq uint64) error {
+	var copied PriceEvent
+	if _, err := e.log.last(ctx, priceCopySubject(ev.Slug, e.priceCopy), &copied); !errors.Is(err, ErrNoMessage) {
+		return err // copied (nil), or unreadable
+	}
+	out := make([]entry, priceCopies)
+	for i := range out {
+		out[i] = entry{subject: priceCopySubject(ev.Slug, i), value: ev, expect: expectSeq(seq), expectSubject: priceSubject(ev.Slug), rollup: true}
+	}
+	if _, err := e.log.append(ctx, out...); err != nil && !errors.Is(err, ErrConflict) {
+		return err
 	}
 	return nil
 }

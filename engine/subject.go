@@ -8,22 +8,23 @@ import "strconv"
 const (
 	executorConsumer = "apprun-executor"
 
-	subjAccount     = "apprun.acct."    // + account_id: ledger events
-	subjRun         = "apprun.run."     // + run_no: the run's event log
-	subjJob         = "apprun.job."     // + run_no: work item for the executor
-	subjKey         = "apprun.key."     // + key_id: key created / revoked
-	subjKeyCount    = "apprun.keys."    // + account_id: how many active keys it has (MaxActiveKeys)
-	subjKeyUse      = "apprun.keyuse."  // + key_id: when the key was last used (one message, rolled up)
-	subjPrice       = "apprun.price."   // + app slug: price set / recalibrating
-	subjBrand       = "apprun.brand."   // + brand_context_id
-	subjSlot        = "apprun.slot."    // + index: platform-wide active-run slots
-	subjIdem        = "apprun.idem."    // + account_id.key-hash: Idempotency-Key records
-	subjExpired     = "apprun.expired." // + run_no: the run's log was removed after retention
-	subjLogin       = "apprun.login."   // + hash of the email: the website login
-	subjHook        = "apprun.hook."    // + run_no: a webhook delivery to make
-	subjWHSecret    = "apprun.whsec."   // + account_id: the webhook signing secret
-	subjWHDelivery  = "apprun.whdel."   // + account_id.run_no.target: a delivery's state
-	subjWHEndpoints = "apprun.whep."    // + account_id: the account's webhook endpoints
+	subjAccount     = "apprun.acct."      // + account_id: ledger events
+	subjRun         = "apprun.run."       // + run_no: the run's event log
+	subjJob         = "apprun.job."       // + run_no: work item for the executor
+	subjKey         = "apprun.key."       // + key_id: key created / revoked
+	subjKeyCount    = "apprun.keys."      // + account_id: how many active keys it has (MaxActiveKeys)
+	subjKeyUse      = "apprun.keyuse."    // + key_id: when the key was last used (one message, rolled up)
+	subjPrice       = "apprun.price."     // + app slug: price set / recalibrating
+	subjPriceCopy   = "apprun.pricecopy." // + app slug.index: a copy of the price that admissions check (price.go)
+	subjBrand       = "apprun.brand."     // + brand_context_id
+	subjSlot        = "apprun.slot."      // + index: platform-wide active-run slots
+	subjIdem        = "apprun.idem."      // + account_id.key-hash: Idempotency-Key records
+	subjExpired     = "apprun.expired."   // + run_no: the run's log was removed after retention
+	subjLogin       = "apprun.login."     // + hash of the email: the website login
+	subjHook        = "apprun.hook."      // + run_no: a webhook delivery to make
+	subjWHSecret    = "apprun.whsec."     // + account_id: the webhook signing secret
+	subjWHDelivery  = "apprun.whdel."     // + account_id.run_no.target: a delivery's state
+	subjWHEndpoints = "apprun.whep."      // + account_id: the account's webhook endpoints
 )
 
 func accountSubject(id string) string { return subjAccount + id }
@@ -35,12 +36,15 @@ func keyCountSubject(accountID string) string {
 	return subjKeyCount + accountID
 }
 func priceSubject(slug string) string { return subjPrice + slug }
-func brandSubject(id string) string   { return subjBrand + id }
-func slotSubject(i int) string        { return subjSlot + strconv.Itoa(i) }
+func priceCopySubject(slug string, i int) string {
+	return subjPriceCopy + slug + "." + strconv.Itoa(i)
+}
+func brandSubject(id string) string { return subjBrand + id }
+func slotSubject(i int) string      { return subjSlot + strconv.Itoa(i) }
 
 // StreamSubjects are the subjects of every entity in the event log.
 func StreamSubjects() []string {
-	return []string{subjAccount + "*", subjRun + "*", subjJob + "*", subjKey + "*", subjPrice + "*", subjBrand + "*", subjSlot + "*", subjIdem + "*.*", subjExpired + "*", subjLogin + "*",
+	return []string{subjAccount + "*", subjRun + "*", subjJob + "*", subjKey + "*", subjPrice + "*", subjPriceCopy + "*.*", subjBrand + "*", subjSlot + "*", subjIdem + "*.*", subjExpired + "*", subjLogin + "*",
 		subjHook + "*", subjWHSecret + "*", subjWHDelivery + ">", subjWHEndpoints + "*", subjKeyCount + "*", subjKeyUse + "*",
 		subjPurchase + "*", subjPaymentPI + "*", subjUnmatched + "*"}
 }

@@ -1,0 +1,270 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apprun/apprun/embednats/natstest"
+	. "github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/inputschema"
+	"github.com/apprun/apprun/webhook"
+)
+
+// watchedLog keeps every append made through it (stored or not), and can run a write
+// of its own just before an append that before matches.
+type watchedLog struct {
+	Log
+	mu      sync.Mutex
+	appends [][]Entry
+	before  func([]Entry) bool
+	inject  func()
+}
+
+func (l *watchedLog) Append(ctx context.Context, entries ...Entry) (uint64, error) {
+	l.mu.Lock()
+	l.appends = append(l.appends, entries)
+	inject := l.before != nil && l.before(entries)
+	if inject {
+		l.before = nil
+	}
+	l.mu.Unlock()
+	if inject {
+		l.inject()
+	}
+	return l.Log.Append(ctx, entries...)
+}
+
+// jobChecks are the subjects the job entries of the recorded appends
+// check: each admission's price check.
+func (l *watchedLog) jobChecks() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, a := range l.appends {
+		for _, e := range a {
+			if kind, _ := ParseSubject(e.Subject); kind == KindJob {
+				out = append(out, e.ExpectSubject)
+			}
+		}
+	}
+	return out
+}
+
+// sharedLog is one embedded JetStream log that several engines can run on.
+type sharedLog struct {
+	t     *testing.T
+	ports Ports
+}
+
+func newSharedLog(t *testing.T) *sharedLog {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := eventlog.Open(ctx, natstest.Connect(t, false), eventlog.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &sharedLog{t: t, ports: st.Ports()}
+}
+
+// engine is a new engine on the log, not started, whose random choices
+// are all copy (so it checks copy copy of every price); its Log port is
+// recorded.
+func (s *sharedLog) engine(copy int) (*Engine, *watchedLog) {
+	s.t.Helper()
+	cat, err := NewCatalog(inputschema.Compile, okApp())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	rec := &watchedLog{Log: s.ports.Log}
+	ports := s.ports
+	ports.Log = rec
+	e, err := New(ports, Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
+		IntN: func(n int) int { return copy % n }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Webhooks: WebhookConfig{Sender: webhook.NewSender(true)}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(e.Stop)
+	return e, rec
+}
+
+// lastData is the newest message's data on subject.
+func (s *sharedLog) lastData(subject string) []byte {
+	s.t.Helper()
+	m, err := s.ports.Log.Last(context.Background(), subject)
+	if err != nil {
+		s.t.Fatalf("%s: %v", subject, err)
+	}
+	return m.Data
+}
+
+// copiesOf fails unless every copy of slug's price holds the price's own
+// event.
+func (s *sharedLog) copiesOf(slug string) {
+	s.t.Helper()
+	want := s.lastData(PriceSubject(slug))
+	for i := range PriceCopies {
+		if got := s.lastData(PriceCopySubject(slug, i)); !bytes.Equal(got, want) {
+			s.t.Fatalf("copy %d of the price of %s is %s, the price %s", i, slug, got, want)
+		}
+	}
+}
+
+func createOk(t *testing.T, e *Engine, accountID string) CreatedRun {
+	t.Helper()
+	run, err := e.CreateRun(context.Background(), CreateRunRequest{AccountID: accountID, KeyID: "key_test", AppSlug: "ok",
+		Input: map[string]any{"topic": "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// A price and its copies are one atomic write, the first price as much as
+// a change: no admission can see a copy that is not the price. A copy
+// keeps its newest message only.
+func TestAPriceIsWrittenWithItsCopies(t *testing.T) {
+	t.Parallel()
+	log := newSharedLog(t)
+	e, rec := log.engine(0)
+	ctx := context.Background()
+	if err := e.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	log.copiesOf("ok")
+	if _, _, err := e.SetPrice(ctx, "ok", 7, false); err != nil {
+		t.Fatal(err)
+	}
+	log.copiesOf("ok")
+	for i := range PriceCopies { // each copy is its newest message only: a price change adds none to keep
+		n := 0
+		if err := log.ports.Log.Read(ctx, PriceCopySubject("ok", i), 0, func(Message) error { n++; return nil }); err != nil || n != 1 {
+			t.Fatalf("copy %d holds %d messages (%v), want its newest only", i, n, err)
+		}
+	}
+	last := rec.appends[len(rec.appends)-1]
+	if len(last) != 1+PriceCopies || last[0].Subject != PriceSubject("ok") {
+		t.Fatalf("a price change was written as %d entries starting on %s; want the price and its %d copies in one write",
+			len(last), last[0].Subject, PriceCopies)
+	}
+}
+
+// Each engine's admissions check its own copy of the price, so that the
+// nodes of a cluster do not wait on one subject (on a replicated stream
+// JetStream refuses a check on a subject while another checked write on it
+// is being replicated); a price changed through any engine is still the
+// price every admission charges or is refused.
+func TestEachEngineChecksItsOwnCopyOfThePrice(t *testing.T) {
+	t.Parallel()
+	log := newSharedLog(t)
+	a, recA := log.engine(3)
+	b, recB := log.engine(11)
+	ctx := context.Background()
+	for _, e := range []*Engine{a, b} {
+		if err := e.Prepare(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acct, err := a.OpenAccount(ctx, "a@example.com", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createOk(t, a, acct.AccountID)
+	createOk(t, b, acct.AccountID)
+	for _, c := range []struct {
+		rec  *watchedLog
+		want string
+	}{{recA, PriceCopySubject("ok", 3)}, {recB, PriceCopySubject("ok", 11)}} {
+		if got := c.rec.jobChecks(); len(got) != 1 || got[0] != c.want {
+			t.Fatalf("the admission checked %q, want %q", got, c.want)
+		}
+	}
+
+	read, err := b.AdmissionPrice(ctx, "ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.SetPrice(ctx, "ok", 7, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.AdmitAtPrice(ctx, acct.AccountID, "ok", read); ErrorCode(err) != CodePricingNotReady {
+		t.Fatalf("an admission at the price its copy held before a change: %v, want pricing_not_ready", err)
+	}
+	if run := createOk(t, b, acct.AccountID); run.CreditCost != 7 {
+		t.Fatalf("charged %d after the price changed to 7 on another engine", run.CreditCost)
+	}
+}
+
+// legacyPrice writes an App's price as apprun did before copies: the
+// price's own message only.
+func legacyPrice(t *testing.T, l Log, slug string, cost int64) {
+	t.Helper()
+	data, err := json.Marshal(PriceEvent{Type: "price_set", V: 1, At: time.Now().UTC(), Slug: slug, CreditCost: cost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(context.Background(), Entry{Subject: PriceSubject(slug), Data: data}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A log written before copies: its admissions check the price itself
+// until a node starts and copies it.
+func TestALogFromBeforeCopiesIsCopiedAtStart(t *testing.T) {
+	t.Parallel()
+	log := newSharedLog(t)
+	legacyPrice(t, log.ports.Log, "ok", 4)
+	e, rec := log.engine(5)
+	ctx := context.Background()
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run := createOk(t, e, acct.AccountID); run.CreditCost != 4 {
+		t.Fatalf("charged %d, the price is 4", run.CreditCost)
+	}
+	if err := e.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	log.copiesOf("ok")
+	if run := createOk(t, e, acct.AccountID); run.CreditCost != 4 {
+		t.Fatalf("charged %d, the price is 4", run.CreditCost)
+	}
+	if got := rec.jobChecks(); len(got) != 2 || got[0] != PriceSubject("ok") || got[1] != PriceCopySubject("ok", 5) {
+		t.Fatalf("admissions checked %q, want the price itself, then the copy", got)
+	}
+}
+
+// Copies are only ever of the price: a price that changes while a node
+// copies it (a node of an older version changing it) leaves no copy, and
+// admissions check the price itself.
+func TestCopiesOfAChangedPriceAreNeverWritten(t *testing.T) {
+	t.Parallel()
+	log := newSharedLog(t)
+	legacyPrice(t, log.ports.Log, "ok", 4)
+	e, rec := log.engine(2)
+	rec.before = func(entries []Entry) bool { return entries[0].Subject == PriceCopySubject("ok", 0) }
+	rec.inject = func() { legacyPrice(t, log.ports.Log, "ok", 9) }
+	ctx := context.Background()
+	if err := e.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := log.ports.Log.Last(ctx, PriceCopySubject("ok", 2)); err != ErrNoMessage {
+		t.Fatalf("a copy of a price that changed meanwhile was written: %v", err)
+	}
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run := createOk(t, e, acct.AccountID); run.CreditCost != 9 {
+		t.Fatalf("charged %d, the price is 9", run.CreditCost)
+	}
+}
