@@ -171,7 +171,16 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 					return CreatedRun{}, Errorf(CodeIdempotencyBusy, "another request took over this Idempotency-Key; retry to get its answer")
 				}
 			}
-			if now.Seq != price.Seq || now.check != price.check {
+			changed := now.Seq != price.Seq
+			if now.check != price.check {
+				// Read on another subject (a copy written, or a price
+				// newer than its copy, since): a change is in its terms.
+				changed = now.CreditCost != price.CreditCost || now.Recalibrating != price.Recalibrating
+				if !changed {
+					price = now
+				}
+			}
+			if changed {
 				if !fromCache || !priceCached {
 					return CreatedRun{}, Errorf(CodePricingNotReady, "the price of %q changed while the run was being created; retry to run at the current price", created.AppSlug)
 				}

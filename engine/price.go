@@ -75,13 +75,22 @@ func (e *Engine) price(ctx context.Context, slug string, cached bool) (p Price, 
 }
 
 // admissionPrice is price as an admission reads it: from this engine's
-// copy, or from the price itself when the log holds no copy.
+// copy, or from the price itself when the log holds no copy of it, or a
+// price newer than the copy (written without copies, by a node from before
+// them: every copy is written after its price).
 func (e *Engine) admissionPrice(ctx context.Context, slug string, cached bool) (p Price, hit bool, err error) {
 	p, hit, err = e.priceFrom(ctx, slug, priceCopySubject(slug, e.priceCopy), cached)
-	if err == nil && p.Seq == 0 {
-		return e.priceFrom(ctx, slug, "", cached)
+	if err != nil {
+		return Price{}, false, err
 	}
-	return p, hit, err
+	own, ownHit, err := e.priceFrom(ctx, slug, "", cached)
+	if err != nil {
+		return Price{}, false, err
+	}
+	if p.Seq == 0 || own.Seq > p.Seq {
+		return own, ownHit, nil
+	}
+	return p, hit, nil
 }
 
 // priceFrom reads slug's price from the copy check ("": the price's own

@@ -268,3 +268,72 @@ func TestCopiesOfAChangedPriceAreNeverWritten(t *testing.T) {
 		t.Fatalf("charged %d, the price is 9", run.CreditCost)
 	}
 }
+
+// A price written without its copies (by a node from before them) is newer
+// than the copies, and admissions that read it check the price itself.
+func TestAPriceWrittenWithoutCopiesIsThePrice(t *testing.T) {
+	t.Parallel()
+	log := newSharedLog(t)
+	e, _ := log.engine(6)
+	ctx := context.Background()
+	if err := e.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacyPrice(t, log.ports.Log, "ok", 9)
+	p, err := e.AdmissionPrice(ctx, "ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.CreditCost != 9 {
+		t.Fatalf("an admission read %d, the price is 9", p.CreditCost)
+	}
+	runNo, err := e.AdmitAtPrice(ctx, acct.AccountID, "ok", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, _, _ := e.Account(ctx, acct.AccountID); after.Balance != 91 {
+		t.Fatalf("run %s left a balance of %d, want 100 - 9", runNo, after.Balance)
+	}
+}
+
+// An admission that read the price on another subject than it reads it on
+// when it tries again (here the price itself, then the copy) keeps its
+// price when the terms are the same: a retry is no price change.
+func TestARetriedAdmissionKeepsAPriceReadOnAnotherSubject(t *testing.T) {
+	t.Parallel()
+	log := newSharedLog(t)
+	e, rec := log.engine(4)
+	ctx := context.Background()
+	if err := e.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := e.CurrentPrice(ctx, "ok") // the price's own subject
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A grant lands between the admission's read of the account and its
+	// write: the write fails its check and the admission tries again.
+	rec.before = func(entries []Entry) bool {
+		kind, _ := ParseSubject(entries[0].Subject)
+		return kind == KindAccount && len(entries) > 1
+	}
+	rec.inject = func() {
+		if _, _, err := e.GrantCredits(ctx, acct.AccountID, 10); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := e.AdmitAtPrice(ctx, acct.AccountID, "ok", read); err != nil {
+		t.Fatalf("a retried admission at the unchanged price: %v", err)
+	}
+	if checks := rec.jobChecks(); len(checks) != 2 || checks[1] != PriceCopySubject("ok", 4) {
+		t.Fatalf("the admission's checks: %q, want the price, then the copy on the retry", checks)
+	}
+}
