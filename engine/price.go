@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"sync"
 )
 
 // Price is an App's current price as the log says it.
@@ -134,33 +135,47 @@ func (e *Engine) SetPrice(ctx context.Context, slug string, cost int64, recalibr
 // seedPrices writes each App's initial price, with its copies, when its
 // subject is empty (the compare-and-set on an empty subject lets many nodes
 // start at once), and the copies of a price written before copies were.
-// A node that starts on its own log only reads.
+// A node that starts on its own log only reads. The Apps are seeded side
+// by side, so that their writes share atomic batches (eventlog's group
+// commit): one after another, a fresh node's 63 took 0.3 s.
 func (e *Engine) seedPrices(ctx context.Context) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
 	for _, a := range e.cfg.Catalog.all() {
 		if a.Price <= 0 {
 			continue
 		}
-		err := Retry(ctx, e.cfg.Logger, "seed prices", func(ctx context.Context) error {
-			var ev PriceEvent
-			seq, err := e.log.last(ctx, priceSubject(a.Slug), &ev)
-			if errors.Is(err, ErrNoMessage) {
-				ev = PriceEvent{Type: "price_set", V: eventVersion, At: e.now(), Slug: a.Slug, CreditCost: a.Price}
-				_, err = e.log.append(ctx, priceWrites(ev, expectSeq(0))...)
-				if errors.Is(err, ErrConflict) {
-					return errSeededElsewhere // another node priced it meanwhile: read it again
-				}
-				return err
+		wg.Go(func() {
+			if err := Retry(ctx, e.cfg.Logger, "seed prices", func(ctx context.Context) error { return e.seedPrice(ctx, a) }); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
 			}
-			if err != nil {
-				return err
-			}
-			return e.copyPrice(ctx, ev, seq)
 		})
-		if err != nil {
-			return err
-		}
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// seedPrice is seedPrices for one App.
+func (e *Engine) seedPrice(ctx context.Context, a *App) error {
+	var ev PriceEvent
+	seq, err := e.log.last(ctx, priceSubject(a.Slug), &ev)
+	if errors.Is(err, ErrNoMessage) {
+		ev = PriceEvent{Type: "price_set", V: eventVersion, At: e.now(), Slug: a.Slug, CreditCost: a.Price}
+		_, err = e.log.append(ctx, priceWrites(ev, expectSeq(0))...)
+		if errors.Is(err, ErrConflict) {
+			return errSeededElsewhere // another node priced it meanwhile: read it again
+		}
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	return e.copyPrice(ctx, ev, seq)
 }
 
 // errSeededElsewhere: another node wrote an App's first price while this

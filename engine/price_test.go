@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -75,11 +76,14 @@ func newSharedLog(t *testing.T) *sharedLog {
 }
 
 // engine is a new engine on the log, not started, whose random choices
-// are all copy (so it checks copy copy of every price); its Log port is
-// recorded.
-func (s *sharedLog) engine(copy int) (*Engine, *watchedLog) {
+// are all copyIndex (so it checks that copy of every price); its Log port is
+// recorded. Its catalog is apps, or okApp alone.
+func (s *sharedLog) engine(copyIndex int, apps ...App) (*Engine, *watchedLog) {
 	s.t.Helper()
-	cat, err := NewCatalog(inputschema.Compile, okApp())
+	if len(apps) == 0 {
+		apps = []App{okApp()}
+	}
+	cat, err := NewCatalog(inputschema.Compile, apps...)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -87,7 +91,7 @@ func (s *sharedLog) engine(copy int) (*Engine, *watchedLog) {
 	ports := s.ports
 	ports.Log = rec
 	e, err := New(ports, Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
-		IntN: func(n int) int { return copy % n }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		IntN: func(n int) int { return copyIndex % n }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Webhooks: WebhookConfig{Sender: webhook.NewSender(true)}})
 	if err != nil {
 		s.t.Fatal(err)
@@ -335,5 +339,36 @@ func TestARetriedAdmissionKeepsAPriceReadOnAnotherSubject(t *testing.T) {
 	}
 	if checks := rec.jobChecks(); len(checks) != 2 || checks[1] != PriceCopySubject("ok", 4) {
 		t.Fatalf("the admission's checks: %q, want the price, then the copy on the retry", checks)
+	}
+}
+
+// A fresh log gets every App's price and its copies; a node that starts
+// on a log that has them only reads.
+func TestEveryAppIsPricedAndCopiedOnceAtStart(t *testing.T) {
+	t.Parallel()
+	log := newSharedLog(t)
+	var apps []App
+	for i := range 12 {
+		a := okApp()
+		a.Slug, a.Price = fmt.Sprintf("app-%d", i), int64(1+i)
+		apps = append(apps, a)
+	}
+	first, _ := log.engine(1, apps...)
+	second, rec := log.engine(2, apps...)
+	ctx := context.Background()
+	if err := first.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range apps {
+		log.copiesOf(a.Slug)
+		if p, err := first.CurrentPrice(ctx, a.Slug); err != nil || p.CreditCost != int64(1+i) {
+			t.Fatalf("%s: %+v %v, want its price %d", a.Slug, p, err, 1+i)
+		}
+	}
+	if err := second.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.appends) != 0 {
+		t.Fatalf("a node starting on a priced log wrote %d times", len(rec.appends))
 	}
 }
