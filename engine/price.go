@@ -160,27 +160,32 @@ func (e *Engine) seedPrices(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// seedPrice is seedPrices for one App.
+// seedPrice is seedPrices for one App. When another node prices it first
+// (its check fails), the price is read again and copied if need be: that
+// race is how nodes that start together meet, not a wait.
 func (e *Engine) seedPrice(ctx context.Context, a *App) error {
-	var ev PriceEvent
-	seq, err := e.log.last(ctx, priceSubject(a.Slug), &ev)
-	if errors.Is(err, ErrNoMessage) {
-		ev = PriceEvent{Type: "price_set", V: eventVersion, At: e.now(), Slug: a.Slug, CreditCost: a.Price}
-		_, err = e.log.append(ctx, priceWrites(ev, expectSeq(0))...)
-		if errors.Is(err, ErrConflict) {
-			return errSeededElsewhere // another node priced it meanwhile: read it again
+	for range 3 {
+		var ev PriceEvent
+		seq, err := e.log.last(ctx, priceSubject(a.Slug), &ev)
+		if errors.Is(err, ErrNoMessage) {
+			ev = PriceEvent{Type: "price_set", V: eventVersion, At: e.now(), Slug: a.Slug, CreditCost: a.Price}
+			_, err = e.log.append(ctx, priceWrites(ev, expectSeq(0))...)
+			if errors.Is(err, ErrConflict) {
+				continue
+			}
+			return err
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return e.copyPrice(ctx, ev, seq)
 	}
-	if err != nil {
-		return err
-	}
-	return e.copyPrice(ctx, ev, seq)
+	return errSeededElsewhere
 }
 
-// errSeededElsewhere: another node wrote an App's first price while this
-// one did.
-var errSeededElsewhere = errors.New("engine: another node priced this App meanwhile")
+// errSeededElsewhere: another node's first price for an App failed this
+// node's check, and the log still showed no price when read again.
+var errSeededElsewhere = errors.New("engine: another node priced this App, and its price cannot be read yet")
 
 // copyPrice writes the copies of the price ev (at seq) when the log holds
 // none (it was written before copies were), each checking that the price

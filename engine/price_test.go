@@ -15,6 +15,7 @@ import (
 	. "github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/inputschema"
+	"github.com/apprun/apprun/internal/logbuf"
 	"github.com/apprun/apprun/webhook"
 )
 
@@ -62,6 +63,8 @@ func (l *watchedLog) jobChecks() []string {
 type sharedLog struct {
 	t     *testing.T
 	ports Ports
+	// logs, when set, collects the engines' logs.
+	logs *logbuf.Buffer
 }
 
 func newSharedLog(t *testing.T) *sharedLog {
@@ -90,8 +93,12 @@ func (s *sharedLog) engine(copyIndex int, apps ...App) (*Engine, *watchedLog) {
 	rec := &watchedLog{Log: s.ports.Log}
 	ports := s.ports
 	ports.Log = rec
+	var out io.Writer = io.Discard
+	if s.logs != nil {
+		out = s.logs
+	}
 	e, err := New(ports, Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
-		IntN: func(n int) int { return copyIndex % n }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		IntN: func(n int) int { return copyIndex % n }, Logger: slog.New(slog.NewTextHandler(out, nil)),
 		Webhooks: WebhookConfig{Sender: webhook.NewSender(true)}})
 	if err != nil {
 		s.t.Fatal(err)
@@ -370,5 +377,44 @@ func TestEveryAppIsPricedAndCopiedOnceAtStart(t *testing.T) {
 	}
 	if len(rec.appends) != 0 {
 		t.Fatalf("a node starting on a priced log wrote %d times", len(rec.appends))
+	}
+}
+
+// Nodes that start together on a fresh log race to price each App: each
+// is priced and copied once, and losing that race is no wait to log.
+func TestNodesStartingTogetherPriceEachAppOnce(t *testing.T) {
+	t.Parallel()
+	log := newSharedLog(t)
+	log.logs = &logbuf.Buffer{}
+	var apps []App
+	for i := range 12 {
+		a := okApp()
+		a.Slug = fmt.Sprintf("app-%d", i)
+		apps = append(apps, a)
+	}
+	var engines []*Engine
+	for i := range 3 {
+		e, _ := log.engine(i, apps...)
+		engines = append(engines, e)
+	}
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for _, e := range engines {
+		wg.Go(func() {
+			if err := e.Prepare(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, a := range apps {
+		n := 0
+		if err := log.ports.Log.Read(ctx, PriceSubject(a.Slug), 0, func(Message) error { n++; return nil }); err != nil || n != 1 {
+			t.Fatalf("%s was priced %d times (%v), want once", a.Slug, n, err)
+		}
+		log.copiesOf(a.Slug)
+	}
+	if got := log.logs.String(); got != "" {
+		t.Fatalf("starting together logged:\n%s", got)
 	}
 }
