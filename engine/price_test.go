@@ -107,6 +107,22 @@ func (s *sharedLog) engine(copyIndex int, apps ...App) (*Engine, *watchedLog) {
 	return e, rec
 }
 
+// prepared is engine(copyIndex) with the catalog's prices written, and an
+// account of 100 Credits opened on it.
+func (s *sharedLog) prepared(copyIndex int) (*Engine, *watchedLog, string) {
+	s.t.Helper()
+	e, rec := s.engine(copyIndex)
+	ctx := context.Background()
+	if err := e.Prepare(ctx); err != nil {
+		s.t.Fatal(err)
+	}
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return e, rec, acct.AccountID
+}
+
 // lastData is the newest message's data on subject.
 func (s *sharedLog) lastData(subject string) []byte {
 	s.t.Helper()
@@ -285,15 +301,8 @@ func TestCopiesOfAChangedPriceAreNeverWritten(t *testing.T) {
 func TestAPriceWrittenWithoutCopiesIsThePrice(t *testing.T) {
 	t.Parallel()
 	log := newSharedLog(t)
-	e, _ := log.engine(6)
+	e, _, acct := log.prepared(6)
 	ctx := context.Background()
-	if err := e.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
-	if err != nil {
-		t.Fatal(err)
-	}
 	legacyPrice(t, log.ports.Log, "ok", 9)
 	p, err := e.AdmissionPrice(ctx, "ok")
 	if err != nil {
@@ -302,11 +311,11 @@ func TestAPriceWrittenWithoutCopiesIsThePrice(t *testing.T) {
 	if p.CreditCost != 9 {
 		t.Fatalf("an admission read %d, the price is 9", p.CreditCost)
 	}
-	runNo, err := e.AdmitAtPrice(ctx, acct.AccountID, "ok", p)
+	runNo, err := e.AdmitAtPrice(ctx, acct, "ok", p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after, _, _ := e.Account(ctx, acct.AccountID); after.Balance != 91 {
+	if after, _, _ := e.Account(ctx, acct); after.Balance != 91 {
 		t.Fatalf("run %s left a balance of %d, want 100 - 9", runNo, after.Balance)
 	}
 }
@@ -317,15 +326,8 @@ func TestAPriceWrittenWithoutCopiesIsThePrice(t *testing.T) {
 func TestARetriedAdmissionKeepsAPriceReadOnAnotherSubject(t *testing.T) {
 	t.Parallel()
 	log := newSharedLog(t)
-	e, rec := log.engine(4)
+	e, rec, acct := log.prepared(4)
 	ctx := context.Background()
-	if err := e.Prepare(ctx); err != nil {
-		t.Fatal(err)
-	}
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
-	if err != nil {
-		t.Fatal(err)
-	}
 	read, err := e.CurrentPrice(ctx, "ok") // the price's own subject
 	if err != nil {
 		t.Fatal(err)
@@ -337,11 +339,11 @@ func TestARetriedAdmissionKeepsAPriceReadOnAnotherSubject(t *testing.T) {
 		return kind == KindAccount && len(entries) > 1
 	}
 	rec.inject = func() {
-		if _, _, err := e.GrantCredits(ctx, acct.AccountID, 10); err != nil {
+		if _, _, err := e.GrantCredits(ctx, acct, 10); err != nil {
 			t.Error(err)
 		}
 	}
-	if _, err := e.AdmitAtPrice(ctx, acct.AccountID, "ok", read); err != nil {
+	if _, err := e.AdmitAtPrice(ctx, acct, "ok", read); err != nil {
 		t.Fatalf("a retried admission at the unchanged price: %v", err)
 	}
 	if checks := rec.jobChecks(); len(checks) != 2 || checks[1] != PriceCopySubject("ok", 4) {
