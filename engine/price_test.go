@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -416,7 +417,9 @@ func TestNodesStartingTogetherPriceEachAppOnce(t *testing.T) {
 		}
 		log.copiesOf(a.Slug)
 	}
-	if got := log.logs.String(); got != "" {
-		t.Fatalf("starting together logged:\n%s", got)
+	// (A write slower than Retry's first attempt, on a busy machine, is
+	// still logged as a wait: it is one.)
+	if got := log.logs.String(); strings.Contains(got, "priced this App") {
+		t.Fatalf("losing the race to price an App was logged as a wait:\n%s", got)
 	}
 }
