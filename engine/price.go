@@ -49,9 +49,19 @@ const priceCopies = 32
 // priceWrites is the one atomic write of a price and its copies: the
 // price's own message first (expect, when not nil, is its check).
 func priceWrites(ev PriceEvent, expect *uint64) []entry {
-	out := []entry{{subject: priceSubject(ev.Slug), value: ev, expect: expect}}
-	for i := range priceCopies {
-		out = append(out, entry{subject: priceCopySubject(ev.Slug, i), value: ev, rollup: true})
+	return append([]entry{{subject: priceSubject(ev.Slug), value: ev, expect: expect}}, copyWrites(ev, nil)...)
+}
+
+// copyWrites are the copies of the price ev, each replacing the copy
+// before it; expect, when not nil, is the sequence the price itself must
+// still have.
+func copyWrites(ev PriceEvent, expect *uint64) []entry {
+	out := make([]entry, priceCopies)
+	for i := range out {
+		out[i] = entry{subject: priceCopySubject(ev.Slug, i), value: ev, rollup: true, expect: expect}
+		if expect != nil {
+			out[i].expectSubject = priceSubject(ev.Slug)
+		}
 	}
 	return out
 }
@@ -195,11 +205,7 @@ func (e *Engine) copyPrice(ctx context.Context, ev PriceEvent, seq uint64) error
 	if _, err := e.log.last(ctx, priceCopySubject(ev.Slug, e.priceCopy), &copied); !errors.Is(err, ErrNoMessage) {
 		return err // copied (nil), or unreadable
 	}
-	out := make([]entry, priceCopies)
-	for i := range out {
-		out[i] = entry{subject: priceCopySubject(ev.Slug, i), value: ev, expect: expectSeq(seq), expectSubject: priceSubject(ev.Slug), rollup: true}
-	}
-	if _, err := e.log.append(ctx, out...); err != nil && !errors.Is(err, ErrConflict) {
+	if _, err := e.log.append(ctx, copyWrites(ev, expectSeq(seq))...); err != nil && !errors.Is(err, ErrConflict) {
 		return err
 	}
 	return nil

@@ -169,8 +169,9 @@ func (g *group) stale(c *groupCall) bool {
 // groupTries is how many times a batch whose check failed is written
 // again whole before its appends are written alone: on a replicated
 // stream a check fails while another node's batch checking the same
-// subject (an App's price) is being replicated, which says nothing of
-// this batch's own checks.
+// subject (an account written from two nodes; before price copies, every
+// admission's App price, engine/price.go) is being replicated, which says
+// nothing of this batch's own checks.
 const groupTries = 3
 
 // commit writes batch as one atomic batch and answers each append.
