@@ -14,14 +14,30 @@ import (
 	. "github.com/apprun/apprun/engine"
 )
 
-// recordingLog keeps every entry appended, as the engine asked for it.
+// recordingLog keeps every entry appended, as the engine asked for it:
+// entries those stored, appends every append tried (stored or not). It
+// can run a write of its own (inject) just before the first append that
+// before matches.
 type recordingLog struct {
 	Log
 	mu      sync.Mutex
 	entries []Entry
+	appends [][]Entry
+	before  func([]Entry) bool
+	inject  func()
 }
 
 func (l *recordingLog) Append(ctx context.Context, entries ...Entry) (uint64, error) {
+	l.mu.Lock()
+	l.appends = append(l.appends, entries)
+	inject := l.before != nil && l.before(entries)
+	if inject {
+		l.before = nil
+	}
+	l.mu.Unlock()
+	if inject {
+		l.inject()
+	}
 	seq, err := l.Log.Append(ctx, entries...)
 	if err == nil {
 		l.mu.Lock()

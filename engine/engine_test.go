@@ -96,6 +96,12 @@ func newEngineConfig(t testing.TB, sync bool, lim Limits, wrap func(Log) Log, co
 	if wrap != nil {
 		ports.Log = wrap(ports.Log)
 	}
+	return engineOn(ports, cat, lim, configure)
+}
+
+// engineOn is a new engine on ports (not started) with the tests' config,
+// changed by configure.
+func engineOn(ports Ports, cat *Catalog, lim Limits, configure func(*Config)) (*Engine, error) {
 	cfg := Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
 		Limits: lim, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Webhooks: WebhookConfig{Sender: webhook.NewSender(true)}}
 	if configure != nil {

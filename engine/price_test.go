@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -17,36 +16,11 @@ import (
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/internal/logbuf"
-	"github.com/apprun/apprun/webhook"
 )
-
-// watchedLog keeps every append made through it (stored or not), and can run a write
-// of its own just before an append that before matches.
-type watchedLog struct {
-	Log
-	mu      sync.Mutex
-	appends [][]Entry
-	before  func([]Entry) bool
-	inject  func()
-}
-
-func (l *watchedLog) Append(ctx context.Context, entries ...Entry) (uint64, error) {
-	l.mu.Lock()
-	l.appends = append(l.appends, entries)
-	inject := l.before != nil && l.before(entries)
-	if inject {
-		l.before = nil
-	}
-	l.mu.Unlock()
-	if inject {
-		l.inject()
-	}
-	return l.Log.Append(ctx, entries...)
-}
 
 // jobChecks are the subjects the job entries of the recorded appends
 // check: each admission's price check.
-func (l *watchedLog) jobChecks() []string {
+func (l *recordingLog) jobChecks() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []string
@@ -82,7 +56,7 @@ func newSharedLog(t *testing.T) *sharedLog {
 // engine is a new engine on the log, not started, whose random choices
 // are all copyIndex (so it checks that copy of every price); its Log port is
 // recorded. Its catalog is apps, or okApp alone.
-func (s *sharedLog) engine(copyIndex int, apps ...App) (*Engine, *watchedLog) {
+func (s *sharedLog) engine(copyIndex int, apps ...App) (*Engine, *recordingLog) {
 	s.t.Helper()
 	if len(apps) == 0 {
 		apps = []App{okApp()}
@@ -91,16 +65,15 @@ func (s *sharedLog) engine(copyIndex int, apps ...App) (*Engine, *watchedLog) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	rec := &watchedLog{Log: s.ports.Log}
+	rec := &recordingLog{Log: s.ports.Log}
 	ports := s.ports
 	ports.Log = rec
-	var out io.Writer = io.Discard
-	if s.logs != nil {
-		out = s.logs
-	}
-	e, err := New(ports, Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
-		IntN: func(n int) int { return copyIndex % n }, Logger: slog.New(slog.NewTextHandler(out, nil)),
-		Webhooks: WebhookConfig{Sender: webhook.NewSender(true)}})
+	e, err := engineOn(ports, cat, Limits{}, func(c *Config) {
+		c.IntN = func(n int) int { return copyIndex % n }
+		if s.logs != nil {
+			c.Logger = slog.New(slog.NewTextHandler(s.logs, nil))
+		}
+	})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -110,7 +83,7 @@ func (s *sharedLog) engine(copyIndex int, apps ...App) (*Engine, *watchedLog) {
 
 // prepared is engine(copyIndex) with the catalog's prices written, and an
 // account of 100 Credits opened on it.
-func (s *sharedLog) prepared(copyIndex int) (*Engine, *watchedLog, string) {
+func (s *sharedLog) prepared(copyIndex int) (*Engine, *recordingLog, string) {
 	s.t.Helper()
 	e, rec := s.engine(copyIndex)
 	ctx := context.Background()
@@ -208,7 +181,7 @@ func TestEachEngineChecksItsOwnCopyOfThePrice(t *testing.T) {
 	createOk(t, a, acct.AccountID)
 	createOk(t, b, acct.AccountID)
 	for _, c := range []struct {
-		rec  *watchedLog
+		rec  *recordingLog
 		want string
 	}{{recA, PriceCopySubject("ok", 3)}, {recB, PriceCopySubject("ok", 11)}} {
 		if got := c.rec.jobChecks(); len(got) != 1 || got[0] != c.want {
