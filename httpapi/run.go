@@ -12,10 +12,14 @@ import (
 	"github.com/gorilla/mux"
 )
 
+// routeRuns registers the runs' routes. The router tries routes in the
+// order they were added, and a run's GET is the API's busiest request: it
+// comes first, ahead of routeHealth, so that it is matched without first
+// failing the others' patterns.
 func (a *API) routeRuns() {
+	a.router.HandleFunc("/api/v1/runs/{run_no}", a.reader(a.getRun)).Methods(http.MethodGet)
 	a.router.HandleFunc("/api/v1/runs", a.createRun).Methods(http.MethodPost)
 	a.router.HandleFunc("/api/v1/runs", a.reader(a.listRuns)).Methods(http.MethodGet)
-	a.router.HandleFunc("/api/v1/runs/{run_no}", a.reader(a.getRun)).Methods(http.MethodGet)
 	a.router.HandleFunc("/api/v1/runs/{run_no}/cancel", a.reader(a.cancelRun)).Methods(http.MethodPost)
 }
 

@@ -171,8 +171,8 @@ func New(cfg Config) (*API, error) {
 	a.metrics, a.views = newMetrics(a), newViewCache()
 	a.tokenKey = streamTokenKey(cfg.AdminToken)
 	a.router.Use(a.metrics.observe, a.recoverPanics)
+	a.routeRuns() // first: see there
 	a.routeHealth()
-	a.routeRuns()
 	a.routeEvents()
 	a.routeCapabilities()
 	a.routeAccount()
