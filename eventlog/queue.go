@@ -16,28 +16,18 @@ type queue struct {
 	logger *slog.Logger
 }
 
+// Consume creates the consumer (retrying while JetStream is not ready, for
+// as long as ctx allows) and consumes it until stop is called, creating it
+// and consuming it again whenever the consumption is lost (consuming.go).
 func (q *queue) Consume(ctx context.Context, spec engine.QueueSpec, fn func(engine.QueueMsg)) (func(), error) {
-	var cons jetstream.Consumer
-	err := engine.Retry(ctx, q.logger, "create the consumer "+spec.Name, func(ctx context.Context) error {
-		var err error
-		cons, err = q.js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
-			Durable:       spec.Name,
-			FilterSubject: spec.Filter,
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       spec.AckWait,
-			MaxAckPending: spec.MaxPending,
-			DeliverPolicy: jetstream.DeliverAllPolicy,
-		})
-		return err
-	})
-	if err != nil {
+	c := &consuming{q: q, spec: spec, fn: fn, lost: make(chan struct{}, 1)}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	if err := c.start(ctx); err != nil {
+		c.cancel()
 		return nil, err
 	}
-	cc, err := cons.Consume(func(m jetstream.Msg) { fn(queueMsg{m}) }, jetstream.PullMaxMessages(spec.Batch))
-	if err != nil {
-		return nil, err
-	}
-	return cc.Stop, nil
+	go c.keep()
+	return c.stop, nil
 }
 
 type queueMsg struct{ m jetstream.Msg }

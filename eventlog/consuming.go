@@ -1,0 +1,115 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A work queue's consumption, kept alive.
+//
+// nats.go ends a Consume for good when the server answers a pull with
+// "consumer deleted" or "bad request", and says so only to an error
+// handler. Without one, a consumer deleted (by an operator, or lost by a
+// cluster) left every executor of the node idle, runs queued and nothing
+// logged. And a consumer the server no longer serves shows only as missed
+// heartbeats, after which nats.go pulls again from the same consumer.
+//
+// So every error is logged, and on any of those three the consumer is
+// created again (CreateOrUpdateConsumer: a consumer that still exists is
+// kept as it is, with its pending and unacknowledged items) and consumed
+// anew. Items delivered before go on: their acknowledgements do not need
+// the consumption that delivered them.
+type consuming struct {
+	q    *queue
+	spec engine.QueueSpec
+	fn   func(engine.QueueMsg)
+	// ctx ends with stop.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// lost is signalled when the consumption must be made again.
+	lost chan struct{}
+	mu   sync.Mutex
+	cc   jetstream.ConsumeContext
+}
+
+// start creates the consumer and consumes it; ctx bounds the creation's
+// retries.
+func (c *consuming) start(ctx context.Context) error {
+	var cons jetstream.Consumer
+	err := engine.Retry(ctx, c.q.logger, "create the consumer "+c.spec.Name, func(ctx context.Context) error {
+		var err error
+		cons, err = c.q.js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
+			Durable:       c.spec.Name,
+			FilterSubject: c.spec.Filter,
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       c.spec.AckWait,
+			MaxAckPending: c.spec.MaxPending,
+			DeliverPolicy: jetstream.DeliverAllPolicy,
+		})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) { c.fn(queueMsg{m}) },
+		jetstream.PullMaxMessages(c.spec.Batch), jetstream.ConsumeErrHandler(c.failed))
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx.Err() != nil {
+		cc.Stop() // stopped meanwhile
+		return c.ctx.Err()
+	}
+	c.cc = cc
+	return nil
+}
+
+// failed is the Consume's error handler.
+func (c *consuming) failed(_ jetstream.ConsumeContext, err error) {
+	if c.ctx.Err() != nil || errors.Is(err, jetstream.ErrConnectionClosed) {
+		return // stopping
+	}
+	again := errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrBadRequest) ||
+		errors.Is(err, jetstream.ErrNoHeartbeat)
+	if again {
+		c.q.logger.Warn("work queue: consuming again", "consumer", c.spec.Name, "err", err)
+		select {
+		case c.lost <- struct{}{}:
+		default: // already signalled
+		}
+		return
+	}
+	c.q.logger.Warn("work queue", "consumer", c.spec.Name, "err", err)
+}
+
+// keep makes the consumption again each time it is lost, until stop.
+func (c *consuming) keep() {
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-c.lost:
+		}
+		c.mu.Lock()
+		old := c.cc
+		c.mu.Unlock()
+		old.Stop()
+		if err := c.start(c.ctx); err != nil {
+			return // only when stopped: Retry goes on until its context ends
+		}
+	}
+}
+
+func (c *consuming) stop() {
+	c.cancel()
+	c.mu.Lock()
+	cc := c.cc
+	c.mu.Unlock()
+	cc.Stop()
+}
