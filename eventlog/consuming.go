@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -16,9 +17,10 @@ import (
 // handler. Without one, a consumer deleted (by an operator, or lost by a
 // cluster) left every executor of the node idle, runs queued and nothing
 // logged. And a consumer the server no longer serves shows only as missed
-// heartbeats, after which nats.go pulls again from the same consumer.
+// heartbeats (or a pull nobody answers), after which nats.go pulls again
+// from the same consumer.
 //
-// So every error is logged, and on any of those three the consumer is
+// So every error is logged, and on any of those the consumer is
 // created again (CreateOrUpdateConsumer: a consumer that still exists is
 // kept as it is, with its pending and unacknowledged items) and consumed
 // anew. Items delivered before go on: their acknowledgements do not need
@@ -76,7 +78,7 @@ func (c *consuming) failed(_ jetstream.ConsumeContext, err error) {
 		return // stopping
 	}
 	again := errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrBadRequest) ||
-		errors.Is(err, jetstream.ErrNoHeartbeat)
+		errors.Is(err, jetstream.ErrNoHeartbeat) || errors.Is(err, nats.ErrNoResponders)
 	if again {
 		c.q.logger.Warn("work queue: consuming again", "consumer", c.spec.Name, "err", err)
 		select {

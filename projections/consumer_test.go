@@ -2,12 +2,16 @@ package projections_test
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/apprun/apprun/embednats/natstest"
+	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/internal/logbuf"
 	"github.com/apprun/apprun/projections"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -70,5 +74,60 @@ func TestTheConsumerOfAVanishedNodeIsRemoved(t *testing.T) {
 			t.Fatalf("the vanished node's consumer is still listed %s after it went", projections.ConsumerIdle+30*time.Second)
 		}
 		time.Sleep(time.Second) // the server's own idle check: no event to await
+	}
+}
+
+// A read model whose consumer is deleted under it follows the log again
+// (the ordered consumer makes a new one) and logs why it paused.
+func TestAReadModelWhoseConsumerIsDeletedFollowsOn(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Server(t, false)
+	nc, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	st, err := eventlog.Open(ctx, nc, eventlog.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(nc)
+	var logs logbuf.Buffer
+	s, err := projections.Open(filepath.Join(t.TempDir(), "p.db"), slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Start(ctx, js, eventlog.StreamName); err != nil {
+		t.Fatal(err)
+	}
+	save := func(id string) uint64 {
+		t.Helper()
+		seq, err := st.Log().Append(ctx, engine.Entry{Subject: engine.SubjectOf(engine.KindBrand, id),
+			Data: []byte(`{"type":"brand_context_saved","brand_context":{"id":"` + id + `"}}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seq
+	}
+	if err := s.WaitFor(ctx, save("b1")); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(ctx, eventlog.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for info := range stream.ListConsumers(ctx).Info() {
+		if err := stream.DeleteConsumer(ctx, info.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.WaitFor(ctx, save("b2")); err != nil {
+		t.Fatalf("the event after the deletion was not applied: %v\n%s", err, logs.String())
+	}
+	if !strings.Contains(logs.String(), "projections: following the log") {
+		t.Errorf("nothing logged of the deleted consumer:\n%s", logs.String())
 	}
 }

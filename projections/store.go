@@ -252,7 +252,18 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 		case s.in <- ev:
 		case <-done: // stopping: the message is read again on the next start
 		}
-	})
+	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+		// The ordered consumer starts again by itself after a lost
+		// consumer or missed heartbeats; an operator sees why the read
+		// models paused.
+		select {
+		case <-done:
+		default:
+			if !errors.Is(err, jetstream.ErrConnectionClosed) {
+				s.logger.Warn("projections: following the log", "err", err)
+			}
+		}
+	}))
 	if err != nil {
 		return fmt.Errorf("projections: consume: %w", err)
 	}
