@@ -90,6 +90,7 @@ func streamScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	time.Sleep(3 * time.Second) // every stream past its replay
 	since.Store(time.Now().UnixNano())
 	measuring.Store(true)
+	profiled := profileServer(ctx, cfg, srv, "stream", cfg.Duration-time.Second)
 	// Resident memory moves with the garbage collector's cycle: sample it
 	// through the measured window and take the median.
 	var rss []int64
@@ -109,6 +110,7 @@ func streamScenario(ctx context.Context, cfg Config, s *Scenario) error {
 		rss = append(rss, v)
 	}
 	measuring.Store(false)
+	profiled()
 	slices.Sort(rss)
 	after, peak := rss[len(rss)/2], rss[len(rss)-1]
 	held := int64(cfg.Streams) - failed.Load()
