@@ -3,11 +3,14 @@ package eventlog
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/time/rate"
 )
 
 // A work queue's consumption, kept alive.
@@ -23,8 +26,14 @@ import (
 // So every error is logged, and on any of those the consumer is
 // created again (CreateOrUpdateConsumer: a consumer that still exists is
 // kept as it is, with its pending and unacknowledged items) and consumed
-// anew. Items delivered before go on: their acknowledgements do not need
-// the consumption that delivered them.
+// anew, after a pause that doubles while it keeps failing. Items
+// delivered before go on: their acknowledgements do not need the
+// consumption that delivered them.
+//
+// A pull nobody answers is what a new cluster gives for its first
+// milliseconds, until the consumer has a leader, and a leadership change
+// what losing a node gives: those are logged at info, the rest at warn,
+// and no more than one error in logEvery.
 type consuming struct {
 	q    *queue
 	spec engine.QueueSpec
@@ -36,7 +45,19 @@ type consuming struct {
 	lost chan struct{}
 	mu   sync.Mutex
 	cc   jetstream.ConsumeContext
+	// old is the consumption keep stopped last: its late errors are not
+	// this one's.
+	old jetstream.ConsumeContext
+	// logs lets one error through in logEvery.
+	logs rate.Sometimes
 }
+
+// The pause before consuming again, and how often errors are logged.
+const (
+	againFirst = 50 * time.Millisecond
+	againMax   = 2 * time.Second
+	logEvery   = 5 * time.Second
+)
 
 // start creates the consumer and consumes it; ctx bounds the creation's
 // retries.
@@ -73,25 +94,47 @@ func (c *consuming) start(ctx context.Context) error {
 }
 
 // failed is the Consume's error handler.
-func (c *consuming) failed(_ jetstream.ConsumeContext, err error) {
+func (c *consuming) failed(cc jetstream.ConsumeContext, err error) {
 	if c.ctx.Err() != nil || errors.Is(err, jetstream.ErrConnectionClosed) {
 		return // stopping
 	}
-	again := errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrBadRequest) ||
-		errors.Is(err, jetstream.ErrNoHeartbeat) || errors.Is(err, nats.ErrNoResponders)
+	c.mu.Lock()
+	stale := cc != nil && cc == c.old
+	c.mu.Unlock()
+	if stale {
+		return
+	}
+	// A pull nobody answers (a new cluster's first milliseconds) and a
+	// consumer's new leader (a node lost) are what a cluster does: info.
+	usual := errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrConsumerLeadershipChanged)
+	again := errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrBadRequest) ||
+		errors.Is(err, jetstream.ErrNoHeartbeat)
+	c.log(err, again, usual)
 	if again {
-		c.q.logger.Warn("work queue: consuming again", "consumer", c.spec.Name, "err", err)
 		select {
 		case c.lost <- struct{}{}:
 		default: // already signalled
 		}
-		return
 	}
-	c.q.logger.Warn("work queue", "consumer", c.spec.Name, "err", err)
+}
+
+// log logs a Consume error, at most once in logEvery.
+func (c *consuming) log(err error, again, usual bool) {
+	c.logs.Do(func() {
+		msg, level := "work queue", slog.LevelWarn
+		if again {
+			msg = "work queue: consuming again"
+		}
+		if usual {
+			level = slog.LevelInfo
+		}
+		c.q.logger.Log(c.ctx, level, msg, "consumer", c.spec.Name, "err", err)
+	})
 }
 
 // keep makes the consumption again each time it is lost, until stop.
 func (c *consuming) keep() {
+	pause, began := againFirst, time.Now()
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -100,8 +143,19 @@ func (c *consuming) keep() {
 		}
 		c.mu.Lock()
 		old := c.cc
+		c.old = old
 		c.mu.Unlock()
 		old.Stop()
+		if time.Since(began) > 10*againMax {
+			pause = againFirst // the last consumption held a while
+		}
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, againMax)
+		began = time.Now()
 		if err := c.start(c.ctx); err != nil {
 			return // only when stopped: Retry goes on until its context ends
 		}

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+	"golang.org/x/time/rate"
 )
 
 var (
@@ -246,6 +248,7 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 	s.in = make(chan event, 4*maxBatch)
 	s.done = make(chan struct{})
 	done := s.done
+	logs := &rate.Sometimes{Interval: 5 * time.Second}
 	s.cc, err = cons.Consume(func(m jetstream.Msg) {
 		ev := decodeMsg(m) // here, beside the applier's transaction (decode.go)
 		select {
@@ -255,14 +258,23 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		// The ordered consumer starts again by itself after a lost
 		// consumer or missed heartbeats; an operator sees why the read
-		// models paused.
+		// models paused (a pull nobody answers is a new cluster's first
+		// milliseconds: info). One error in 5 s is logged.
 		select {
 		case <-done:
+			return
 		default:
-			if !errors.Is(err, jetstream.ErrConnectionClosed) {
-				s.logger.Warn("projections: following the log", "err", err)
-			}
 		}
+		if errors.Is(err, jetstream.ErrConnectionClosed) {
+			return
+		}
+		logs.Do(func() {
+			level := slog.LevelWarn
+			if errors.Is(err, nats.ErrNoResponders) {
+				level = slog.LevelInfo
+			}
+			s.logger.Log(context.Background(), level, "projections: following the log", "err", err)
+		})
 	}))
 	if err != nil {
 		return fmt.Errorf("projections: consume: %w", err)
