@@ -155,8 +155,10 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Account, acctSeq uint64, price Price, priceCached bool, maxCost *int64, claim *idemClaim) (CreatedRun, error) {
 	refused := 0 // batches the log refused outright (nothing stored)
 	fromCache := true
+	conflict := false // the last attempt's write was refused by a check
 	for attempt := range maxCASRetries {
 		if attempt > 0 {
+			before := acctSeq
 			var err error
 			if acct, acctSeq, err = e.Account(ctx, created.AccountID); err != nil {
 				return CreatedRun{}, err
@@ -165,6 +167,15 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 			if err != nil {
 				return CreatedRun{}, err
 			}
+			if conflict && acctSeq == before && now.check == price.check && now.Seq == price.Seq &&
+				e.movePriceCopyFrom(created.AppSlug, price.check) {
+				// Refused while neither the account nor the price moved:
+				// another node checks this copy (price.go). Check another.
+				if now, _, err = e.admissionPrice(ctx, created.AppSlug, false); err != nil {
+					return CreatedRun{}, err
+				}
+			}
+			conflict = false
 			if claim != nil {
 				var rec IdemRecord
 				if seq, err := e.log.last(ctx, claim.subject, &rec); err != nil || seq != claim.seq {
@@ -219,6 +230,7 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 		}
 		seq, err := e.log.append(ctx, admission(created, charge, acctSeq, slotSeq, price, claim)...)
 		if errors.Is(err, ErrConflict) {
+			conflict = true
 			continue
 		}
 		if errors.Is(err, ErrUnavailable) && !isAmbiguous(err) && refused < admitRetries && e.ports.Log.Available() {

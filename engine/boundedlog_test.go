@@ -25,6 +25,9 @@ type recordingLog struct {
 	appends [][]Entry
 	before  func([]Entry) bool
 	inject  func()
+	// refuse, when set, may refuse an append with an error of its own,
+	// nothing written (as JetStream refuses a batch whose check fails).
+	refuse func([]Entry) error
 }
 
 func (l *recordingLog) Append(ctx context.Context, entries ...Entry) (uint64, error) {
@@ -37,6 +40,11 @@ func (l *recordingLog) Append(ctx context.Context, entries ...Entry) (uint64, er
 	l.mu.Unlock()
 	if inject {
 		l.inject()
+	}
+	if l.refuse != nil {
+		if err := l.refuse(entries); err != nil {
+			return 0, err
+		}
 	}
 	seq, err := l.Log.Append(ctx, entries...)
 	if err == nil {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -91,8 +92,8 @@ type Engine struct {
 	// dummyHash: what an unknown email's sign-in checks (login.go).
 	dummyHash []byte
 	// priceCopy: which copy of a price this node's admissions check
-	// (price.go).
-	priceCopy int
+	// (price.go); another one after a conflict the log does not explain.
+	priceCopy atomic.Int32
 
 	stopOnce sync.Once
 	// stopped ends background work (voidLater) when the engine stops.
@@ -147,8 +148,8 @@ func New(ports Ports, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	e := &Engine{cfg: cfg, ports: ports, log: &store{log: ports.Log}, dummyHash: dummy, stopped: make(chan struct{}),
-		priceCopy: cfg.IntN(priceCopies)}
+	e := &Engine{cfg: cfg, ports: ports, log: &store{log: ports.Log}, dummyHash: dummy, stopped: make(chan struct{})}
+	e.priceCopy.Store(int32(cfg.IntN(priceCopies)))
 	if cfg.Standalone && cfg.Limits.ReadsPerMinute > 0 {
 		e.reads = newLocalWindows(cfg.Limits.ReadsPerMinute)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -394,5 +395,48 @@ func TestNodesStartingTogetherPriceEachAppOnce(t *testing.T) {
 	// still logged as a wait: it is one.)
 	if got := log.logs.String(); strings.Contains(got, "priced this App") {
 		t.Fatalf("losing the race to price an App was logged as a wait:\n%s", got)
+	}
+}
+
+// Two nodes that picked the same copy refused each other's admissions
+// while either's batch was replicated, and a cluster's creates fell by
+// 40 % (BENCHMARKS.md, eighth pass). An admission refused while neither
+// its account nor its price moved moves its engine to another copy; one
+// refused by a change it can see keeps it
+// (TestARetriedAdmissionKeepsAPriceReadOnAnotherSubject).
+func TestARefusalTheLogDoesNotExplainMovesToAnotherCopy(t *testing.T) {
+	t.Parallel()
+	log := newSharedLog(t)
+	e, rec, acct := log.prepared(4)
+	ctx := context.Background()
+	read, err := e.AdmissionPrice(ctx, "ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := false
+	rec.refuse = func(entries []Entry) error {
+		if kind, _ := ParseSubject(entries[0].Subject); kind == KindAccount && len(entries) > 1 && !refused {
+			refused = true
+			return ErrConflict // another node's check on the copy, being replicated
+		}
+		return nil
+	}
+	if _, err := e.AdmitAtPrice(ctx, acct, "ok", read); err != nil {
+		t.Fatalf("an admission refused once: %v", err)
+	}
+	next, err := e.AdmissionPrice(ctx, "ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.AdmitAtPrice(ctx, acct, "ok", next); err != nil {
+		t.Fatal(err)
+	}
+	// The test's IntN answers 4 % n: the copy after 4 is 5.
+	want := []string{PriceCopySubject("ok", 4), PriceCopySubject("ok", 5), PriceCopySubject("ok", 5)}
+	if got := rec.jobChecks(); !slices.Equal(got, want) {
+		t.Fatalf("the admissions' checks: %q, want %q", got, want)
+	}
+	if after, _, _ := e.Account(ctx, acct); after.Balance != 100-2*read.CreditCost {
+		t.Fatalf("balance %d after two runs at %d", after.Balance, read.CreditCost)
 	}
 }
