@@ -2,15 +2,12 @@ package eventlog
 
 import (
 	"context"
-	"errors"
-	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/apprun/apprun/engine"
-	"github.com/nats-io/nats.go"
+	"github.com/apprun/apprun/internal/jsconsume"
 	"github.com/nats-io/nats.go/jetstream"
-	"golang.org/x/time/rate"
 )
 
 // A work queue's consumption, kept alive.
@@ -23,17 +20,12 @@ import (
 // heartbeats (or a pull nobody answers), after which nats.go pulls again
 // from the same consumer.
 //
-// So every error is logged, and on any of those the consumer is
-// created again (CreateOrUpdateConsumer: a consumer that still exists is
+// So every error is logged (jsconsume.Logger), and on any of those
+// (jsconsume.Lost) the consumer is created again (CreateOrUpdateConsumer: a consumer that still exists is
 // kept as it is, with its pending and unacknowledged items) and consumed
 // anew, after a pause that doubles while it keeps failing. Items
 // delivered before go on: their acknowledgements do not need the
 // consumption that delivered them.
-//
-// A pull nobody answers is what a new cluster gives for its first
-// milliseconds, until the consumer has a leader, and a leadership change
-// what losing a node gives: those are logged at info, the rest at warn,
-// and no more than one error in logEvery.
 type consuming struct {
 	q    *queue
 	spec engine.QueueSpec
@@ -47,16 +39,14 @@ type consuming struct {
 	cc   jetstream.ConsumeContext
 	// old is the consumption keep stopped last: its late errors are not
 	// this one's.
-	old jetstream.ConsumeContext
-	// logs lets one error through in logEvery.
-	logs rate.Sometimes
+	old  jetstream.ConsumeContext
+	logs *jsconsume.Logger
 }
 
-// The pause before consuming again, and how often errors are logged.
+// The pause before consuming again.
 const (
 	againFirst = 50 * time.Millisecond
 	againMax   = 2 * time.Second
-	logEvery   = 5 * time.Second
 )
 
 // start creates the consumer and consumes it; ctx bounds the creation's
@@ -95,41 +85,24 @@ func (c *consuming) start(ctx context.Context) error {
 
 // failed is the Consume's error handler.
 func (c *consuming) failed(cc jetstream.ConsumeContext, err error) {
-	if c.ctx.Err() != nil || errors.Is(err, jetstream.ErrConnectionClosed) {
-		return // stopping
-	}
 	c.mu.Lock()
 	stale := cc != nil && cc == c.old
 	c.mu.Unlock()
-	if stale {
-		return
+	if c.ctx.Err() != nil || stale {
+		return // stopping, or a late error of a consumption stopped
 	}
-	// A pull nobody answers (a new cluster's first milliseconds) and a
-	// consumer's new leader (a node lost) are what a cluster does: info.
-	usual := errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrConsumerLeadershipChanged)
-	again := errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrBadRequest) ||
-		errors.Is(err, jetstream.ErrNoHeartbeat)
-	c.log(err, again, usual)
-	if again {
+	lost := jsconsume.Lost(err)
+	msg := "work queue"
+	if lost {
+		msg = "work queue: consuming again"
+	}
+	c.logs.Log(msg, err, "consumer", c.spec.Name)
+	if lost {
 		select {
 		case c.lost <- struct{}{}:
 		default: // already signalled
 		}
 	}
-}
-
-// log logs a Consume error, at most once in logEvery.
-func (c *consuming) log(err error, again, usual bool) {
-	c.logs.Do(func() {
-		msg, level := "work queue", slog.LevelWarn
-		if again {
-			msg = "work queue: consuming again"
-		}
-		if usual {
-			level = slog.LevelInfo
-		}
-		c.q.logger.Log(c.ctx, level, msg, "consumer", c.spec.Name, "err", err)
-	})
 }
 
 // keep makes the consumption again each time it is lost, until stop.

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/internal/jsconsume"
 	"github.com/nats-io/nats.go/jetstream"
-	"golang.org/x/time/rate"
 )
 
 // queue is engine.Queue on durable pull consumers of the event log stream:
@@ -21,7 +21,7 @@ type queue struct {
 // as long as ctx allows) and consumes it until stop is called, creating it
 // and consuming it again whenever the consumption is lost (consuming.go).
 func (q *queue) Consume(ctx context.Context, spec engine.QueueSpec, fn func(engine.QueueMsg)) (func(), error) {
-	c := &consuming{q: q, spec: spec, fn: fn, lost: make(chan struct{}, 1), logs: rate.Sometimes{Interval: logEvery}}
+	c := &consuming{q: q, spec: spec, fn: fn, lost: make(chan struct{}, 1), logs: jsconsume.NewLogger(q.logger)}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if err := c.start(ctx); err != nil {
 		c.cancel()

@@ -12,11 +12,10 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
-	"github.com/nats-io/nats.go"
+	"github.com/apprun/apprun/internal/jsconsume"
 	"github.com/nats-io/nats.go/jetstream"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
-	"golang.org/x/time/rate"
 )
 
 var (
@@ -248,7 +247,7 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 	s.in = make(chan event, 4*maxBatch)
 	s.done = make(chan struct{})
 	done := s.done
-	logs := &rate.Sometimes{Interval: 5 * time.Second}
+	logs := jsconsume.NewLogger(s.logger)
 	s.cc, err = cons.Consume(func(m jetstream.Msg) {
 		ev := decodeMsg(m) // here, beside the applier's transaction (decode.go)
 		select {
@@ -258,23 +257,12 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 	}, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		// The ordered consumer starts again by itself after a lost
 		// consumer or missed heartbeats; an operator sees why the read
-		// models paused (a pull nobody answers is a new cluster's first
-		// milliseconds: info). One error in 5 s is logged.
+		// models paused.
 		select {
 		case <-done:
-			return
 		default:
+			logs.Log("projections: following the log", err)
 		}
-		if errors.Is(err, jetstream.ErrConnectionClosed) {
-			return
-		}
-		logs.Do(func() {
-			level := slog.LevelWarn
-			if errors.Is(err, nats.ErrNoResponders) {
-				level = slog.LevelInfo
-			}
-			s.logger.Log(context.Background(), level, "projections: following the log", "err", err)
-		})
 	}))
 	if err != nil {
 		return fmt.Errorf("projections: consume: %w", err)
