@@ -41,13 +41,15 @@ func (p Price) checkSubject() string {
 // it was made (priceCopy): the nodes of a cluster check different subjects
 // and their admissions are replicated side by side. Two nodes of three
 // pick the same copy about once in 11 starts, and then admitted one batch
-// at a time again (a cluster's creates fell by 40 %, BENCHMARKS.md, eighth
+// at a time again (a cluster's creates fell by 40 %, BENCHMARKS.md, ninth
 // pass): an admission refused while neither its account nor its price
-// moved moves its engine to another copy (movePriceCopy). A copy is the price's
-// own event, and a price is never written without its copies, so checking
-// a copy is checking the price. An App whose copies the log does not hold
-// (a log written before copies) is checked on its price, the copies being
-// written when a node starts (seedPrices).
+// moved moves its engine to another copy (movePriceCopyFrom; a refusal by
+// a platform slot taken meanwhile moves it too, which costs a read).
+//
+// A copy is the price's own event, and a price is never written without
+// its copies, so checking a copy is checking the price. An App whose
+// copies the log does not hold (a log written before copies) is checked on
+// its price, the copies being written when a node starts (seedPrices).
 const priceCopies = 32
 
 // priceWrites is the one atomic write of a price and its copies: the

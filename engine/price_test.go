@@ -400,7 +400,7 @@ func TestNodesStartingTogetherPriceEachAppOnce(t *testing.T) {
 
 // Two nodes that picked the same copy refused each other's admissions
 // while either's batch was replicated, and a cluster's creates fell by
-// 40 % (BENCHMARKS.md, eighth pass). An admission refused while neither
+// 40 % (BENCHMARKS.md, ninth pass). An admission refused while neither
 // its account nor its price moved moves its engine to another copy; one
 // refused by a change it can see keeps it
 // (TestARetriedAdmissionKeepsAPriceReadOnAnotherSubject).
