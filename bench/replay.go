@@ -229,10 +229,10 @@ func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
 	written := accounts
 	for r := 0; written < n; r++ {
 		a := &accts[r%accounts]
-		runNo := fmt.Sprintf("run_b%09d", r)
+		at := now.Add(time.Duration(r) * time.Millisecond)
+		runNo := engine.RunNoAt(at) // as the engine makes them: their order matters to bbolt
 		slot := engine.SubjectOf(engine.KindSlot, strconv.Itoa(1+r%12))
 		run := engine.SubjectOf(engine.KindRun, runNo)
-		at := now.Add(time.Duration(r) * time.Millisecond)
 		charge, err := ledger.Charge(*a, runNo, 5, 0, at)
 		if err != nil {
 			return 0, err

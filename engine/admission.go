@@ -135,7 +135,7 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 	if err != nil {
 		return CreatedRun{}, internal("encode input", err)
 	}
-	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: e.id(PrefixRun, 10), AccountID: req.AccountID,
+	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: e.newRunNo(), AccountID: req.AccountID,
 		KeyID: req.KeyID, AppSlug: app.Slug, Input: rawInput, BrandContextID: brandID, CreditCost: price.CreditCost,
 		WebhookURL: req.WebhookURL}
 	for _, ep := range endpoints {

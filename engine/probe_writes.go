@@ -19,7 +19,7 @@ import (
 // straight to a log (package bench's probe) to measure the writes a create
 // must make, next to real creates.
 func (e *Engine) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID string, price Price, slot int, at time.Time) (RunEvent, ledger.Event, []Entry, error) {
-	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: e.id(PrefixRun, 10), AccountID: acct.ID,
+	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: e.newRunNo(), AccountID: acct.ID,
 		KeyID: keyID, AppSlug: price.Slug, Input: []byte(`{}`), CreditCost: price.CreditCost, At: at, Slot: slot}
 	charge, err := ledger.Charge(acct, created.RunNo, price.CreditCost, 0, at)
 	if err != nil {
