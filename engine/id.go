@@ -38,8 +38,8 @@ var sortedEncoding = base32.NewEncoding("234567abcdefghijklmnopqrstuvwxyz").With
 // (to the millisecond; random within one), as ULIDs do. Stores keyed by
 // them, the read models' runs in bbolt above all, append at their end
 // instead of writing into random pages: a rebuild of a log with random
-// run numbers ran at 139k–161k events/s against 181k–187k with ordered
-// ones (BENCHMARKS.md, tenth pass). The characters are those ValidID
+// run numbers ran at a median of 146k events/s against 181k with these
+// (BENCHMARKS.md, tenth pass). The characters are those ValidID
 // always accepted: run numbers made before stay valid.
 func runNoAt(r io.Reader, at time.Time) string {
 	var b [16]byte
