@@ -19,6 +19,7 @@ type entry struct {
 	expectSubject string
 	ttl           time.Duration
 	rollup        bool
+	lazy          bool
 }
 
 func expectSeq(seq uint64) *uint64 { return &seq }
@@ -64,7 +65,7 @@ func encode(entries []entry) ([]Entry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode %s: %w", e.subject, err)
 		}
-		out[i] = Entry{Subject: e.subject, Data: data, Expect: e.expect, ExpectSubject: e.expectSubject, TTL: e.ttl, Rollup: e.rollup}
+		out[i] = Entry{Subject: e.subject, Data: data, Expect: e.expect, ExpectSubject: e.expectSubject, TTL: e.ttl, Rollup: e.rollup, Lazy: e.lazy}
 	}
 	return out, nil
 }

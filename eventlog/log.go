@@ -86,7 +86,7 @@ func (l *Log) Append(ctx context.Context, entries ...engine.Entry) (uint64, erro
 	if !l.Available() {
 		return 0, errNotConnected
 	}
-	if len(entries) > 1 {
+	if len(entries) > 1 || (entries[0].Lazy && entries[0].Expect == nil) {
 		return l.group.append(ctx, entries) // group.go
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)

@@ -1,0 +1,85 @@
+package eventlog
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/apprun/apprun/embednats/natstest"
+	"github.com/apprun/apprun/engine"
+)
+
+// A lazy record (a key's use) waits for the next group commit and is
+// written in its batch, beside the admissions, not on its own; a rollup
+// in a batch still leaves one message on its subject.
+func TestALazyRecordRidesTheNextBatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := Open(ctx, natstest.Connect(t, false), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := st.Log()
+	g := &l.group
+	g.mu.Lock()
+	g.busy = true // a batch is being committed: what comes now waits
+	g.mu.Unlock()
+
+	use := engine.SubjectOf(engine.KindKeyUse, "key_lazy")
+	type result struct {
+		seq uint64
+		err error
+	}
+	multi, lazy := make(chan result, 1), make(chan result, 1)
+	go func() {
+		seq, err := l.Append(ctx, engine.Entry{Subject: engine.SubjectOf(engine.KindRun, "run_a"), Data: []byte(`{}`)},
+			engine.Entry{Subject: engine.SubjectOf(engine.KindRun, "run_b"), Data: []byte(`{}`)})
+		multi <- result{seq, err}
+	}()
+	waitQueued(t, g, 1)
+	go func() {
+		seq, err := l.Append(ctx, engine.Entry{Subject: use, Data: []byte(`1`), Rollup: true, Lazy: true})
+		lazy <- result{seq, err}
+	}()
+	waitQueued(t, g, 2) // not written at once: queued behind the admissions
+	go g.run()          // the batch in flight returns
+	m, z := <-multi, <-lazy
+	if m.err != nil || z.err != nil {
+		t.Fatalf("appends: %v, %v", m.err, z.err)
+	}
+	if z.seq != m.seq+1 {
+		t.Fatalf("the lazy record got sequence %d, the admissions end at %d: not one batch", z.seq, m.seq)
+	}
+
+	// Alone, it is a batch of one; the rollup keeps only the newest.
+	second, err := l.Append(ctx, engine.Entry{Subject: use, Data: []byte(`2`), Rollup: true, Lazy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	if err := l.Read(ctx, use, 0, func(m engine.Message) error { seen = append(seen, string(m.Data)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if last, err := l.Last(ctx, use); err != nil || last.Seq != second || len(seen) != 1 || seen[0] != "2" {
+		t.Fatalf("after two lazy rollups: last %+v (%v), messages %q; want only the second, at %d", last, err, seen, second)
+	}
+}
+
+// waitQueued waits until the group holds n appends.
+func waitQueued(t *testing.T, g *group, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		g.mu.Lock()
+		queued := len(g.queue)
+		g.mu.Unlock()
+		if queued == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d appends waiting for the group, want %d", queued, n)
+		}
+		runtime.Gosched()
+	}
+}
