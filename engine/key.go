@@ -148,7 +148,7 @@ const KeyUseEvery = time.Minute
 // The record is lazy and checks nothing: it rides in the next admissions'
 // batch instead of costing a synced write of its own (4,096 keys used
 // for the first time in 10 s made 809–1,304 creates/s against
-// 1,350–1,464 without the records; BENCHMARKS.md, tenth pass), and a
+// 1,350–1,464 without the records; BENCHMARKS.md, eleventh pass), and a
 // check could only fail the admissions beside it. Two nodes recording one
 // key at the same moment both write; the rollup keeps one, a few
 // milliseconds apart from the other. A use recorded just after a

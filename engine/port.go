@@ -30,7 +30,8 @@ type Entry struct {
 	// Lazy: nothing waits on this write but its own caller, so the log
 	// may store it with other appends rather than on its own (eventlog:
 	// in the next group commit's batch, which then costs no write of its
-	// own). The outcomes are the same. Only for a single entry with no
+	// own; with nothing to share one, a plain write). The outcomes are the
+	// same. Only for a single entry with no
 	// Expect: a check that failed would fail the appends it shares a
 	// batch with.
 	Lazy bool

@@ -207,11 +207,19 @@ func (g *group) commit(batch []*groupCall) {
 	}
 }
 
-// write commits entries as one batch and remembers what it stored.
+// write commits entries as one batch and remembers what it stored. One
+// entry (a lazy record nothing else came to share a batch with) is one
+// plain write: an atomic batch of one would cost its staging for nothing.
 func (g *group) write(entries []engine.Entry) (uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), g.l.timeout)
 	defer cancel()
-	last, err := g.l.batch(ctx, entries)
+	var last uint64
+	var err error
+	if len(entries) == 1 {
+		last, err = g.l.publishOne(ctx, g.l.msg(entries[0]))
+	} else {
+		last, err = g.l.batch(ctx, entries)
+	}
 	if err != nil {
 		return 0, err
 	}

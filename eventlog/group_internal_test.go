@@ -52,10 +52,18 @@ func TestALazyRecordRidesTheNextBatch(t *testing.T) {
 		t.Fatalf("the lazy record got sequence %d, the admissions end at %d: not one batch", z.seq, m.seq)
 	}
 
-	// Alone, it is a batch of one; the rollup keeps only the newest.
+	if !fromBatch(t, l, z.seq) {
+		t.Fatalf("the lazy record at %d carries no batch header", z.seq)
+	}
+
+	// Alone, it is one plain write, not a batch of one (whose staging
+	// costs as much as a batch of many); the rollup keeps only the newest.
 	second, err := l.Append(ctx, engine.Entry{Subject: use, Data: []byte(`2`), Rollup: true, Lazy: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fromBatch(t, l, second) {
+		t.Fatalf("a lazy record alone was written as an atomic batch (sequence %d)", second)
 	}
 	var seen []string
 	if err := l.Read(ctx, use, 0, func(m engine.Message) error { seen = append(seen, string(m.Data)); return nil }); err != nil {
@@ -82,4 +90,15 @@ func waitQueued(t *testing.T, g *group, n int) {
 		}
 		runtime.Gosched()
 	}
+}
+
+// fromBatch says whether the message at seq was stored by an atomic batch
+// (the server keeps the batch's headers on each of its messages).
+func fromBatch(t *testing.T, l *Log, seq uint64) bool {
+	t.Helper()
+	m, err := l.stream.GetMsg(context.Background(), seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Header.Get("Nats-Batch-Id") != ""
 }
