@@ -2,6 +2,7 @@ package projections_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -240,5 +241,35 @@ func TestObserveSeesEveryAppliedMessageOnce(t *testing.T) {
 	waitFor(t, s, seq)
 	if len(*again) != int(seq-acct.Seq) || (*again)[0].Seq != acct.Seq+1 || (*again)[len(*again)-1].Seq != seq {
 		t.Fatalf("after reopening: observed %+v, want exactly %d..%d", *again, acct.Seq+1, seq)
+	}
+}
+
+// A key's use is recorded without a check (engine.TouchKey), so one read
+// before a revocation can land after it: the key stays revoked, its last
+// use moves on.
+func TestAKeyUseRecordedAfterItsRevocationLeavesItRevoked(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ctx := context.Background()
+	acct, err := f.eng.OpenAccount(ctx, "a@example.com", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.eng.RevokeKey(ctx, acct.KeyID); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	late, _ := json.Marshal(engine.KeyEvent{Type: engine.KeyUsed, V: 1, At: at, KeyID: acct.KeyID, AccountID: acct.AccountID,
+		Hash: engine.HashKey(acct.APIKey), Prefix: acct.APIKey[:8]})
+	ack, err := f.js.Publish(ctx, engine.SubjectOf(engine.KindKeyUse, acct.KeyID), late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.open(t)
+	defer s.Close()
+	waitFor(t, s, ack.Sequence)
+	k, err := s.KeyByHash(engine.HashKey(acct.APIKey))
+	if err != nil || !k.Revoked || !k.LastUsedAt.Equal(at) {
+		t.Fatalf("key after a use recorded past its revocation: %+v %v; want revoked, last used %s", k, err, at)
 	}
 }
