@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -60,10 +59,9 @@ type Store struct {
 	target  uint64        // stream's last sequence when Start ran
 	advance chan struct{} // closed and replaced whenever applied moves
 	failed  error
-	// waiting counts WaitFor calls not yet satisfied; wake tells the
-	// applier one began, so it commits at once (gather.go).
-	waiting atomic.Int32
-	wake    chan struct{}
+	// waits are the events WaitFor calls wait for: the applier commits as
+	// soon as its batch holds one (gather.go).
+	waits *waits
 	// observe, when set, sees every applied message (Observe).
 	observe func(engine.Message)
 
@@ -126,7 +124,7 @@ func open(path string, logger *slog.Logger) (*Store, []Damage, error) {
 			return nil, nil, err
 		}
 	}
-	s := &Store{db: db, path: path, boot: boot, logger: logger, advance: make(chan struct{}), wake: make(chan struct{}, 1)}
+	s := &Store{db: db, path: path, boot: boot, logger: logger, advance: make(chan struct{}), waits: newWaits()}
 	func() {
 		defer func() {
 			if p := recover(); p != nil { // a damaged page met by the reads below
@@ -212,7 +210,7 @@ func OpenExclusive(path string) (*Store, []Damage, error) {
 		return nil, damage, err
 	}
 	// The audit does not apply: an empty cache that never fills is right.
-	s := &Store{db: db, logger: slog.Default(), advance: make(chan struct{}), wake: make(chan struct{}, 1),
+	s := &Store{db: db, logger: slog.Default(), advance: make(chan struct{}), waits: newWaits(),
 		keys: newRecordCache[engine.Key](0), runs: newRecordCache[engine.Run](0)}
 	return s, s.Verify(), nil
 }
@@ -298,6 +296,9 @@ func (s *Store) Close() error {
 
 func (s *Store) applyLoop() {
 	var last time.Time // the last commit's start
+	// buf holds each transaction's events in turn: one slice for the
+	// store's life, not one grown for every batch.
+	buf := make([]event, 0, maxBatch)
 	for {
 		var first event
 		select {
@@ -305,16 +306,14 @@ func (s *Store) applyLoop() {
 			return
 		case first = <-s.in:
 		}
-		wait := commitEvery - time.Since(last)
-		if s.waiting.Load() > 0 {
-			wait = 0 // a reader waits: commit what has come
-		}
-		batch := gather(s.in, s.done, s.wake, first, wait, maxBatch)
+		batch := gather(s.in, s.done, s.waits, first, commitEvery-time.Since(last), buf)
 		if batch == nil {
 			return
 		}
 		last = time.Now()
-		if err := s.applyBatch(batch); err != nil {
+		err := s.applyBatch(batch)
+		clear(batch) // the events' data is not kept alive by buf
+		if err != nil {
 			s.logger.Error("projections: apply failed; stopped", "err", err)
 			s.mu.Lock()
 			s.failed = err
@@ -394,8 +393,8 @@ func (s *Store) Ready() bool {
 }
 
 // WaitFor waits until the event at seq has been applied: a write's answer
-// waits for it so the writer reads its own write. While one waits, the
-// applier does not hold its commits back (gather.go).
+// waits for it so the writer reads its own write. The applier commits as
+// soon as its batch holds the event (gather.go).
 func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
 	counted := false
 	for {
@@ -410,12 +409,8 @@ func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
 		}
 		if !counted {
 			counted = true
-			s.waiting.Add(1)
-			defer s.waiting.Add(-1)
-			select {
-			case s.wake <- struct{}{}:
-			default:
-			}
+			s.waits.add(seq)
+			defer s.waits.remove(seq)
 		}
 		select {
 		case <-ctx.Done():
