@@ -266,9 +266,16 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 		return fmt.Errorf("projections: consume: %w", err)
 	}
 	s.exited = make(chan struct{})
+	restore := func() {}
+	s.mu.Lock()
+	if s.target >= s.applied+catchUpFrom {
+		restore = relaxGC() // a long catch-up (gc.go)
+	}
+	s.mu.Unlock()
 	go func() {
 		defer close(s.exited)
-		s.applyLoop()
+		defer restore()
+		s.applyLoop(restore)
 	}()
 	return nil
 }
@@ -294,7 +301,9 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-func (s *Store) applyLoop() {
+// applyLoop applies the log until the store stops or an apply fails;
+// caughtUp is called once the store is Ready.
+func (s *Store) applyLoop(caughtUp func()) {
 	var last time.Time // the last commit's start
 	// buf holds each transaction's events in turn: one slice for the
 	// store's life, not one grown for every batch.
@@ -313,6 +322,9 @@ func (s *Store) applyLoop() {
 		last = time.Now()
 		err := s.applyBatch(batch)
 		clear(batch) // the events' data is not kept alive by buf
+		if err == nil && s.Ready() {
+			caughtUp()
+		}
 		if err != nil {
 			s.logger.Error("projections: apply failed; stopped", "err", err)
 			s.mu.Lock()
