@@ -146,6 +146,14 @@ func (h *harness) releaseHeld() { h.relOnce.Do(func() { close(h.release) }) }
 
 func (h *harness) stop() {
 	h.releaseHeld()
+	h.halt()
+}
+
+// halt stops the node without releasing held runs: the engine's stop
+// cancels them, and they are still in flight for the next node. (A
+// release first raced the stop: a released run could complete on the
+// node that was stopping.)
+func (h *harness) halt() {
 	if h.srv != nil {
 		h.srv.CloseClientConnections()
 		h.srv.Close()
@@ -160,7 +168,7 @@ func (h *harness) stop() {
 
 // restart stops the node and starts a new one on the same data directory.
 func (h *harness) restart() {
-	h.stop()
+	h.halt()
 	h.release, h.relOnce = make(chan struct{}), &sync.Once{}
 	h.boot()
 }
