@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"time"
 )
 
@@ -62,37 +61,4 @@ func fetchProfile(ctx context.Context, srv *Server, path, to string) error {
 		return err
 	}
 	return os.WriteFile(to, data, 0o644)
-}
-
-// profileHere takes a CPU profile of this process (the rebuild runs in
-// it) until stop is called, into cfg.ServerProfiles/name.prof, when the
-// bench was asked for profiles.
-func profileHere(cfg Config, name string) (stop func()) {
-	if cfg.ServerProfiles == "" {
-		return func() {}
-	}
-	to := filepath.Join(cfg.ServerProfiles, name+".prof")
-	f, err := createProfile(to)
-	if err == nil {
-		if err = pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(cfg.Log, "bench: profile %s: %v\n", name, err)
-		return func() {}
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			fmt.Fprintf(cfg.Log, "bench: profile %s: %v\n", name, err)
-		}
-	}
-}
-
-func createProfile(to string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		return nil, err
-	}
-	return os.Create(to)
 }

@@ -114,10 +114,8 @@ func rebuild(ctx context.Context, cfg Config) (int, rebuildTimes, error) {
 		if err != nil {
 			return err
 		}
-		profiled := profileHere(cfg, "replay-rebuild")
 		start, cpu := time.Now(), cpuTime()
 		if err := p.Start(ctx, js, eventlog.StreamName); err != nil {
-			profiled()
 			p.Close()
 			return err
 		}
@@ -125,7 +123,6 @@ func rebuild(ctx context.Context, cfg Config) (int, rebuildTimes, error) {
 		defer cancel()
 		err = p.WaitFor(wctx, last)
 		t.rebuild, t.rebuildCPU = time.Since(start), cpuTime()-cpu
-		profiled()
 		p.Close()
 		if err != nil {
 			return err
