@@ -10,8 +10,9 @@ import (
 // as its target percentage. A rebuild allocates about 3.5 KB an event that
 // dies in the same transaction, and its live heap is small (bbolt's pages
 // are mapped, not allocated), so it trades a few times a small heap for
-// the collector's share of two busy cores: the bench's rebuild went from
-// 170k to 200k events/s (BENCHMARKS.md, twelfth pass). It is the process's
+// the collector's share of two busy cores: a rebuild of the bench's log
+// went from a median 157k to 189k events/s, its peak heap from about 130
+// to about 330 MiB (BENCHMARKS.md, twelfth pass). It is the process's
 // setting, so it is held by a count: the last store to catch up restores
 // what was there. A percentage already higher (GOGC) or off is left alone.
 const catchUpGC = 400

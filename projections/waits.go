@@ -8,9 +8,9 @@ import (
 // waits are the sequences readers wait for (WaitFor). The applier commits
 // as soon as its batch holds the lowest of them, and not before: a commit
 // that stops short of every waited event only costs a transaction (a
-// rebuild that a reader waited on committed about 90 events at a time
-// instead of about 1,600, and ran 8 % slower; BENCHMARKS.md, twelfth
-// pass).
+// rebuild that a reader waited on committed about 98 events at a time
+// instead of about 1,640: 152k–155k against 172k–180k events/s;
+// BENCHMARKS.md, twelfth pass).
 type waits struct {
 	mu    sync.Mutex
 	count map[uint64]int // waited sequence → readers waiting for it
