@@ -8,9 +8,6 @@ import (
 	"github.com/apprun/apprun/ledger"
 )
 
-// maxCASRetries bounds compare-and-set retries under contention.
-const maxCASRetries = 64
-
 // Account reads an account's state from the log (its newest event).
 func (e *Engine) Account(ctx context.Context, id string) (ledger.Account, uint64, error) {
 	return e.account(ctx, id, false)
@@ -67,7 +64,7 @@ func (e *Engine) OpenAccount(ctx context.Context, email string, credits int64) (
 
 // GrantCredits adds amount Credits to an account and returns the new balance.
 func (e *Engine) GrantCredits(ctx context.Context, id string, amount int64) (int64, uint64, error) {
-	for range maxCASRetries {
+	for range e.casTries() {
 		a, last, err := e.Account(ctx, id)
 		if err != nil {
 			return 0, 0, err

@@ -204,7 +204,7 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 				price, created.CreditCost = now, now.CreditCost
 			}
 			fromCache = false
-			if attempt > 4 {
+			if attempt >= casPauseAfter {
 				e.cfg.Sleep(e.backoff(attempt))
 			}
 		}
@@ -356,8 +356,4 @@ func (e *Engine) freeSlot(ctx context.Context, cached bool) (int, uint64, error)
 	}
 	return 0, 0, &Error{Code: CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter,
 		Message: "the platform is at its maximum of active runs; wait for a run to finish"}
-}
-
-func (e *Engine) backoff(attempt int) time.Duration {
-	return time.Duration(e.cfg.IntN(attempt*200)+50) * time.Microsecond
 }

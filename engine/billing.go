@@ -66,7 +66,7 @@ func (e *Engine) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
 		return false, Errorf(CodeInvalidInput, "payment reference %q: not a reference", p.Ref)
 	}
 	p.At = e.now()
-	for range maxCASRetries {
+	for range e.casTries() {
 		if granted, err := e.purchaseExists(ctx, p.Ref); err != nil || granted {
 			return false, err
 		}
@@ -125,7 +125,7 @@ func (e *Engine) RevokeRefunded(ctx context.Context, paymentIntent string, refun
 	} else if err != nil {
 		return 0, internal("read payment", err)
 	}
-	for range maxCASRetries {
+	for range e.casTries() {
 		var p Purchase
 		pseq, err := e.log.last(ctx, subjPurchase+link.Ref, &p)
 		if err != nil {

@@ -16,14 +16,9 @@ func (e *Engine) CancelRun(ctx context.Context, accountID, runNo string) (Run, u
 	if !ValidID(PrefixRun, runNo) {
 		return Run{}, 0, Errorf(CodeRunNotFound, "no run %q", runNo)
 	}
-	for attempt := range maxCASRetries {
-		if attempt > 4 {
-			// As an admission does: on a replicated stream a check fails
-			// while another node's write on the subject (the run's
-			// executor) is being replicated; tries spent at once ran out
-			// under load ("run busy").
-			e.cfg.Sleep(e.backoff(attempt))
-		}
+	// Paced tries (casTries): a check fails while another node's write on
+	// the run (its executor's) is being replicated.
+	for range e.casTries() {
 		// The account first: a completion that lands after this read moves
 		// it, so the batch's check on it fails and the loop looks again
 		// (read after the run, a settle in between would leave no active

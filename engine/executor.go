@@ -363,7 +363,7 @@ func (x *executor) logCanceled(run Run) {
 // compare-and-set on the run (a second terminal event is impossible) and on
 // the account (the carried balance stays exact).
 func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *RunError) error {
-	for range maxCASRetries {
+	for range x.e.casTries() {
 		acct, acctSeq, err := x.e.Account(ctx, w.run.AccountID)
 		if err != nil {
 			return err

@@ -72,7 +72,7 @@ func ValidIdempotencyKey(k string) bool {
 // are told the first is still in progress.
 func (e *Engine) claimIdempotency(ctx context.Context, accountID, key, bodyHash string) (*idemClaim, *CreatedRun, error) {
 	subj := idemSubject(accountID, key)
-	for range maxCASRetries {
+	for range e.casTries() {
 		var rec IdemRecord
 		seq, err := e.log.last(ctx, subj, &rec)
 		if err != nil && !errors.Is(err, ErrNoMessage) {

@@ -77,7 +77,7 @@ func (e *Engine) CreateKey(ctx context.Context, accountID, name string) (NewKey,
 	if _, _, err := e.Account(ctx, accountID); err != nil {
 		return NewKey{}, err
 	}
-	for range maxCASRetries {
+	for range e.casTries() {
 		active, countSeq, err := e.activeKeys(ctx, accountID)
 		if err != nil {
 			return NewKey{}, internal("read key count", err)

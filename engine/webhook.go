@@ -149,7 +149,7 @@ func (e *Engine) WebhookSecret(ctx context.Context, accountID string) (string, e
 // secretOf is WebhookSecret for an account known to exist (a delivery's:
 // its run exists), without reading the account again.
 func (e *Engine) secretOf(ctx context.Context, accountID string) (string, error) {
-	for range maxCASRetries {
+	for range e.casTries() {
 		var ev secretEvent
 		_, err := e.log.last(ctx, secretSubject(accountID), &ev)
 		if err == nil {

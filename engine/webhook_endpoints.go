@@ -77,7 +77,7 @@ func (e *Engine) RemoveWebhookEndpoint(ctx context.Context, accountID, id string
 }
 
 func (e *Engine) updateEndpoints(ctx context.Context, accountID string, change func([]WebhookEndpoint) ([]WebhookEndpoint, error)) error {
-	for range maxCASRetries {
+	for range e.casTries() {
 		list, seq, err := e.WebhookEndpoints(ctx, accountID)
 		if err != nil {
 			return err
