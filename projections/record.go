@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/crc32"
 
+	gojson "github.com/goccy/go-json"
+
 	"github.com/apprun/apprun/engine"
 	bolt "go.etcd.io/bbolt"
 )
@@ -89,7 +91,7 @@ func unsealJSON(key, stored []byte, v any) error {
 }
 
 func putJSON(b *bolt.Bucket, key []byte, v any) error {
-	data, err := json.Marshal(v)
+	data, err := gojson.Marshal(v)
 	if err != nil {
 		return err
 	}
