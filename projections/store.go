@@ -46,7 +46,9 @@ const maxBatch = 4096
 // of messages, not nats.go's default of 500 (refilled at 250). With the
 // default a rebuild kept the 2 cores 86 % busy, the client waiting on
 // each refill; with this, 96 %, and 12 % more events a second. Bytes, not
-// a count, bound the memory a catch-up buffers whatever the events hold.
+// a count, bound the memory a catch-up buffers whatever the events hold;
+// 8 MiB is the largest max_payload nats-server recommends (it warns
+// above it), so one message always fits in a pull.
 // The bench's bare replay reads with it too, so that it stays the
 // rebuild's ceiling.
 var ReplayPull = jetstream.PullMaxBytes(8 << 20)
