@@ -159,7 +159,7 @@ func bareReplay(ctx context.Context, js jetstream.JetStream, last uint64) (time.
 		if md, err := m.Metadata(); err == nil && md.Sequence.Stream >= last {
 			once.Do(func() { close(reached) })
 		}
-	}, projections.ReplayPull)
+	}, projections.ReplayPull(js.Conn().MaxPayload()))
 	if err != nil {
 		return 0, err
 	}

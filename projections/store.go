@@ -42,16 +42,20 @@ const schemaVersion = "7" // 7: a canceled run is failed with the error code can
 // maxBatch bounds how many events one transaction applies.
 const maxBatch = 4096
 
-// ReplayPull is how much of the log the consumer asks for at a time: 8 MiB
+// ReplayPull is how much of the log the consumer asks for at a time on a
+// connection whose server takes messages of up to maxPayload bytes: 16 MiB
 // of messages, not nats.go's default of 500 (refilled at 250). With the
-// default a rebuild kept the 2 cores 86 % busy, the client waiting on
-// each refill; with this, 96 %, and 12 % more events a second. Bytes, not
-// a count, bound the memory a catch-up buffers whatever the events hold;
-// 8 MiB is the largest max_payload nats-server recommends (it warns
-// above it), so one message always fits in a pull.
-// The bench's bare replay reads with it too, so that it stays the
-// rebuild's ceiling.
-var ReplayPull = jetstream.PullMaxBytes(8 << 20)
+// default a rebuild kept the 2 cores 86 % busy, the client waiting on each
+// refill; with a large pull, 96 %, and 12 % more events a second. Bytes,
+// not a count, bound the memory a catch-up buffers whatever the events
+// hold. A message larger than the whole pull would stall the consumer, so
+// the pull is at least twice the largest message the server takes (its
+// subject and headers count too); nats-server warns above 8 MiB. The
+// bench's bare replay reads with it too, so that it stays the rebuild's
+// ceiling.
+func ReplayPull(maxPayload int64) jetstream.PullMaxBytes {
+	return jetstream.PullMaxBytes(max(16<<20, 2*maxPayload))
+}
 
 // Store is the bbolt file of read models and the applier that feeds it.
 type Store struct {
@@ -263,7 +267,7 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 		case s.in <- ev:
 		case <-done: // stopping: the message is read again on the next start
 		}
-	}, ReplayPull, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+	}, ReplayPull(js.Conn().MaxPayload()), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
 		// The ordered consumer starts again by itself after a lost
 		// consumer or missed heartbeats; an operator sees why the read
 		// models paused.
