@@ -11,49 +11,44 @@ import (
 	. "github.com/apprun/apprun/engine"
 )
 
-// conflictingLog refuses atomic appends while refuse is set: every append
-// (refuseAll) or those of several entries (refuseBatches), as a replicated
-// stream refuses a check while another node's write on the subject is
-// still being replicated.
-type conflictingLog struct {
-	Log
-	refuse atomic.Int32
-}
-
+// How a paced engine's log refuses appends, as a replicated stream refuses
+// a check while another node's write on the subject is still being
+// replicated: none, every append, or those of several entries.
 const (
 	refuseNone = iota
 	refuseAll
 	refuseBatches
 )
 
-func (l *conflictingLog) Append(ctx context.Context, entries ...Entry) (uint64, error) {
-	switch l.refuse.Load() {
-	case refuseAll:
-		return 0, ErrConflict
-	case refuseBatches:
-		if len(entries) > 1 {
-			return 0, ErrConflict
-		}
-	}
-	return l.Log.Append(ctx, entries...)
-}
-
-// pauses records the engine's pauses shorter than 100 ms: the backoffs of
+// pauses counts the engine's pauses shorter than 100 ms: the backoffs of
 // compare-and-set tries (a watch of a held run waits 250 ms).
 type pauses struct {
-	mu sync.Mutex
-	n  int
+	mu      sync.Mutex
+	n       int
+	target  int
+	reached chan struct{}
 }
 
 func (p *pauses) sleep(d time.Duration) {
-	if d < 100*time.Millisecond {
-		p.mu.Lock()
-		p.n++
-		p.mu.Unlock()
+	if d >= 100*time.Millisecond {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	if p.n == p.target {
+		close(p.reached)
 	}
 }
 
-func (p *pauses) reset() { p.mu.Lock(); p.n = 0; p.mu.Unlock() }
+// reset counts again from 0; the channel closes at the target'th pause.
+func (p *pauses) reset(target int) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n, p.target, p.reached = 0, target, make(chan struct{})
+	return p.reached
+}
+
 func (p *pauses) count() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -63,6 +58,58 @@ func (p *pauses) count() int {
 // wantPaced: of 64 tries (maxCASRetries) the first 5 go at once
 // (casPauseAfter), each later one after a pause.
 const wantPaced = 64 - 5
+
+// paced is an engine whose log refuses appends as mode says and whose
+// pauses are counted, with an account of 100 Credits.
+type paced struct {
+	*Engine
+	mode   *atomic.Int32
+	pauses *pauses
+	acct   NewAccount
+}
+
+func startPaced(t *testing.T, app App) paced {
+	t.Helper()
+	pc := paced{mode: &atomic.Int32{}, pauses: &pauses{}}
+	refusing := &recordingLog{refuse: func(entries []Entry) error {
+		if m := pc.mode.Load(); m == refuseAll || (m == refuseBatches && len(entries) > 1) {
+			return ErrConflict
+		}
+		return nil
+	}}
+	pc.Engine = startEngineConfig(t, false, Limits{}, func(l Log) Log { refusing.Log = l; return refusing },
+		func(c *Config) { c.Sleep = pc.pauses.sleep }, app)
+	var err error
+	if pc.acct, err = pc.OpenAccount(context.Background(), "a@example.com", 100); err != nil {
+		t.Fatal(err)
+	}
+	return pc
+}
+
+func (pc paced) createRun(t *testing.T, slug string) CreatedRun {
+	t.Helper()
+	run, err := pc.CreateRun(context.Background(), CreateRunRequest{AccountID: pc.acct.AccountID, KeyID: pc.acct.KeyID,
+		AppSlug: slug, Input: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// refusedThroughout runs do with every write of the given mode refused and
+// wants its error to name want and its later tries to have paused.
+func (pc paced) refusedThroughout(t *testing.T, mode int32, want string, do func(ctx context.Context) error) {
+	t.Helper()
+	pc.pauses.reset(wantPaced)
+	pc.mode.Store(mode)
+	err := do(context.Background())
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("refused every time: %v, want %q", err, want)
+	}
+	if n := pc.pauses.count(); n < wantPaced {
+		t.Fatalf("paused %d times in 64 refused tries, want a pause before each try after the 5th", n)
+	}
+}
 
 // Every compare-and-set loop whose write keeps being refused pauses between
 // its later tries instead of spending all of them at once: a cluster test
@@ -74,70 +121,55 @@ func TestEveryCompareAndSetLoopPausesBetweenRefusedTries(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name  string
-		setup func(ctx context.Context, e *Engine, acct NewAccount) // before the refusals
-		do    func(ctx context.Context, e *Engine, acct NewAccount) error
+		setup func(ctx context.Context, pc paced) error // before the refusals
+		do    func(ctx context.Context, pc paced) error
 		want  string
 	}{
-		{name: "grant", want: "account busy", do: func(ctx context.Context, e *Engine, a NewAccount) error {
-			_, _, err := e.GrantCredits(ctx, a.AccountID, 5)
+		{name: "grant", want: "account busy", do: func(ctx context.Context, pc paced) error {
+			_, _, err := pc.GrantCredits(ctx, pc.acct.AccountID, 5)
 			return err
 		}},
-		{name: "key", want: "contention", do: func(ctx context.Context, e *Engine, a NewAccount) error {
-			_, err := e.CreateKey(ctx, a.AccountID, "second")
+		{name: "key", want: "contention", do: func(ctx context.Context, pc paced) error {
+			_, err := pc.CreateKey(ctx, pc.acct.AccountID, "second")
 			return err
 		}},
-		{name: "endpoint", want: "endpoints busy", do: func(ctx context.Context, e *Engine, a NewAccount) error {
-			_, err := e.AddWebhookEndpoint(ctx, a.AccountID, "https://hooks.example.com/apprun")
+		{name: "endpoint", want: "endpoints busy", do: func(ctx context.Context, pc paced) error {
+			_, err := pc.AddWebhookEndpoint(ctx, pc.acct.AccountID, "https://hooks.example.com/apprun")
 			return err
 		}},
-		{name: "secret", want: "secret busy", do: func(ctx context.Context, e *Engine, a NewAccount) error {
-			_, err := e.WebhookSecret(ctx, a.AccountID)
+		{name: "secret", want: "secret busy", do: func(ctx context.Context, pc paced) error {
+			_, err := pc.WebhookSecret(ctx, pc.acct.AccountID)
 			return err
 		}},
-		{name: "idempotency", want: "contended", do: func(ctx context.Context, e *Engine, a NewAccount) error {
-			_, err := e.CreateRun(ctx, CreateRunRequest{AccountID: a.AccountID, KeyID: a.KeyID, AppSlug: "ok",
+		{name: "idempotency", want: "contended", do: func(ctx context.Context, pc paced) error {
+			_, err := pc.CreateRun(ctx, CreateRunRequest{AccountID: pc.acct.AccountID, KeyID: pc.acct.KeyID, AppSlug: "ok",
 				Input: map[string]any{}, IdempotencyKey: "k1", BodyHash: "h"})
 			return err
 		}},
-		{name: "purchase", want: "account busy", do: func(ctx context.Context, e *Engine, a NewAccount) error {
-			_, err := e.GrantPurchase(ctx, purchase(a.AccountID, "cs_paced"))
+		{name: "purchase", want: "account busy", do: func(ctx context.Context, pc paced) error {
+			_, err := pc.GrantPurchase(ctx, purchase(pc.acct.AccountID, "cs_paced"))
 			return err
 		}},
 		{name: "purchase refund", want: "busy",
-			setup: func(ctx context.Context, e *Engine, a NewAccount) {
-				if _, err := e.GrantPurchase(ctx, purchase(a.AccountID, "cs_paced")); err != nil {
-					t.Error(err)
-				}
+			setup: func(ctx context.Context, pc paced) error {
+				_, err := pc.GrantPurchase(ctx, purchase(pc.acct.AccountID, "cs_paced"))
+				return err
 			},
-			do: func(ctx context.Context, e *Engine, a NewAccount) error {
-				_, err := e.RevokeRefunded(ctx, "pi_cs_paced", 500)
+			do: func(ctx context.Context, pc paced) error {
+				_, err := pc.RevokeRefunded(ctx, "pi_cs_paced", 500)
 				return err
 			}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			refusing := &conflictingLog{}
-			var p pauses
-			e := startEngineConfig(t, false, Limits{}, func(l Log) Log { refusing.Log = l; return refusing },
-				func(cfg *Config) { cfg.Sleep = p.sleep }, okApp())
-			ctx := context.Background()
-			acct, err := e.OpenAccount(ctx, "a@example.com", 100)
-			if err != nil {
-				t.Fatal(err)
-			}
+			pc := startPaced(t, okApp())
 			if c.setup != nil {
-				c.setup(ctx, e, acct)
+				if err := c.setup(context.Background(), pc); err != nil {
+					t.Fatal(err)
+				}
 			}
-			p.reset()
-			refusing.refuse.Store(refuseAll)
-			err = c.do(ctx, e, acct)
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("refused every time: %v, want %q", err, c.want)
-			}
-			if n := p.count(); n < wantPaced {
-				t.Fatalf("paused %d times in 64 refused tries, want a pause before each try after the 5th", n)
-			}
+			pc.refusedThroughout(t, refuseAll, c.want, func(ctx context.Context) error { return c.do(ctx, pc) })
 		})
 	}
 }
@@ -156,61 +188,32 @@ func TestACancelPausesBetweenRefusedTries(t *testing.T) {
 			}
 			return Result{}, ctx.Err()
 		})}
-	refusing := &conflictingLog{}
-	var p pauses
-	e := startEngineConfig(t, false, Limits{}, func(l Log) Log { refusing.Log = l; return refusing },
-		func(c *Config) { c.Sleep = p.sleep }, held)
-	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := e.CreateRun(ctx, CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "held", Input: map[string]any{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.reset()
-	refusing.refuse.Store(refuseBatches)
-	_, _, err = e.CancelRun(ctx, acct.AccountID, run.RunNo)
-	if err == nil || !strings.Contains(err.Error(), "run busy") {
-		t.Fatalf("a cancel refused every time: %v, want run busy", err)
-	}
-	if n := p.count(); n < wantPaced {
-		t.Fatalf("the cancel paused %d times in its 64 refused tries, want a pause before each try after the 5th", n)
-	}
+	pc := startPaced(t, held)
+	run := pc.createRun(t, "held")
+	pc.refusedThroughout(t, refuseBatches, "run busy", func(ctx context.Context) error {
+		_, _, err := pc.CancelRun(ctx, pc.acct.AccountID, run.RunNo)
+		return err
+	})
 }
 
 // An executor whose finishing write keeps being refused pauses between its
 // later tries before it gives the run back to the queue.
 func TestAFinishPausesBetweenRefusedTries(t *testing.T) {
 	t.Parallel()
-	refusing := &conflictingLog{}
-	var p pauses
-	finished := make(chan struct{}, 1)
+	var pc paced
+	reached := make(chan (<-chan struct{}), 1)
 	app := App{Slug: "quick", Name: "quick", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
 		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
-			if refusing.refuse.CompareAndSwap(refuseNone, refuseBatches) { // the first delivery only
-				p.reset()
-				finished <- struct{}{}
+			if pc.mode.CompareAndSwap(refuseNone, refuseBatches) { // the first delivery only
+				reached <- pc.pauses.reset(wantPaced)
 			}
 			return Result{Summary: "done"}, nil
 		})}
-	e := startEngineConfig(t, false, Limits{}, func(l Log) Log { refusing.Log = l; return refusing },
-		func(c *Config) { c.Sleep = p.sleep }, app)
-	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.CreateRun(ctx, CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "quick", Input: map[string]any{}}); err != nil {
-		t.Fatal(err)
-	}
-	<-finished
-	deadline := time.Now().Add(10 * time.Second)
-	for p.count() < wantPaced && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if n := p.count(); n < wantPaced {
-		t.Fatalf("the finish paused %d times in its refused tries, want a pause before each try after the 5th", n)
+	pc = startPaced(t, app)
+	pc.createRun(t, "quick")
+	select {
+	case <-<-reached:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the finish paused %d times in its refused tries, want a pause before each try after the 5th", pc.pauses.count())
 	}
 }
