@@ -156,7 +156,7 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 	refused := 0 // batches the log refused outright (nothing stored)
 	fromCache := true
 	conflict := false // the last attempt's write was refused by a check
-	for attempt := range maxCASRetries {
+	for attempt := range e.casTries() {
 		if attempt > 0 {
 			before := acctSeq
 			var err error
@@ -204,9 +204,6 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 				price, created.CreditCost = now, now.CreditCost
 			}
 			fromCache = false
-			if attempt >= casPauseAfter {
-				e.cfg.Sleep(e.backoff(attempt))
-			}
 		}
 		created.At = e.now()
 		charge, err := ledger.Charge(acct, created.RunNo, price.CreditCost, e.cfg.Limits.OwnerActiveRuns, created.At)

@@ -141,6 +141,10 @@ func TestEveryCompareAndSetLoopPausesBetweenRefusedTries(t *testing.T) {
 			_, err := pc.WebhookSecret(ctx, pc.acct.AccountID)
 			return err
 		}},
+		{name: "admission", want: "contention on this account", do: func(ctx context.Context, pc paced) error {
+			_, err := pc.CreateRun(ctx, CreateRunRequest{AccountID: pc.acct.AccountID, KeyID: pc.acct.KeyID, AppSlug: "ok", Input: map[string]any{}})
+			return err
+		}},
 		{name: "idempotency", want: "contended", do: func(ctx context.Context, pc paced) error {
 			_, err := pc.CreateRun(ctx, CreateRunRequest{AccountID: pc.acct.AccountID, KeyID: pc.acct.KeyID, AppSlug: "ok",
 				Input: map[string]any{}, IdempotencyKey: "k1", BodyHash: "h"})
