@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
-	"time"
 
 	gojson "github.com/goccy/go-json"
 
@@ -16,27 +15,11 @@ import (
 // read them, and every file written before, with encoding/json. Whatever
 // an event holds, the record it makes must be the bytes encoding/json
 // would have written: a rebuilt file is the file the node wrote live, and
-// a file from an older binary reads the same.
+// a file from an older binary reads the same. Every record putJSON
+// stores is made here as apply makes it: a run, a finished run, an
+// account, a ledger line, a key, a brand context, a price.
 func FuzzRecordEncodersAgree(f *testing.F) {
-	at := time.Date(2026, 11, 23, 12, 0, 0, 123456789, time.UTC)
-	seeds := []any{
-		engine.RunEvent{Type: engine.RunCreated, V: 1, RunNo: "run_a", AccountID: "acct_a", KeyID: "key_a", AppSlug: "cold-email-writer",
-			Input: json.RawMessage(`{"a":"é\u2028<>&","n":1.5e3}`), CreditCost: 25, At: at, Slot: 3, WebhookEndpoints: []string{"https://h.example/x?a=1&b=<2>"}},
-		engine.RunEvent{Type: engine.RunCompleted, V: 1, RunNo: "run_a", At: at, Summary: "ok <b>&</b> \u2029",
-			Output: json.RawMessage(`{"emails": [ {"b":"\n<>&\u2028 é"} ],"n": 1.50}`)},
-		engine.RunEvent{Type: engine.RunFailed, V: 1, RunNo: "run_a", At: at, Error: &engine.RunError{Code: "timeout", Message: "m <&>"}, Refunded: 25},
-		ledger.Event{Type: ledger.AccountOpened, V: 1, At: at, AccountID: "acct_a", Balance: 100},
-		ledger.Event{Type: ledger.RunCharged, V: 1, At: at, AccountID: "acct_a", RunNo: "run_a", Amount: -25, Balance: 75},
-	}
-	for _, s := range seeds {
-		data, err := json.Marshal(s)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
-	f.Add([]byte(`{"type":"completed","output":{"x":"\ud800 \u00e9 \/"},"summary":"\u003c"}`))
-	f.Add([]byte(`{"type":"created","input":[1, 2.0e+10, -0, "\t"],"at":"2026-11-23T12:00:00+02:00"}`))
+	addEventSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if ev, err := engine.DecodeRunEvent(data); err == nil {
 			created := ev
@@ -54,6 +37,19 @@ func FuzzRecordEncodersAgree(f *testing.F) {
 			if line, ok := ledger.LineOf(ev); ok {
 				encodersAgree(t, data, line)
 			}
+		}
+		var key engine.KeyEvent
+		if json.Unmarshal(data, &key) == nil { // every field apply sets
+			encodersAgree(t, data, engine.Key{KeyID: key.KeyID, AccountID: key.AccountID, Prefix: key.Prefix, Name: key.Name,
+				Revoked: true, CreatedAt: key.At, LastUsedAt: key.At, RevokedAt: key.At})
+		}
+		var brand engine.BrandContextEvent
+		if json.Unmarshal(data, &brand) == nil {
+			encodersAgree(t, data, brand.BrandContext)
+		}
+		var price engine.PriceEvent
+		if json.Unmarshal(data, &price) == nil {
+			encodersAgree(t, data, engine.Price{Slug: price.Slug, CreditCost: price.CreditCost, Recalibrating: price.Recalibrating})
 		}
 	})
 }
