@@ -46,13 +46,13 @@ const maxBatch = 4096
 // connection whose server takes messages of up to maxPayload bytes: 16 MiB
 // of messages, not nats.go's default of 500 (refilled at 250). With the
 // default a rebuild kept the 2 cores 86 % busy, the client waiting on each
-// refill; with a large pull, 96 %, and 12 % more events a second. Bytes,
-// not a count, bound the memory a catch-up buffers whatever the events
-// hold. A message larger than the whole pull would stall the consumer, so
-// the pull is at least twice the largest message the server takes (its
-// subject and headers count too); nats-server warns above 8 MiB. The
-// bench's bare replay reads with it too, so that it stays the rebuild's
-// ceiling.
+// refill; with a large pull, 96 %, and 14–20 % more events a second
+// (BENCHMARKS.md, thirteenth pass). Bytes, not a count, bound the memory a
+// catch-up buffers whatever the events hold. A message larger than the
+// whole pull would stall the consumer, so the pull is at least twice the
+// largest message the server takes (its subject and headers count too);
+// nats-server warns above 8 MiB. The bench's bare replay reads with it
+// too, so that it stays the rebuild's ceiling.
 func ReplayPull(maxPayload int64) jetstream.PullMaxBytes {
 	return jetstream.PullMaxBytes(max(16<<20, 2*maxPayload))
 }
