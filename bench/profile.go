@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 )
 
@@ -61,4 +62,35 @@ func fetchProfile(ctx context.Context, srv *Server, path, to string) error {
 		return err
 	}
 	return os.WriteFile(to, data, 0o644)
+}
+
+// profileProcess takes a CPU profile of the bench process itself until
+// the returned func is called, into cfg.ServerProfiles/name.prof, when
+// the bench was asked for server profiles: the replay's rebuild runs its
+// node's applier and JetStream in this process. A profile already running
+// (--cpuprofile) is left alone, and this one skipped.
+func profileProcess(cfg Config, name string) (stop func()) {
+	if cfg.ServerProfiles == "" {
+		return func() {}
+	}
+	var f *os.File
+	err := os.MkdirAll(cfg.ServerProfiles, 0o755)
+	if err == nil {
+		f, err = os.Create(filepath.Join(cfg.ServerProfiles, name+".prof"))
+	}
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(cfg.Log, "bench: profile %s: %v\n", name, err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(cfg.Log, "bench: profile %s: %v\n", name, err)
+		}
+	}
 }

@@ -114,8 +114,10 @@ func rebuild(ctx context.Context, cfg Config) (int, rebuildTimes, error) {
 		if err != nil {
 			return err
 		}
+		profiled := profileProcess(cfg, "rebuild")
 		start, cpu := time.Now(), cpuTime()
 		if err := p.Start(ctx, js, eventlog.StreamName); err != nil {
+			profiled()
 			p.Close()
 			return err
 		}
@@ -123,6 +125,7 @@ func rebuild(ctx context.Context, cfg Config) (int, rebuildTimes, error) {
 		defer cancel()
 		err = p.WaitFor(wctx, last)
 		t.rebuild, t.rebuildCPU = time.Since(start), cpuTime()-cpu
+		profiled()
 		p.Close()
 		if err != nil {
 			return err
