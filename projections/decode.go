@@ -31,12 +31,12 @@ type event struct {
 
 func decodeMsg(m jetstream.Msg) event {
 	ev := event{subject: m.Subject(), data: m.Data()}
-	meta, err := m.Metadata()
+	seq, err := streamSeq(m.Reply())
 	if err != nil {
 		ev.err = err
 		return ev
 	}
-	ev.seq = meta.Sequence.Stream
+	ev.seq = seq
 	ev.kind, ev.id = engine.ParseSubject(ev.subject)
 	switch ev.kind {
 	case engine.KindAccount:
