@@ -81,6 +81,7 @@ func profileProcess(cfg Config, name string) (stop func()) {
 	if err == nil {
 		if err = pprof.StartCPUProfile(f); err != nil {
 			f.Close()
+			os.Remove(f.Name()) // no empty profile left to be mistaken for one
 		}
 	}
 	if err != nil {
