@@ -12,11 +12,10 @@ import (
 	"github.com/apprun/apprun/ledger"
 )
 
-// The read models encode their records with goccy/go-json (putJSON), and
-// read them, and every file written before, with encoding/json. Whatever
-// an event holds, the record it makes must be the bytes encoding/json
-// would have written: a rebuilt file is the file the node wrote live, and
-// a file from an older binary reads the same. Every record putJSON
+// The read models encode their records with goccy/go-json (putJSON).
+// Whatever an event holds, the record it makes must be the bytes
+// encoding/json would have written: a rebuilt file is the file the node
+// wrote live, and a file from an older binary reads the same. Every record putJSON
 // stores is made here as apply makes it: a run, a finished run, an
 // account, a ledger line, a key, a brand context, a price.
 func FuzzRecordEncodersAgree(f *testing.F) {

@@ -1,12 +1,10 @@
 package projections
 
 import (
-	"errors"
 	"strings"
-)
 
-// errNotJSMessage: a message's reply subject is not a JetStream ack subject.
-var errNotJSMessage = errors.New("projections: not a JetStream message (no ack subject)")
+	"github.com/nats-io/nats.go/jetstream"
+)
 
 // streamSeq reads a delivered message's stream sequence from its ack
 // subject (reply), the one field of its metadata the applier uses.
@@ -22,7 +20,7 @@ func streamSeq(reply string) (uint64, error) {
 	const prefix = "$JS.ACK."
 	tokens := strings.Count(reply, ".") + 1
 	if tokens < 9 || (tokens > 9 && tokens < 11) || !strings.HasPrefix(reply, prefix) {
-		return 0, errNotJSMessage
+		return 0, jetstream.ErrNotJSMessage // as Metadata says it
 	}
 	skip := 3 // <stream>.<consumer>.<delivered>
 	if tokens > 9 {
