@@ -64,6 +64,26 @@ func fetchProfile(ctx context.Context, srv *Server, path, to string) error {
 	return os.WriteFile(to, data, 0o644)
 }
 
+// StartCPUProfile profiles this process into a new file at path until
+// stop is called. It fails when a profile is already running (Go runs
+// one at a time), and then leaves no empty file behind to be mistaken for
+// a profile.
+func StartCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}
+
 // profileProcess takes a CPU profile of the bench process itself until
 // the returned func is called, into cfg.ServerProfiles/name.prof, when
 // the bench was asked for server profiles: the replay's rebuild runs its
@@ -73,24 +93,18 @@ func profileProcess(cfg Config, name string) (stop func()) {
 	if cfg.ServerProfiles == "" {
 		return func() {}
 	}
-	var f *os.File
-	err := os.MkdirAll(cfg.ServerProfiles, 0o755)
-	if err == nil {
-		f, err = os.Create(filepath.Join(cfg.ServerProfiles, name+".prof"))
-	}
-	if err == nil {
-		if err = pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			os.Remove(f.Name()) // no empty profile left to be mistaken for one
+	stopProfile, err := func() (func() error, error) {
+		if err := os.MkdirAll(cfg.ServerProfiles, 0o755); err != nil {
+			return nil, err
 		}
-	}
+		return StartCPUProfile(filepath.Join(cfg.ServerProfiles, name+".prof"))
+	}()
 	if err != nil {
 		fmt.Fprintf(cfg.Log, "bench: profile %s: %v\n", name, err)
 		return func() {}
 	}
 	return func() {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
+		if err := stopProfile(); err != nil {
 			fmt.Fprintf(cfg.Log, "bench: profile %s: %v\n", name, err)
 		}
 	}
