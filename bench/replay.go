@@ -42,7 +42,7 @@ func replayScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	s.add("rebuild CPU per event", perEvent(t.rebuildCPU), "µs")
 	s.add("bare replay CPU per event", perEvent(t.bareCPU), "µs")
 	s.note("CPU per event: the process's user and system time over the phase (JetStream runs in it) divided by the events; %d CPUs give %.1f µs of CPU per event at 300,000 events/s", runtime.NumCPU(), float64(runtime.NumCPU())*1e6/300_000)
-	s.note("bare replay: an ordered consumer on the same log that only reads each message's sequence, as the projections' consumer does before it decodes, pulling as much at a time (projections.ReplayPull); the rebuild's ceiling on this machine")
+	s.note("bare replay: an ordered consumer on the same log that only reads each message's sequence, as the projections' consumer does before it decodes (projections.StreamSeq), pulling as much at a time (projections.ReplayPull); the rebuild's ceiling on this machine")
 	s.note("rebuild: a synthetic log of %d events shaped like real traffic (accounts, then runs of 14 events each: charge, slot, job, created, started, 6 steps, completed, settle, slot release) replayed into a new projections file by the node's own applier, on the embedded JetStream with SyncAlways", n)
 
 	if err := measureResume(ctx, cfg, s, "", cfg.ResumeEvents, 50, 5); err != nil {
@@ -159,7 +159,7 @@ func bareReplay(ctx context.Context, js jetstream.JetStream, last uint64) (time.
 	reached := make(chan struct{})
 	var once sync.Once
 	cc, err := cons.Consume(func(m jetstream.Msg) {
-		if md, err := m.Metadata(); err == nil && md.Sequence.Stream >= last {
+		if seq, err := projections.StreamSeq(m.Reply()); err == nil && seq >= last {
 			once.Do(func() { close(reached) })
 		}
 	}, projections.ReplayPull(js.Conn().MaxPayload()))

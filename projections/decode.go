@@ -31,7 +31,7 @@ type event struct {
 
 func decodeMsg(m jetstream.Msg) event {
 	ev := event{subject: m.Subject(), data: m.Data()}
-	seq, err := streamSeq(m.Reply())
+	seq, err := StreamSeq(m.Reply())
 	if err != nil {
 		ev.err = err
 		return ev

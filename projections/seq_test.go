@@ -6,7 +6,7 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// streamSeq reads the stream sequence of an ack subject as nats.go's own
+// StreamSeq reads the stream sequence of an ack subject as nats.go's own
 // metadata parser does: the same sequence for every subject it reads, an
 // error for every subject it refuses.
 func FuzzStreamSeqAgrees(f *testing.F) {
@@ -22,13 +22,13 @@ func FuzzStreamSeqAgrees(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, reply string) {
-		got, err := streamSeq(reply)
+		got, err := StreamSeq(reply)
 		meta, werr := (&nats.Msg{Sub: &nats.Subscription{}, Reply: reply}).Metadata()
 		if (err == nil) != (werr == nil) {
-			t.Fatalf("%q: streamSeq %d (%v), nats.go %v", reply, got, err, werr)
+			t.Fatalf("%q: StreamSeq %d (%v), nats.go %v", reply, got, err, werr)
 		}
 		if werr == nil && got != meta.Sequence.Stream {
-			t.Fatalf("%q: streamSeq %d, nats.go %d", reply, got, meta.Sequence.Stream)
+			t.Fatalf("%q: StreamSeq %d, nats.go %d", reply, got, meta.Sequence.Stream)
 		}
 	})
 }
