@@ -66,3 +66,80 @@ func TestACancelMetByTheNextStepIsLoggedOnceAtInfo(t *testing.T) {
 		t.Fatalf("want the cancel logged once at INFO and no error:\n%s", out)
 	}
 }
+
+// cancelBefore is an engine on a log that, just before the first append
+// that match selects, cancels the run the test names through run, and a
+// buffer of its INFO log.
+func cancelBefore(t *testing.T, match func([]Entry) bool, run *CreatedRun, acct *NewAccount) (*Engine, *logbuf.Buffer) {
+	t.Helper()
+	var logs logbuf.Buffer
+	rec := &recordingLog{}
+	var e *Engine
+	e, err := newEngineConfig(t, false, Limits{}, func(l Log) Log {
+		rec.Log = l
+		rec.before = match
+		rec.inject = func() {
+			if _, _, err := e.CancelRun(context.Background(), acct.AccountID, run.RunNo); err != nil {
+				t.Errorf("cancel: %v", err)
+			}
+		}
+		return rec
+	}, func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}, okApp())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, &logs
+}
+
+// carries reports whether entries hold a run event of type ty.
+func carries(ty string) func([]Entry) bool {
+	return func(entries []Entry) bool {
+		for _, en := range entries {
+			if strings.HasPrefix(en.Subject, "apprun.run.") && strings.Contains(string(en.Data), `"type":"`+ty+`"`) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// A cancel that lands between the executor's read of a queued run and
+// its started event, or between a finish's read of the account and its
+// write, is met by a refused compare-and-set. Either is a cancel, logged
+// once at INFO: the first was an ERROR ("run execution interrupted") and
+// a redelivery, the second no line at all (a CI run of the website's
+// cancel test found both).
+func TestACancelMetByTheStartOrTheFinishIsLoggedOnceAtInfo(t *testing.T) {
+	for _, ty := range []string{"started", "completed"} {
+		t.Run(ty, func(t *testing.T) {
+			var (
+				run  CreatedRun
+				acct NewAccount
+			)
+			e, logs := cancelBefore(t, carries(ty), &run, &acct)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := e.Prepare(ctx); err != nil {
+				t.Fatal(err)
+			}
+			acct = openAccount(t, e, 100)
+			run = createOkRun(t, e, acct)
+			if err := e.ExecuteRun(ctx, run.RunNo, 1); err != nil {
+				t.Fatalf("execution after the cancel: %v", err)
+			}
+			events, err := e.RunLog(ctx, run.RunNo, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if end := events[len(events)-1].Event; end.Type != RunFailed || end.Error == nil || end.Error.Code != "canceled" {
+				t.Fatalf("the run ended %+v, want canceled", end)
+			}
+			out := logs.String()
+			if strings.Contains(out, "level=ERROR") || strings.Count(out, "level=INFO msg=\"run canceled by its owner") != 1 {
+				t.Fatalf("want the cancel logged once at INFO and no error:\n%s", out)
+			}
+		})
+	}
+}

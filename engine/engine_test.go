@@ -140,16 +140,28 @@ func finished(t *testing.T, e *Engine, runNo string) []StreamEvent {
 // the run and its streamed events.
 func finishedOkRun(t *testing.T, e *Engine) (CreatedRun, []StreamEvent) {
 	t.Helper()
-	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := e.CreateRun(ctx, CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "ok", Input: map[string]any{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := createOkRun(t, e, openAccount(t, e, 100))
 	return run, finished(t, e, run.RunNo)
+}
+
+// openAccount opens an account holding credits.
+func openAccount(t *testing.T, e *Engine, credits int64) NewAccount {
+	t.Helper()
+	acct, err := e.OpenAccount(context.Background(), "a@example.com", credits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acct
+}
+
+// createOkRun creates a run of the ok App on acct.
+func createOkRun(t *testing.T, e *Engine, acct NewAccount) CreatedRun {
+	t.Helper()
+	run, err := e.CreateRun(context.Background(), CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "ok", Input: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
 }
 
 func TestFollowerRecoversMissedLiveEventsFromTheLog(t *testing.T) {

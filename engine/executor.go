@@ -255,6 +255,13 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 	}
 	if w.run.Status == StatusQueued {
 		if err := w.write(ctx, RunEvent{Type: RunStarted}); err != nil {
+			if errors.Is(err, ErrConflict) {
+				// Canceled between the read of its log and now: done, and
+				// logged as a cancel, not as an interrupted execution.
+				if ended, rerr := x.endedElsewhere(ctx, w); rerr == nil && ended {
+					return nil
+				}
+			}
 			return err
 		}
 	}
@@ -339,19 +346,25 @@ func (x *executor) endedElsewhere(ctx context.Context, w *runWriter) (bool, erro
 	if err != nil {
 		return false, err
 	}
+	return x.endedIn(w, events), nil
+}
+
+// endedIn is endedElsewhere for the run's events after the executor's
+// last write, already read.
+func (x *executor) endedIn(w *runWriter, events []loggedEvent) bool {
 	if len(events) == 0 || !events[len(events)-1].Event.Type.Terminal() {
-		return false, nil
+		return false
 	}
 	end := events[len(events)-1]
 	x.logCanceled(ApplyRun(w.run, end.Event, end.Seq))
-	return true, nil
+	return true
 }
 
 // logCanceled logs, once a run's execution stops on finding the run
 // ended, that its owner canceled it, when that is what ended it: at
-// INFO, since a cancel is not an error. Each execution stops on one of
-// the two paths that call it (a step's write, or the finish), so a cancel
-// is logged once.
+// INFO, since a cancel is not an error. An execution stops at the first
+// write or read that finds the run ended (its started event, a step, or
+// the finish), so a cancel is logged once.
 func (x *executor) logCanceled(run Run) {
 	if run.Canceled() {
 		x.e.cfg.Logger.Info("run canceled by its owner; its execution stopped", "run_no", run.RunNo)
@@ -362,9 +375,27 @@ func (x *executor) logCanceled(run Run) {
 // settle or refund and the release of its platform slot: one atomic write,
 // compare-and-set on the run (a second terminal event is impossible) and on
 // the account (the carried balance stays exact).
+//
+// The account comes from the cache (lastcache.go), as an admission's does:
+// the write's compare-and-set on it makes a stale copy a refused write and
+// a read of the log, and a copy that does not hold the run (another node's
+// admission this node has not seen yet) is read again from the log before
+// anything is concluded from it.
 func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *RunError) error {
+	var out json.RawMessage
+	if fail == nil {
+		var err error
+		if out, err = json.Marshal(res.Output); err != nil {
+			fail = &RunError{Code: FailExecution, Message: "the App's output could not be encoded"}
+		}
+	}
+	fromCache := true
 	for range x.e.casTries() {
-		acct, acctSeq, err := x.e.Account(ctx, w.run.AccountID)
+		acct, acctSeq, err := x.e.account(ctx, w.run.AccountID, fromCache)
+		if err != nil && fromCache {
+			fromCache = false
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -372,16 +403,15 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *
 		term := RunEvent{Type: RunCompleted, V: eventVersion, RunNo: w.run.RunNo, At: at}
 		var acctEv ledger.Event
 		if fail == nil {
-			out, err := json.Marshal(res.Output)
-			if err != nil {
-				fail = &RunError{Code: FailExecution, Message: "the App's output could not be encoded"}
-				continue
-			}
 			term.Summary, term.Output = res.Summary, out
 			acctEv, err = ledger.Settle(acct, w.run.RunNo, at)
 		} else {
 			term.Type, term.Error, term.Refunded = RunFailed, fail, w.run.CreditCost
 			acctEv, err = ledger.Refund(acct, w.run.RunNo, w.run.CreditCost, at)
+		}
+		if errors.Is(err, ledger.ErrNoActiveRun) && fromCache {
+			fromCache = false
+			continue
 		}
 		if errors.Is(err, ledger.ErrNoActiveRun) {
 			// The account no longer holds the run: it ended meanwhile,
@@ -401,12 +431,13 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *
 				return rerr
 			}
 			if len(events) > 0 {
-				// Another executor wrote the run meanwhile (a job delivered
-				// again while this one still ran). Done only if the run has
+				// Someone else wrote the run meanwhile: a cancel (which
+				// ended it), or another executor (a job delivered again
+				// while this one still ran). Done only if the run has
 				// ended: otherwise ask for the job again, or an ack here
 				// would leave a run the other executor fails to finish
 				// unfinished for ever (the simulation found this).
-				if events[len(events)-1].Event.Type.Terminal() {
+				if x.endedIn(w, events) {
 					return nil
 				}
 				return errRunMoved

@@ -105,3 +105,10 @@ func (e *Engine) AdmissionPrice(ctx context.Context, slug string) (Price, error)
 	p, _, err := e.admissionPrice(ctx, slug, false)
 	return p, err
 }
+
+// CacheStale makes m the cached newest message of its subject, as a node
+// that has not yet seen a newer one holds it.
+func (e *Engine) CacheStale(m Message) {
+	e.log.cache.drop(m.Subject)
+	e.log.cache.put(m)
+}
