@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -18,7 +19,9 @@ func TestEveryScenarioRunsAtSmallScale(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	profiles := t.TempDir()
 	r := Run(ctx, Config{Binary: bin, Duration: 1500 * time.Millisecond, // the stream scenario's runs tick once a second
+		ServerProfiles:    profiles, // the phases this short profile nothing but the rebuild and the runs
 		CreateConcurrency: 4, Accounts: 4,
 		// More streams than an account's default cap (40): a cap the
 		// bench server does not lift fails the stream scenario.
@@ -35,6 +38,11 @@ func TestEveryScenarioRunsAtSmallScale(t *testing.T) {
 		}
 		for _, n := range s.Notes {
 			t.Logf("%s: %s", s.Name, n)
+		}
+	}
+	for _, name := range []string{"rebuild.prof", "run.prof"} {
+		if fi, err := os.Stat(filepath.Join(profiles, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("--server-profiles wrote no %s: %v", name, err)
 		}
 	}
 }
