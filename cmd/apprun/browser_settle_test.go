@@ -35,7 +35,7 @@ func TestTheBrowserCheckWaitsForTheStylesheet(t *testing.T) {
 	ctx := startChromium(t, bin, 390, 844, 60*time.Second)
 	d := &webDriver{t: t, ctx: ctx, base: slow.URL, shots: t.TempDir(), size: "phone", w: 390, h: 844}
 	d.do("open", chromedp.Navigate(d.base+"/apps/cold-email-writer"), chromedp.WaitVisible(chromedp.CSS("main")))
-	styled := `getComputedStyle(document.querySelector("main")).maxWidth !== "none"`
+	styled := styledJS
 	if !eval[bool](d, styled) {
 		t.Fatal("the stylesheet is not in after a Navigate")
 	}

@@ -113,7 +113,7 @@ func (d *webDriver) check(name string) {
 		if over := eval[int](d, `document.documentElement.scrollWidth - window.innerWidth`); over > 0 {
 			wide := eval[string](d, `[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > window.innerWidth + 1)
 				.slice(0, 5).map(e => e.tagName + (e.id ? "#" + e.id : "") + "." + e.className).join(", ")`)
-			d.t.Errorf("%s at %d px scrolls sideways by %d px: %s", name, width, over, wide)
+			d.t.Errorf("%s at %d px scrolls sideways by %d px: %s; %s", name, width, over, wide, d.where())
 		}
 		if width != d.w {
 			d.do("widen", chromedp.EmulateViewport(d.w, d.h))
@@ -268,16 +268,37 @@ func (d *webDriver) flow(h *harness) {
 // before the stylesheet is in, and on a loaded machine a check then
 // measured the page unstyled (TestTheBrowserCheckWaitsForTheStylesheet).
 // An evaluation that fails is a navigation in between: it asks again.
+//
+// A load that is complete is not enough: a CI run once measured a page
+// whose document was complete with the stylesheet not applied (its code
+// blocks overflowed as the browser's defaults let them). So it also waits
+// until the stylesheet is applied (main has the site's max-width), and says
+// so if it never is.
 func (d *webDriver) settled() {
 	d.t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		state, err := chromedp.Run(d.ctx, chromedp.Evaluate[string](`document.readyState`))
+		state, err := chromedp.Run(d.ctx, chromedp.Evaluate[string](`document.readyState + (`+styledJS+` ? "" : " unstyled")`))
 		if err == nil && state == "complete" {
 			return
 		}
 		if time.Now().After(deadline) || d.ctx.Err() != nil {
-			d.t.Fatalf("the page did not finish loading (%s): %q %v", d.size, state, err)
+			d.t.Fatalf("the page did not finish loading with its stylesheet (%s): %q %v; %s", d.size, state, err, d.where())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// styledJS is true once the site's stylesheet is applied to the page.
+const styledJS = `(document.querySelector("main") !== null && getComputedStyle(document.querySelector("main")).maxWidth !== "none")`
+
+// where says which page the browser is on and how it got there, for a
+// failure's message.
+func (d *webDriver) where() string {
+	s, err := chromedp.Run(d.ctx, chromedp.Evaluate[string](`location.pathname + " (" + document.readyState + ", " +
+		(performance.getEntriesByType("navigation")[0] || {}).type + ", " + (`+styledJS+` ? "styled" : "unstyled") + ", stylesheets " +
+		[...document.styleSheets].map(s => (s.href || "inline") + ":" + (() => { try { return s.cssRules.length } catch (e) { return "?" } })()).join(" ") + ")"`))
+	if err != nil {
+		return "page unknown: " + err.Error()
+	}
+	return "page " + s
 }
