@@ -22,5 +22,8 @@ func routeOf(r *http.Request) string {
 			return tpl
 		}
 	}
+	if _, ok := runOfPath(r); ok {
+		return runRoute // the fast path's (runroute.go)
+	}
 	return "unmatched"
 }

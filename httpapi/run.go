@@ -17,7 +17,7 @@ import (
 // comes first, ahead of routeHealth, so that it is matched without first
 // failing the others' patterns.
 func (a *API) routeRuns() {
-	a.router.HandleFunc("/api/v1/runs/{run_no}", a.reader(a.getRun)).Methods(http.MethodGet)
+	a.router.HandleFunc(runRoute, a.reader(a.getRun)).Methods(http.MethodGet) // and ahead of the router: runroute.go
 	a.router.HandleFunc("/api/v1/runs", a.createRun).Methods(http.MethodPost)
 	a.router.HandleFunc("/api/v1/runs", a.reader(a.listRuns)).Methods(http.MethodGet)
 	a.router.HandleFunc("/api/v1/runs/{run_no}/cancel", a.reader(a.cancelRun)).Methods(http.MethodPost)
@@ -144,7 +144,7 @@ func credits(n int64) string {
 
 // ownRun reads a run of the caller's account; any other run is not found.
 func (a *API) ownRun(r *http.Request, c caller) (engine.Run, error) {
-	runNo := mux.Vars(r)["run_no"]
+	runNo := runNoOf(r)
 	if !engine.ValidID(engine.PrefixRun, runNo) {
 		return engine.Run{}, errorf(engine.CodeRunNotFound, "no run %q", runNo)
 	}

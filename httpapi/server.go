@@ -99,8 +99,10 @@ type Config struct {
 
 // API is the HTTP handler set.
 type API struct {
-	cfg     Config
-	router  *mux.Router
+	cfg    Config
+	router *mux.Router
+	// fastRun serves a run's GET ahead of the router (runroute.go).
+	fastRun http.Handler
 	closing chan struct{}
 	// closed ends with Close: open streams end with it.
 	closed      context.Context
@@ -170,7 +172,8 @@ func New(cfg Config) (*API, error) {
 	a.closed, a.closeStream = context.WithCancel(context.Background())
 	a.metrics, a.views = newMetrics(a), newViewCache()
 	a.tokenKey = streamTokenKey(cfg.AdminToken)
-	a.router.Use(a.metrics.observe, a.recoverPanics)
+	a.router.Use(a.middleware()...)
+	a.fastRun = a.chain(a.reader(a.getRun))
 	a.routeRuns() // first: see there
 	a.routeHealth()
 	a.routeEvents()
@@ -186,8 +189,15 @@ func New(cfg Config) (*API, error) {
 	return a, nil
 }
 
-// ServeHTTP implements http.Handler.
-func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) { a.router.ServeHTTP(w, r) }
+// ServeHTTP implements http.Handler: a run's GET on its fast path
+// (runroute.go), everything else through the router.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, ok := runOfPath(r); ok {
+		a.fastRun.ServeHTTP(w, r)
+		return
+	}
+	a.router.ServeHTTP(w, r)
+}
 
 // Close ends open event streams cleanly (each stops after its current
 // write); the server's Shutdown then finds them gone.
