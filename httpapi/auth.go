@@ -110,11 +110,13 @@ func setQuota(w http.ResponseWriter, q engine.Quota) {
 		return
 	}
 	h := w.Header()
-	h[hdrLimit] = []string{strconv.Itoa(q.Limit)}
+	v := make([]string, 3) // one allocation for the three values
+	v[0], v[1], v[2] = strconv.Itoa(q.Limit), strconv.Itoa(q.Remaining), strconv.Itoa(int(q.Reset/time.Second))
+	h[hdrLimit] = v[0:1:1]
 	if q.Remaining >= 0 {
-		h[hdrRemaining] = []string{strconv.Itoa(q.Remaining)}
+		h[hdrRemaining] = v[1:2:2]
 	}
-	h[hdrReset] = []string{strconv.Itoa(int(q.Reset / time.Second))}
+	h[hdrReset] = v[2:3:3]
 }
 
 // The RateLimit header names, canonical (what Header.Set stores).

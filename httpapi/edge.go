@@ -132,6 +132,13 @@ func (a *API) Edge(next http.Handler) http.Handler {
 			refuse("request body exceeds %d bytes", limit)
 			return
 		}
+		if r.Body == http.NoBody && class != classMCP {
+			// net/http's body for a request that declared none (most
+			// reads): nothing to bound. (MCP's empty body is refused
+			// below as any other unreadable message.)
+			next.ServeHTTP(w, r)
+			return
+		}
 		body := http.MaxBytesReader(w, r.Body, limit)
 		if class == classMCP {
 			// An MCP message is read whole here: its JSON is checked for
@@ -157,7 +164,11 @@ func (a *API) Edge(next http.Handler) http.Handler {
 }
 
 func isMultipart(r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return false // most reads: nothing to parse
+	}
+	mt, _, err := mime.ParseMediaType(ct)
 	return err == nil && strings.HasPrefix(mt, "multipart/")
 }
 
