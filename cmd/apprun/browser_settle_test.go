@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,5 +57,37 @@ func TestTheBrowserCheckWaitsForTheStylesheet(t *testing.T) {
 	d.check("reloaded") // as the website test checks every page
 	if !eval[bool](d, styled) {
 		t.Fatal("checked before the stylesheet was in")
+	}
+}
+
+// TestTheBrowserCheckAsksAgainForAStylesheetThatFailed: a page whose
+// stylesheet request failed loads complete and unstyled; check asks for
+// the stylesheet once more (5 s after the load) rather than measuring the
+// page unstyled or reloading it, and the page is checked styled.
+func TestTheBrowserCheckAsksAgainForAStylesheetThatFailed(t *testing.T) {
+	t.Parallel()
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no Chromium installed: `apt-get install chromium` (.ci/run installs it) to run the browser test")
+	}
+	h := start(t)
+	var sheets atomic.Int32
+	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/static/style.css" && sheets.Add(1) == 1 {
+			http.Error(w, "the first stylesheet request fails", http.StatusServiceUnavailable)
+			return
+		}
+		h.srv.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(flaky.Close)
+	ctx := startChromium(t, bin, 390, 844, 60*time.Second)
+	d := &webDriver{t: t, ctx: ctx, base: flaky.URL, shots: t.TempDir(), size: "phone", w: 390, h: 844}
+	d.do("open", chromedp.Navigate(d.base+"/apps/cold-email-writer"), chromedp.WaitVisible(chromedp.CSS("main")))
+	if eval[bool](d, styledJS) {
+		t.Fatal("the page is styled though its stylesheet failed: the test proves nothing")
+	}
+	d.check("stylesheet-asked-again")
+	if !eval[bool](d, styledJS) || sheets.Load() != 2 {
+		t.Fatalf("checked unstyled, or the stylesheet was not asked for exactly twice (%d)", sheets.Load())
 	}
 }

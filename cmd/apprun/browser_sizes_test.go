@@ -272,14 +272,26 @@ func (d *webDriver) flow(h *harness) {
 // A load that is complete is not enough: a CI run once measured a page
 // whose document was complete with the stylesheet not applied (its code
 // blocks overflowed as the browser's defaults let them). So it also waits
-// until the stylesheet is applied (main has the site's max-width), and says
-// so if it never is.
+// until the stylesheet is applied (main has the site's max-width). A page
+// still unstyled 5 s after its load asks for its stylesheet once more (a
+// copy of its link, not a reload, which would send a form again), and the
+// test logs that it did; one that never gets it fails, saying so.
 func (d *webDriver) settled() {
 	d.t.Helper()
+	unstyledSince, asked := time.Time{}, false
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		state, err := chromedp.Run(d.ctx, chromedp.Evaluate[string](`document.readyState + (`+styledJS+` ? "" : " unstyled")`))
 		if err == nil && state == "complete" {
 			return
+		}
+		if err != nil || state != "complete unstyled" {
+			unstyledSince = time.Time{}
+		} else if unstyledSince.IsZero() {
+			unstyledSince = time.Now()
+		} else if !asked && time.Since(unstyledSince) > 5*time.Second {
+			asked = true
+			d.t.Logf("loaded 5 s ago, still unstyled: asking for the stylesheet again (%s); %s", d.size, d.where())
+			_, _ = chromedp.Run(d.ctx, chromedp.Evaluate[bool](`document.querySelectorAll('link[rel="stylesheet"]').forEach(l => l.after(l.cloneNode())); true`))
 		}
 		if time.Now().After(deadline) || d.ctx.Err() != nil {
 			d.t.Fatalf("the page did not finish loading with its stylesheet (%s): %q %v; %s", d.size, state, err, d.where())
