@@ -210,10 +210,7 @@ func TestTheCreditsPageSellsPacks(t *testing.T) {
 // Credits page, reloaded, shows the new balance and the purchase.
 func TestBrowserBuysAPackUpToStripeAndSeesTheCredits(t *testing.T) {
 	t.Parallel() // a browser waits on pages much of its time: it runs beside the other parallel tests
-	bin := chromium()
-	if bin == "" {
-		t.Skip("no Chromium installed: `apt-get install chromium` (.ci/run installs it) to run the browser test")
-	}
+	bin := chromiumOrSkip(t)
 	stripePage := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, `<!doctype html><title>Stripe Checkout</title><h1 id="stripe">Stripe Checkout (stand-in)</h1>`)

@@ -21,23 +21,14 @@ import (
 // scrolls the page sideways unstyled, is checked after a reload.
 func TestTheBrowserCheckWaitsForTheStylesheet(t *testing.T) {
 	t.Parallel()
-	bin := chromium()
-	if bin == "" {
-		t.Skip("no Chromium installed: `apt-get install chromium` (.ci/run installs it) to run the browser test")
-	}
-	h := start(t)
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	d := phoneBehind(t, func(w http.ResponseWriter, r *http.Request, node http.Handler) {
 		if strings.HasPrefix(r.URL.Path, "/static/") {
 			time.Sleep(1500 * time.Millisecond)
 		}
-		h.srv.Config.Handler.ServeHTTP(w, r)
-	}))
-	t.Cleanup(slow.Close)
-	ctx := startChromium(t, bin, 390, 844, 60*time.Second)
-	d := &webDriver{t: t, ctx: ctx, base: slow.URL, shots: t.TempDir(), size: "phone", w: 390, h: 844}
+		node.ServeHTTP(w, r)
+	})
 	d.do("open", chromedp.Navigate(d.base+"/apps/cold-email-writer"), chromedp.WaitVisible(chromedp.CSS("main")))
-	styled := styledJS
-	if !eval[bool](d, styled) {
+	if !eval[bool](d, styledJS) {
 		t.Fatal("the stylesheet is not in after a Navigate")
 	}
 	d.do("reload by the page's script", chromedp.Evaluate[chromedp.Void](`setTimeout(() => location.reload(), 0); true`))
@@ -55,7 +46,7 @@ func TestTheBrowserCheckWaitsForTheStylesheet(t *testing.T) {
 	}
 	d.do("wait for the reloaded page", chromedp.WaitVisible(chromedp.CSS("main")))
 	d.check("reloaded") // as the website test checks every page
-	if !eval[bool](d, styled) {
+	if !eval[bool](d, styledJS) {
 		t.Fatal("checked before the stylesheet was in")
 	}
 }
@@ -68,14 +59,9 @@ func TestTheBrowserCheckWaitsForTheStylesheet(t *testing.T) {
 // makes), and only the check's own request is served.
 func TestTheBrowserCheckAsksAgainForAStylesheetThatFailed(t *testing.T) {
 	t.Parallel()
-	bin := chromium()
-	if bin == "" {
-		t.Skip("no Chromium installed: `apt-get install chromium` (.ci/run installs it) to run the browser test")
-	}
-	h := start(t)
 	var checking atomic.Bool
 	var failed, served atomic.Int32
-	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	d := phoneBehind(t, func(w http.ResponseWriter, r *http.Request, node http.Handler) {
 		if r.URL.Path == "/static/style.css" {
 			if !checking.Load() {
 				failed.Add(1)
@@ -84,11 +70,8 @@ func TestTheBrowserCheckAsksAgainForAStylesheetThatFailed(t *testing.T) {
 			}
 			served.Add(1)
 		}
-		h.srv.Config.Handler.ServeHTTP(w, r)
-	}))
-	t.Cleanup(flaky.Close)
-	ctx := startChromium(t, bin, 390, 844, 60*time.Second)
-	d := &webDriver{t: t, ctx: ctx, base: flaky.URL, shots: t.TempDir(), size: "phone", w: 390, h: 844}
+		node.ServeHTTP(w, r)
+	})
 	d.do("open", chromedp.Navigate(d.base+"/apps/cold-email-writer"), chromedp.WaitVisible(chromedp.CSS("main")))
 	if eval[bool](d, styledJS) || failed.Load() == 0 {
 		t.Fatalf("the page is styled, or its stylesheet was never refused (%d): the test proves nothing", failed.Load())
@@ -98,4 +81,17 @@ func TestTheBrowserCheckAsksAgainForAStylesheetThatFailed(t *testing.T) {
 	if !eval[bool](d, styledJS) || served.Load() == 0 {
 		t.Fatalf("checked unstyled, or the check never asked for the stylesheet again (%d)", served.Load())
 	}
+}
+
+// phoneBehind is a phone-sized browser on a node seen through front, a
+// server that hands each request to the node as it chooses (later, or
+// not at all).
+func phoneBehind(t *testing.T, front func(w http.ResponseWriter, r *http.Request, node http.Handler)) *webDriver {
+	t.Helper()
+	bin := chromiumOrSkip(t)
+	node := start(t).srv.Config.Handler
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { front(w, r, node) }))
+	t.Cleanup(srv.Close)
+	ctx := startChromium(t, bin, 390, 844, 60*time.Second)
+	return &webDriver{t: t, ctx: ctx, base: srv.URL, shots: t.TempDir(), size: "phone", w: 390, h: 844}
 }

@@ -50,10 +50,7 @@ func axeSource(t *testing.T) string {
 // sizes (shotsDir).
 func TestBrowserWebsiteAtDesktopAndPhone(t *testing.T) {
 	t.Parallel() // a browser waits on pages much of its time: it runs beside the other parallel tests
-	bin := chromium()
-	if bin == "" {
-		t.Skip("no Chromium installed: `apt-get install chromium` (.ci/run installs it) to run the browser test")
-	}
+	bin := chromiumOrSkip(t)
 	fake := llmtest.New()
 	t.Cleanup(fake.Close) // after the sizes, which run side by side
 	h := start(t, withLimits(noLimits), withSignupCredits(500), withModel(fake))

@@ -16,6 +16,16 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// chromiumOrSkip is chromium's binary, or skips the test without one.
+func chromiumOrSkip(t *testing.T) string {
+	t.Helper()
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no Chromium installed: `apt-get install chromium` (.ci/run installs it) to run the browser test")
+	}
+	return bin
+}
+
 // chromium finds a Chromium or Chrome binary (.ci/run installs Debian's).
 func chromium() string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
@@ -53,10 +63,7 @@ func startChromium(t *testing.T, bin string, w, h int64, budget time.Duration, e
 // test's temp dir, or to $APPRUN_BROWSER_SHOTS to keep them.
 func TestBrowserSignUpKeyRunAndAPI(t *testing.T) {
 	t.Parallel() // a browser waits on pages much of its time: it runs beside the other parallel tests
-	bin := chromium()
-	if bin == "" {
-		t.Skip("no Chromium installed: `apt-get install chromium` (.ci/run installs it) to run the browser test")
-	}
+	bin := chromiumOrSkip(t)
 	fake := llmtest.New()
 	defer fake.Close()
 	// The model writes slowly enough for the live view to show progress.
