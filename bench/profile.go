@@ -21,7 +21,8 @@ func loadServer(ctx context.Context, cfg Config, srv *Server, name string, worke
 // profileServer takes a CPU profile of srv (its /debug/pprof/profile,
 // with the admin token) over the next d, into cfg.ServerProfiles/name.prof,
 // when the bench was asked for server profiles; wait blocks until it is
-// written (and returns at once when called again). It is how BENCHMARKS.md shows where a server's time went.
+// written (and returns at once when called again). It is how
+// BENCHMARKS.md shows where a server's time went.
 func profileServer(ctx context.Context, cfg Config, srv *Server, name string, d time.Duration) (wait func()) {
 	if cfg.ServerProfiles == "" || d < time.Second {
 		return func() {}
