@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -67,4 +68,43 @@ func TestPprofNeedsTheAdminToken(t *testing.T) {
 			t.Errorf("pprof with %s: %d, want %d", tc.name, r.Status, tc.want)
 		}
 	}
+}
+
+// A method is a label of the request histogram, and a client chooses it:
+// made-up methods are counted together as "other", so that they cannot
+// grow /metrics (and the node's memory) a series at a time.
+func TestMetricsCountMadeUpMethodsTogether(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	const n = 20
+	for i := range n {
+		for _, path := range []string{"/api/v1/runs", "/debug/pprof/", "/mcp", "/", "/healthz"} {
+			h.do(fmt.Sprintf("MADEUP%d", i), path, "", nil)
+		}
+	}
+	h.do("GET", "/api/v1/runs", "", nil)
+	r := h.do("GET", "/metrics", "", nil)
+	body := string(r.Body)
+	if strings.Contains(body, "MADEUP") {
+		t.Errorf("/metrics has a series for each made-up method:\n%s", grepLines(body, "MADEUP"))
+	}
+	for _, want := range []string{
+		fmt.Sprintf(`apprun_http_request_duration_seconds_count{code="401",method="other",route="/debug/pprof/"} %d`, n),
+		`apprun_http_request_duration_seconds_count{code="401",method="GET",route="/api/v1/runs"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, grepLines(body, "apprun_http_request_duration_seconds_count"))
+		}
+	}
+}
+
+// grepLines returns body's lines that hold s.
+func grepLines(body, s string) string {
+	var out []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
