@@ -23,7 +23,10 @@ type caller struct {
 }
 
 func bearer(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
+	var h string
+	if v := r.Header["Authorization"]; len(v) > 0 { // canonical already: Header.Get would canonicalise it on every request
+		h = v[0]
+	}
 	if len(h) < 7 || !strings.EqualFold(h[:7], "bearer ") {
 		return "", false
 	}
@@ -103,20 +106,30 @@ func (a *API) reader(h func(http.ResponseWriter, *http.Request, caller)) http.Ha
 // minute, what is left of it, and the seconds until the oldest counted
 // request leaves the window.
 //
-// The names are written in net/http's canonical form, as Header.Set would
-// store them, so that every read does not canonicalise them again.
+// It runs on every limited request, so the names are written in
+// net/http's canonical form, as Header.Set would store them, and the
+// three numbers are formatted into one string that the three values
+// share: two allocations, where Header.Set and strconv.Itoa took up to
+// six.
 func setQuota(w http.ResponseWriter, q engine.Quota) {
 	if q.Limit <= 0 {
 		return
 	}
+	var buf [3 * 20]byte
+	b := strconv.AppendInt(buf[:0], int64(q.Limit), 10)
+	i := len(b)
+	b = strconv.AppendInt(b, int64(q.Remaining), 10)
+	j := len(b)
+	b = strconv.AppendInt(b, int64(q.Reset/time.Second), 10)
+	all := string(b)
+	vals := make([]string, 3) // one backing array for the three values
+	vals[0], vals[1], vals[2] = all[:i], all[i:j], all[j:]
 	h := w.Header()
-	v := make([]string, 3) // one allocation for the three values
-	v[0], v[1], v[2] = strconv.Itoa(q.Limit), strconv.Itoa(q.Remaining), strconv.Itoa(int(q.Reset/time.Second))
-	h[hdrLimit] = v[0:1:1]
+	h[hdrLimit] = vals[0:1:1]
 	if q.Remaining >= 0 {
-		h[hdrRemaining] = v[1:2:2]
+		h[hdrRemaining] = vals[1:2:2]
 	}
-	h[hdrReset] = v[2:3:3]
+	h[hdrReset] = vals[2:3:3]
 }
 
 // The RateLimit header names, canonical (what Header.Set stores).

@@ -17,13 +17,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // routeOf names the matched route template for logs (never the raw path,
 // which may carry ids).
 func routeOf(r *http.Request) string {
+	if _, ok := runOfPath(r); ok {
+		return runRoute // the fast path's (runroute.go), and the route the router matches first
+	}
 	if rt := mux.CurrentRoute(r); rt != nil {
 		if tpl, err := rt.GetPathTemplate(); err == nil {
 			return tpl
 		}
-	}
-	if _, ok := runOfPath(r); ok {
-		return runRoute // the fast path's (runroute.go)
 	}
 	return "unmatched"
 }

@@ -40,11 +40,10 @@ func runOfPath(r *http.Request) (string, bool) {
 // runNoOf is the run number a run's route was called with: the router's
 // variable, or the path's on the fast path.
 func runNoOf(r *http.Request) string {
-	if v, ok := mux.Vars(r)["run_no"]; ok {
-		return v
+	if runNo, ok := runOfPath(r); ok {
+		return runNo // the same as the router's variable, without its context lookup
 	}
-	runNo, _ := runOfPath(r)
-	return runNo
+	return mux.Vars(r)["run_no"]
 }
 
 // middleware is what every API route runs through, on the router and on

@@ -53,9 +53,18 @@ func (c *viewCache) body(run engine.Run) ([]byte, error) {
 }
 
 // writeRaw writes an already encoded JSON answer.
+// The two headers' values are shared, read-only slices in canonical
+// form, as Header.Set would store them but without its allocation and
+// canonicalisation on every read (Header.Set and Add replace or copy them).
 func writeRaw(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	h := w.Header()
+	h["Content-Type"] = hdrJSON
+	h["Cache-Control"] = hdrNoStore
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
+
+var (
+	hdrJSON    = []string{"application/json"}
+	hdrNoStore = []string{"no-store"}
+)
