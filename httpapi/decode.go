@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/go-json-experiment/json/jsontext"
@@ -57,10 +58,34 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errorf(engine.CodeInvalidRequest, "body must hold exactly one JSON object")
 	}
-	if err := duplicateMember(body); err != nil {
+	if err := jsonText(body); err != nil {
 		return nil, err
 	}
 	return obj, nil
+}
+
+// jsonText refuses what a JSON body must not hold though encoding/json
+// decodes it: bytes that are not UTF-8 (RFC 8259 §8.1; encoding/json puts
+// U+FFFD in their place, so what would run is not what was sent) and
+// members named twice. The API's bodies and MCP's messages are both
+// checked by it.
+func jsonText(body []byte) error {
+	if !utf8.Valid(body) {
+		return errorf(engine.CodeInvalidRequest, "body is not valid UTF-8 (byte %d); JSON is UTF-8", invalidUTF8At(body))
+	}
+	return duplicateMember(body)
+}
+
+// invalidUTF8At is the offset of the first byte of body that is not UTF-8.
+func invalidUTF8At(body []byte) int {
+	for i := 0; i < len(body); {
+		r, n := utf8.DecodeRune(body[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(body)
 }
 
 // duplicateMember refuses a body in which an object, at any depth, names

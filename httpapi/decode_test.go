@@ -3,6 +3,7 @@ package httpapi
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/apprun/apprun/engine"
 )
@@ -36,6 +37,11 @@ func TestDecodeCreateRun(t *testing.T) {
 		{"duplicate top-level member", `{"app_slug":"nope","app_slug":"test-sleep","input":{}}`, `duplicate member "app_slug"`},
 		{"duplicate nested member", `{"app_slug":"x","input":{"a":{"ms":1,"ms":2}}}`, `duplicate member "ms" at /input/a`},
 		{"same name in sibling objects", `{"app_slug":"x","input":{"a":{"n":1},"b":{"n":2}}}`, ""},
+		// JSON is UTF-8; encoding/json would decode these bytes as U+FFFD.
+		{"a Latin-1 byte", "{\"app_slug\":\"x\",\"input\":{\"a\":\"caf\xe9\"}}", "not valid UTF-8 (byte 33)"},
+		{"a lone continuation byte", "{\"app_slug\":\"x\",\"input\":{\"\x80\":1}}", "not valid UTF-8 (byte 26)"},
+		{"an encoded surrogate", "{\"app_slug\":\"x\",\"input\":{\"a\":\"\xed\xa0\x80\"}}", "not valid UTF-8 (byte 30)"},
+		{"escaped and multibyte text", `{"app_slug":"x","input":{"a":"caf\u00e9 café 中 😀"}}`, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -69,6 +75,9 @@ func FuzzDecodeCreateRun(f *testing.F) {
 			if err == nil {
 				if b.AppSlug == "" || b.Input == nil {
 					t.Fatalf("accepted a body without app_slug or input: %q", body)
+				}
+				if !utf8.Valid(body) {
+					t.Fatalf("accepted a body that is not UTF-8: %q", body)
 				}
 				return
 			}

@@ -28,7 +28,8 @@ import (
 //     more, and multipart bodies refused everywhere (no route takes a file);
 //   - errors in the one envelope.
 //
-// MCP's body is read whole at the edge (and checked like the API's JSON);
+// MCP's body is read whole at the edge (and checked like the API's JSON:
+// UTF-8, no member named twice);
 // its read deadline is then lifted, since net/http cancels a request
 // whose connection read times out.
 
@@ -142,7 +143,7 @@ func (a *API) Edge(next http.Handler) http.Handler {
 		body := http.MaxBytesReader(w, r.Body, limit)
 		if class == classMCP {
 			// An MCP message is read whole here: its JSON is checked for
-			// duplicate members like the API's, and the read deadline is
+			// UTF-8 and duplicate members like the API's, and the read deadline is
 			// lifted once it is in (net/http cancels a request whose read
 			// times out, and a tool call streams until its run ends).
 			data, err := io.ReadAll(body)
@@ -150,7 +151,7 @@ func (a *API) Edge(next http.Handler) http.Handler {
 				refuse("could not read the request body: %s", bodyProblem(err, limit))
 				return
 			}
-			if err := duplicateMember(data); err != nil {
+			if err := jsonText(data); err != nil {
 				a.fail(w, r, err)
 				return
 			}

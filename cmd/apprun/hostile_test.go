@@ -216,6 +216,28 @@ func TestDuplicateJSONMembersAreRefusedOnEverySurface(t *testing.T) {
 	}
 }
 
+// JSON is UTF-8 (RFC 8259 §8.1): a body with bytes that are not is refused
+// on the API and on MCP, before anything runs. encoding/json would put
+// U+FFFD in their place, and the run charged would not be the input sent.
+func TestBodiesThatAreNotUTF8AreRefusedOnEverySurface(t *testing.T) {
+	t.Parallel()
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	body := `{"app_slug":"` + testAppSlug + `","input":{"mode":"ok","note":"caf` + "\xe9" + `"}}`
+	r := h.do("POST", "/api/v1/runs", a.Key, body)
+	if r.Status != 400 || r.errorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), "not valid UTF-8") {
+		t.Fatalf("API create with a Latin-1 byte: %d %s", r.Status, r.Body)
+	}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + testAppSlug + `","arguments":{"mode":"ok","note":"` + "\xff" + `"}}}`
+	r = h.do("POST", "/mcp", a.Key, call, "Accept", "application/json, text/event-stream")
+	if r.Status != 400 || r.errorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), "not valid UTF-8") {
+		t.Fatalf("MCP call with a byte that is not UTF-8: %d %s", r.Status, r.Body)
+	}
+	if bal, active := h.balance(a); bal != 100 || active != 0 {
+		t.Fatalf("after refused bodies: balance %d active %d, want 100 and 0", bal, active)
+	}
+}
+
 // browserFrom is a browser whose connections come from a given loopback
 // address (every 127.x.y.z is this machine), to play a client elsewhere.
 func (h *harness) browserFrom(t *testing.T, ip string) *browser {
