@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Key is an API key as the read models hold it.
@@ -71,8 +72,8 @@ func (e *Engine) keyCountEntry(accountID string, active int, seq uint64) entry {
 // that has fewer than MaxActiveKeys active keys.
 func (e *Engine) CreateKey(ctx context.Context, accountID, name string) (NewKey, error) {
 	name = strings.TrimSpace(name)
-	if len(name) > MaxKeyName || strings.ContainsAny(name, "\r\n") {
-		return NewKey{}, Errorf(CodeInvalidInput, "name: at most %d characters on one line", MaxKeyName)
+	if !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxKeyName || strings.ContainsAny(name, "\r\n") {
+		return NewKey{}, Errorf(CodeInvalidInput, "name: at most %d characters of UTF-8 text on one line", MaxKeyName)
 	}
 	if _, _, err := e.Account(ctx, accountID); err != nil {
 		return NewKey{}, err

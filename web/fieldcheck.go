@@ -15,6 +15,11 @@ import (
 // ranges, choices, URLs) hold. The App's validation stays the authority;
 // this puts each answer beside its field.
 func checkField(p param, raw string) string {
+	if !utf8.ValidString(raw) {
+		// A browser sends the page's UTF-8; decoded leniently, these
+		// bytes would run (and be paid for) as U+FFFD.
+		return "Use text in UTF-8: this has a byte that is not."
+	}
 	v := strings.TrimSpace(raw)
 	if p.Field() == "checkbox" {
 		return ""

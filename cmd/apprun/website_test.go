@@ -41,6 +41,29 @@ func TestReloadingTheNewKeyPageMakesNoKeyAndShowsNoKey(t *testing.T) {
 	}
 }
 
+// A run form's field with bytes that are not UTF-8 (a hostile client's:
+// a browser sends the page's UTF-8) is refused beside its field, nothing
+// charged: decoded leniently it would run, and be paid for, as U+FFFD.
+func TestARunFormFieldThatIsNotUTF8IsRefused(t *testing.T) {
+	t.Parallel()
+	h := start(t, withLimits(noLimits), withSignupCredits(100))
+	b := h.browser(t)
+	b.signUp("latin1@example.com")
+	p := b.post("/apps/cold-email-writer/runs", url.Values{"product_description": {"Acme caf\xe9 ledger"}, "target_role": {"Founders"}})
+	if p.Status != http.StatusSeeOther {
+		t.Fatalf("refused form: %d", p.Status)
+	}
+	page := b.get("/apps/cold-email-writer").Body
+	for _, want := range []string{`id="e-product_description">Use text in UTF-8: this has a byte that is not.<`, "1 field to fix below. Nothing was charged."} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the form after a refusal lacks %q", want)
+		}
+	}
+	if !strings.Contains(b.get("/credits").Body, `id="balance">100 Credits<`) {
+		t.Fatal("a refused form charged")
+	}
+}
+
 // Issue 18, bug 6: a field error is shown beside its field, in plain
 // words, marked for screen readers, with every value kept; nothing is
 // charged.
