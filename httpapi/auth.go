@@ -22,23 +22,29 @@ type caller struct {
 	AccountID string
 }
 
-func bearer(r *http.Request) (string, bool) {
-	var h string
-	if v := r.Header["Authorization"]; len(v) > 0 { // canonical already: Header.Get would canonicalise it on every request
-		h = v[0]
+// bearer returns the request's Bearer token, "" when it has none (no
+// Authorization header, or another scheme), and an error when it has more
+// than one Authorization header: a proxy in front that read another of
+// them than this node would see another caller than the one served.
+func bearer(r *http.Request) (string, error) {
+	v := r.Header["Authorization"] // canonical already: Header.Get would canonicalise it on every request
+	switch {
+	case len(v) > 1:
+		return "", errorf(engine.CodeUnauthorized, "send one Authorization header, not %d", len(v))
+	case len(v) == 0 || len(v[0]) < 7 || !strings.EqualFold(v[0][:7], "bearer "):
+		return "", nil
 	}
-	if len(h) < 7 || !strings.EqualFold(h[:7], "bearer ") {
-		return "", false
-	}
-	tok := strings.TrimSpace(h[7:])
-	return tok, tok != ""
+	return strings.TrimSpace(v[0][7:]), nil
 }
 
 // authenticate resolves the Bearer API key (spec §5): unknown, malformed
 // and revoked keys are all unauthorized.
 func (a *API) authenticate(r *http.Request) (caller, error) {
-	tok, ok := bearer(r)
-	if !ok {
+	tok, err := bearer(r)
+	if err != nil {
+		return caller{}, err
+	}
+	if tok == "" {
 		return caller{}, errorf(engine.CodeUnauthorized, "missing Authorization: Bearer <API key> header")
 	}
 	if !strings.HasPrefix(tok, engine.PrefixAPIKey) || len(tok) > 128 {
@@ -165,9 +171,12 @@ func (a *API) RequireKey(next http.Handler) http.Handler {
 // admin guards the admin API with the admin token.
 func (a *API) admin(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		tok, ok := bearer(r)
-		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(a.cfg.AdminToken)) != 1 {
-			a.fail(w, r, errorf(engine.CodeUnauthorized, "missing or invalid admin token"))
+		tok, err := bearer(r)
+		if err == nil && (tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(a.cfg.AdminToken)) != 1) {
+			err = errorf(engine.CodeUnauthorized, "missing or invalid admin token")
+		}
+		if err != nil {
+			a.fail(w, r, err)
 			return
 		}
 		h(w, r)

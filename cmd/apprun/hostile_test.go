@@ -238,6 +238,31 @@ func TestBodiesThatAreNotUTF8AreRefusedOnEverySurface(t *testing.T) {
 	}
 }
 
+// A request with two Authorization headers is refused, whichever of them
+// holds a good key or the admin token: a proxy in front that reads the
+// other one would see another caller than the one served.
+func TestTwoAuthorizationHeadersAreRefused(t *testing.T) {
+	t.Parallel()
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	for _, tc := range []struct{ path, good string }{{"/api/v1/account", a.Key}, {"/api/v1/runs/run_aaaaaaaaaaaaaaaa/events", a.Key}, {"/debug/pprof/cmdline", testAdminToken}} {
+		for _, pair := range [][2]string{{tc.good, "ak_someoneelse"}, {"ak_someoneelse", tc.good}, {tc.good, tc.good}} {
+			req, _ := http.NewRequest("GET", h.srv.URL+tc.path, nil)
+			req.Header.Add("Authorization", "Bearer "+pair[0])
+			req.Header.Add("Authorization", "Bearer "+pair[1])
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 401 || !strings.Contains(string(body), "one Authorization header") {
+				t.Errorf("GET %s with two Authorization headers: %d %s, want 401 naming the problem", tc.path, resp.StatusCode, body)
+			}
+		}
+	}
+}
+
 // browserFrom is a browser whose connections come from a given loopback
 // address (every 127.x.y.z is this machine), to play a client elsewhere.
 func (h *harness) browserFrom(t *testing.T, ip string) *browser {
