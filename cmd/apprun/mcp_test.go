@@ -276,3 +276,39 @@ func TestMCPAdvertisesWhatItDoes(t *testing.T) {
 	}
 	t.Fatal("no cold-email-writer tool")
 }
+
+// /mcp's own refusals (the SDK's transport: a GET, a message that is not
+// JSON-RPC, an unsupported protocol version, another media type) answer
+// in the API's error envelope, as every other surface's do, with the
+// SDK's status and words.
+func TestMCPTransportRefusalsAreTheErrorEnvelope(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	a := h.account(100)
+	acc := []string{"Accept", "application/json, text/event-stream"}
+	for _, tc := range []struct {
+		name, method string
+		body         any
+		hdr          []string
+		status       int
+		code, words  string
+	}{
+		{"a GET (no server stream)", "GET", nil, acc, 405, "method_not_allowed", "Method Not Allowed"},
+		{"a DELETE (no sessions)", "DELETE", nil, acc, 405, "method_not_allowed", "Method Not Allowed"},
+		{"JSON that is not JSON-RPC", "POST", `{"a":1}`, acc, 400, "invalid_request", "malformed payload"},
+		{"cut-short JSON", "POST", `{"jsonrpc":`, acc, 400, "invalid_request", "malformed payload"},
+		{"an unsupported protocol version", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			append([]string{"Mcp-Protocol-Version", "1999-01-01"}, acc...), 400, "invalid_request", "Unsupported protocol version"},
+		{"text/plain", "POST", raw{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "text/plain"}, acc, 415, "invalid_request", "Content-Type"},
+	} {
+		r := h.do(tc.method, "/mcp", a.Key, tc.body, tc.hdr...)
+		if r.Status != tc.status || r.errorCode(t) != tc.code || !strings.Contains(string(r.Body), tc.words) {
+			t.Errorf("%s: %d %q %s, want %d %s saying %q", tc.name, r.Status, r.Header.Get("Content-Type"), r.Body, tc.status, tc.code, tc.words)
+		}
+	}
+	// What the SDK answers well is untouched.
+	r := h.do("POST", "/mcp", a.Key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, acc...)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"tools"`) {
+		t.Fatalf("tools/list: %d %s", r.Status, r.Body)
+	}
+}
