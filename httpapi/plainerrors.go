@@ -15,7 +15,7 @@ import (
 // media type) is answered instead as the API's envelope, with its status
 // and its words. Every other answer, event streams included, passes
 // through untouched.
-func (a *API) Enveloped(next http.Handler) http.Handler {
+func Enveloped(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pw := &plainErrorWriter{ResponseWriter: w}
 		next.ServeHTTP(pw, r)

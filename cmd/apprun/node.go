@@ -184,7 +184,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	n.mux = n.api.Edge(oneOrigin(n.api, n.site, n.api.RequireKey(n.api.Enveloped(mcpHandler))))
+	n.mux = n.api.Edge(oneOrigin(n.api, n.site, n.api.RequireKey(httpapi.Enveloped(mcpHandler))))
 	srv, ln := &http.Server{Handler: n.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}, n.ln
 	n.srv = srv
 	go func() { // its own copies: Stop clears the node's fields
