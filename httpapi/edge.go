@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -96,6 +97,9 @@ func (c routeClass) bodyLimit(method string) int64 {
 // Edge wraps every surface's handler (see above).
 func (a *API) Edge(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			r = headAsGet(r)
+		}
 		class := classOf(r)
 		rc := http.NewResponseController(w)
 		refuse := func(format string, args ...any) {
@@ -163,6 +167,22 @@ func (a *API) Edge(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// headAsGet is a HEAD request as the GET it asks about (RFC 9110 §9.3.2:
+// the same answer without its body), so that every GET route answers it;
+// net/http, which still holds the HEAD, drops the body the route writes.
+// IsHead tells a route that must not write at all (an event stream takes
+// its connection over) that it is answering a HEAD.
+func headAsGet(r *http.Request) *http.Request {
+	g := r.WithContext(context.WithValue(r.Context(), headKey, true))
+	g.Method = http.MethodGet
+	return g
+}
+
+const headKey ctxKey = 1
+
+// IsHead says whether r is a HEAD answered as a GET (headAsGet).
+func IsHead(r *http.Request) bool { return r.Context().Value(headKey) != nil }
 
 func isMultipart(r *http.Request) bool {
 	ct := r.Header.Get("Content-Type")

@@ -95,6 +95,13 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	if IsHead(r) {
+		// A HEAD: the stream's headers and no stream (a stream takes the
+		// connection over, and would write a body after them).
+		sseHeaders(w.Header())
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	// The stream's context ends when the client hangs up, its key is
 	// revoked, or the node closes; on HTTP/2 also with the request.
 	http1 := r.ProtoMajor == 1

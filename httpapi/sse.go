@@ -35,9 +35,7 @@ const retryHint = "retry: 3000\n\n"
 // caps ask (hangup.go).
 func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
 	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
+	sseHeaders(h)
 	if r.ProtoMajor == 1 && r.ProtoMinor == 1 {
 		conn, brw, err := http.NewResponseController(w).Hijack()
 		if err == nil {
@@ -55,6 +53,13 @@ func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
 		return s, err
 	}
 	return s, s.flush()
+}
+
+// sseHeaders are an event stream's headers.
+func sseHeaders(h http.Header) {
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
 }
 
 // rawHead is the response head of a taken-over connection: every header

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Every GET answers HEAD too (RFC 9110 §9.1: a general-purpose server
+// must support both): the same status and headers, no body. Monitors and
+// link checkers send HEAD; it was 405 on every route.
+func TestEveryGETAnswersHEAD(t *testing.T) {
+	t.Parallel()
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	runNo := h.create(a, testRun("ok"))
+	h.waitRun(a, runNo)
+	for _, tc := range []struct{ path, key string }{
+		{"/healthz", ""}, {"/api/v1/openapi.json", ""}, {"/api/v1/runs/" + runNo, a.Key}, {"/api/v1/runs", a.Key},
+		{"/", ""}, {"/apps", ""}, {"/static/style.css", ""},
+	} {
+		get := h.do("GET", tc.path, tc.key, nil)
+		head := h.do("HEAD", tc.path, tc.key, nil)
+		if head.Status != get.Status || get.Status != 200 || len(head.Body) != 0 ||
+			head.Header.Get("Content-Type") != get.Header.Get("Content-Type") {
+			t.Errorf("HEAD %s: %d %q %d bytes; GET: %d %q", tc.path, head.Status, head.Header.Get("Content-Type"), len(head.Body),
+				get.Status, get.Header.Get("Content-Type"))
+		}
+		if cl := head.Header.Get("Content-Length"); cl != "" && cl != get.Header.Get("Content-Length") {
+			t.Errorf("HEAD %s: Content-Length %s, GET's %s", tc.path, cl, get.Header.Get("Content-Length"))
+		}
+	}
+	if r := h.do("HEAD", "/api/v1/runs/"+runNo, "", nil); r.Status != 401 {
+		t.Errorf("HEAD of a run without a key: %d, want 401", r.Status)
+	}
+
+	// An event stream's HEAD is its headers, at once, and no stream: the
+	// connection carries the next request's answer right after them.
+	conn, err := net.Dial("tcp", hostAddr(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(conn)
+	req, _ := http.NewRequest("HEAD", "http://x/api/v1/runs/"+runNo+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+a.Key)
+	if err := req.Write(conn); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("HEAD of an event stream: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	next, _ := http.NewRequest("GET", "http://x/healthz", nil)
+	if err := next.Write(conn); err != nil {
+		t.Fatal(err)
+	}
+	line, err := br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "HTTP/1.1 200") {
+		t.Fatalf("after an event stream's HEAD the connection read %q (%v), want the next answer", line, err)
+	}
+}
