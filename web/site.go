@@ -121,12 +121,26 @@ func New(cfg Config) (*Site, error) {
 // ServeHTTP implements http.Handler.
 func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
+// static serves the site's own files, and only files: a directory or a
+// missing file is the site's 404 page (http.FileServer would list the
+// directory, and answer a plain-text 404).
+func (s *Site) static() http.Handler {
+	files := http.StripPrefix("/", http.FileServerFS(staticFS))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if st, err := fs.Stat(staticFS, strings.TrimPrefix(r.URL.Path, "/")); err != nil || st.IsDir() {
+			s.router.NotFoundHandler.ServeHTTP(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
+}
+
 func (s *Site) routes() {
 	r := s.router
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, http.StatusNotFound, "There is no page here.")
 	})
-	r.PathPrefix("/static/").Handler(http.StripPrefix("/", http.FileServerFS(staticFS))).Methods(http.MethodGet)
+	r.PathPrefix("/static/").Handler(s.static()).Methods(http.MethodGet)
 	r.HandleFunc("/", s.home).Methods(http.MethodGet)
 	r.HandleFunc("/signup", s.signUpPage).Methods(http.MethodGet)
 	r.HandleFunc("/signup", s.signUp).Methods(http.MethodPost)

@@ -64,6 +64,24 @@ func TestARunFormFieldThatIsNotUTF8IsRefused(t *testing.T) {
 	}
 }
 
+// The static files are served as files only: their directory is not
+// listed, and a missing one is the site's own 404 page (http.FileServer
+// listed /static/ and answered a plain-text "404 page not found").
+func TestStaticFilesAreFilesOnly(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	b := h.browser(t)
+	if p := b.get("/static/style.css"); p.Status != 200 || !strings.HasPrefix(p.Header.Get("Content-Type"), "text/css") {
+		t.Fatalf("/static/style.css: %d %q", p.Status, p.Header.Get("Content-Type"))
+	}
+	for _, path := range []string{"/static/", "/static/nope.css", "/static/style.css/x"} {
+		p := b.get(path)
+		if p.Status != 404 || !strings.Contains(p.Body, "There is no page here.") || strings.Contains(p.Body, "style.css</a>") {
+			t.Errorf("%s: %d %q %.120s, want the site's 404 page", path, p.Status, p.Header.Get("Content-Type"), p.Body)
+		}
+	}
+}
+
 // Issue 18, bug 6: a field error is shown beside its field, in plain
 // words, marked for screen readers, with every value kept; nothing is
 // charged.
