@@ -140,6 +140,9 @@ func (s *Site) routes() {
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.problem(w, r, http.StatusNotFound, "There is no page here.")
 	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.problem(w, r, http.StatusMethodNotAllowed, "This page does not take that kind of request ("+r.Method+").")
+	})
 	r.PathPrefix("/static/").Handler(s.static()).Methods(http.MethodGet)
 	r.HandleFunc("/", s.home).Methods(http.MethodGet)
 	r.HandleFunc("/signup", s.signUpPage).Methods(http.MethodGet)

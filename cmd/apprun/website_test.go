@@ -66,13 +66,19 @@ func TestARunFormFieldThatIsNotUTF8IsRefused(t *testing.T) {
 
 // The static files are served as files only: their directory is not
 // listed, and a missing one is the site's own 404 page (http.FileServer
-// listed /static/ and answered a plain-text "404 page not found").
-func TestStaticFilesAreFilesOnly(t *testing.T) {
+// listed /static/ and answered a plain-text "404 page not found"). A
+// method a page does not take is the site's page too, not an empty 405.
+func TestStaticFilesAreFilesOnlyAndRefusalsArePages(t *testing.T) {
 	t.Parallel()
 	h := start(t)
 	b := h.browser(t)
 	if p := b.get("/static/style.css"); p.Status != 200 || !strings.HasPrefix(p.Header.Get("Content-Type"), "text/css") {
 		t.Fatalf("/static/style.css: %d %q", p.Status, p.Header.Get("Content-Type"))
+	}
+	for _, m := range []string{"PUT", "DELETE", "PATCH"} {
+		if p := b.send(m, "/apps", nil); p.Status != 405 || !strings.Contains(p.Body, "This page does not take that kind of request ("+m+").") {
+			t.Errorf("%s /apps: %d %q, want the site's page saying so", m, p.Status, p.Body)
+		}
 	}
 	for _, path := range []string{"/static/", "/static/nope.css", "/static/style.css/x"} {
 		p := b.get(path)
