@@ -27,7 +27,8 @@ import (
 //     bounds their request);
 //   - a body limit by route class, refused at once when Content-Length says
 //     more, and multipart bodies refused everywhere (no route takes a file);
-//   - errors in the one envelope.
+//   - errors in the one envelope;
+//   - a HEAD answered as the GET it asks about, without the body.
 //
 // MCP's body is read whole at the edge (and checked like the API's JSON:
 // UTF-8, no member named twice);
