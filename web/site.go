@@ -141,6 +141,7 @@ func (s *Site) routes() {
 		s.problem(w, r, http.StatusNotFound, "There is no page here.")
 	})
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", httpapi.AllowedMethods(s.router, r))
 		s.problem(w, r, http.StatusMethodNotAllowed, "This page does not take that kind of request ("+r.Method+").")
 	})
 	r.PathPrefix("/static/").Handler(s.static()).Methods(http.MethodGet)

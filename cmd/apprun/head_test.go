@@ -67,3 +67,24 @@ func TestEveryGETAnswersHEAD(t *testing.T) {
 		t.Fatalf("after an event stream's HEAD the connection read %q (%v), want the next answer", line, err)
 	}
 }
+
+// A 405 says which methods the path takes (RFC 9110 §15.5.6: it must), on
+// the API, the website and MCP.
+func TestA405SaysWhichMethodsThePathTakes(t *testing.T) {
+	t.Parallel()
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	for _, tc := range []struct{ method, path, allow string }{
+		{"PUT", "/api/v1/runs", "GET, HEAD, POST"},
+		{"DELETE", "/healthz", "GET, HEAD"},
+		{"PATCH", "/api/v1/runs/run_aaaaaaaaaaaaaaaaaaaaaaaaaa", "GET, HEAD"},
+		{"PUT", "/apps", "GET, HEAD"},
+		{"PUT", "/signin", "GET, HEAD, POST"},
+		{"GET", "/mcp", "POST"},
+	} {
+		r := h.do(tc.method, tc.path, a.Key, nil)
+		if r.Status != 405 || r.Header.Get("Allow") != tc.allow {
+			t.Errorf("%s %s: %d Allow %q, want 405 Allow %q", tc.method, tc.path, r.Status, r.Header.Get("Allow"), tc.allow)
+		}
+	}
+}
