@@ -196,42 +196,30 @@ func TestHeldConnectionsLeaveNothingBehind(t *testing.T) {
 		before.HeapInuse>>20, after.HeapInuse>>20, rss>>10, residentKiB(t)>>10)
 }
 
-// Finding 11: a JSON body naming a member twice is refused on the API and
-// on MCP, before anything runs (it was "last one wins": 201).
-func TestDuplicateJSONMembersAreRefusedOnEverySurface(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	body := `{"app_slug":"nope","app_slug":"` + testAppSlug + `","input":{"mode":"ok"}}`
-	r := h.do("POST", "/api/v1/runs", a.Key, body)
-	if r.Status != 400 || r.errorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), `duplicate member \"app_slug\"`) {
-		t.Fatalf("API create with a duplicate member: %d %s", r.Status, r.Body)
-	}
-	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + testAppSlug + `","arguments":{"mode":"ok","mode":"fail"}}}`
-	r = h.do("POST", "/mcp", a.Key, call, "Accept", "application/json, text/event-stream")
-	if r.Status != 400 || r.errorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), "duplicate member") {
-		t.Fatalf("MCP call with a duplicate member: %d %s", r.Status, r.Body)
-	}
-	if bal, active := h.balance(a); bal != 100 || active != 0 {
-		t.Fatalf("after refused duplicates: balance %d active %d, want 100 and 0", bal, active)
-	}
-}
-
-// JSON is UTF-8 (RFC 8259 §8.1): a body with bytes that are not is refused
-// on the API and on MCP, before anything runs. encoding/json would put
-// U+FFFD in their place, and the run charged would not be the input sent.
-func TestBodiesThatAreNotUTF8AreRefusedOnEverySurface(t *testing.T) {
+// JSON bodies that encoding/json would take are refused on the API and on
+// MCP alike, before anything runs:
+//   - Finding 11: a member named twice (it was "last one wins": 201);
+//   - bytes that are not UTF-8 (RFC 8259 §8.1): encoding/json puts U+FFFD
+//     in their place, so the run charged would not be the input sent.
+func TestJSONBodiesTheDecoderTakesAreRefusedOnEverySurface(t *testing.T) {
 	t.Parallel()
 	h := start(t, withLimits(noLimits))
 	a := h.account(100)
-	body := `{"app_slug":"` + testAppSlug + `","input":{"mode":"ok","note":"caf` + "\xe9" + `"}}`
-	r := h.do("POST", "/api/v1/runs", a.Key, body)
-	if r.Status != 400 || r.errorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), "not valid UTF-8") {
-		t.Fatalf("API create with a Latin-1 byte: %d %s", r.Status, r.Body)
-	}
-	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + testAppSlug + `","arguments":{"mode":"ok","note":"` + "\xff" + `"}}}`
-	r = h.do("POST", "/mcp", a.Key, call, "Accept", "application/json, text/event-stream")
-	if r.Status != 400 || r.errorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), "not valid UTF-8") {
-		t.Fatalf("MCP call with a byte that is not UTF-8: %d %s", r.Status, r.Body)
+	for _, tc := range []struct{ name, create, createWords, arguments, mcpWords string }{
+		{"a duplicate member", `{"app_slug":"nope","app_slug":"` + testAppSlug + `","input":{"mode":"ok"}}`, `duplicate member \"app_slug\"`,
+			`{"mode":"ok","mode":"fail"}`, "duplicate member"},
+		{"a byte that is not UTF-8", `{"app_slug":"` + testAppSlug + `","input":{"mode":"ok","note":"caf` + "\xe9" + `"}}`, "not valid UTF-8",
+			`{"mode":"ok","note":"` + "\xff" + `"}`, "not valid UTF-8"},
+	} {
+		r := h.do("POST", "/api/v1/runs", a.Key, tc.create)
+		if r.Status != 400 || r.errorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), tc.createWords) {
+			t.Errorf("API create with %s: %d %s", tc.name, r.Status, r.Body)
+		}
+		call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + testAppSlug + `","arguments":` + tc.arguments + `}}`
+		r = h.do("POST", "/mcp", a.Key, call, "Accept", "application/json, text/event-stream")
+		if r.Status != 400 || r.errorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), tc.mcpWords) {
+			t.Errorf("MCP call with %s: %d %s", tc.name, r.Status, r.Body)
+		}
 	}
 	if bal, active := h.balance(a); bal != 100 || active != 0 {
 		t.Fatalf("after refused bodies: balance %d active %d, want 100 and 0", bal, active)
