@@ -74,7 +74,7 @@ func methodLabel(method string) string {
 
 // observer returns requests' child for a route, method and status code,
 // found once by its labels and then kept: WithLabelValues validates,
-// hashes and formats the labels on every call, about 8 % of a cached run's
+// hashes and formats the labels on every call, about 6 % of a cached run's
 // GET (BenchmarkGetRunHandler's profile). The labels are few (route
 // templates, the standard methods and "other", codes), so the map stays
 // small.
