@@ -546,3 +546,29 @@ func TestSignUpProbesAreRateLimitedPerAddress(t *testing.T) {
 		t.Fatalf("a sign-up from another address: %d", p.Status)
 	}
 }
+
+// The node's server bounds a request's head (its line and headers) at
+// maxHeaderBytes: net/http's default, 1 MiB, let each connection hold a
+// megabyte for the whole header timeout. A head under the bound is served;
+// one over it is 431.
+func TestTheNodesServerBoundsARequestsHead(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	status := func(pad int) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", "http://"+h.node.Addr()+"/healthz", nil)
+		req.Header.Set("X-Pad", strings.Repeat("a", pad))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := status(maxHeaderBytes / 2); st != 200 {
+		t.Errorf("a %d KiB head: %d, want 200", maxHeaderBytes/2>>10, st)
+	}
+	if st := status(4 * maxHeaderBytes); st != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("a %d KiB head: %d, want 431", 4*maxHeaderBytes>>10, st)
+	}
+}

@@ -185,7 +185,8 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	n.mux = n.api.Edge(oneOrigin(n.api, n.site, n.api.RequireKey(httpapi.Enveloped(mcpHandler))))
-	srv, ln := &http.Server{Handler: n.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}, n.ln
+	srv, ln := &http.Server{Handler: n.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: maxHeaderBytes}, n.ln
 	n.srv = srv
 	go func() { // its own copies: Stop clears the node's fields
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -194,6 +195,12 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}()
 	return nil
 }
+
+// maxHeaderBytes bounds a request's line and headers. A client sends an
+// API key, a session cookie and a few more; net/http's default, 1 MiB,
+// let every connection hold a megabyte through the header timeout;
+// proxies in front commonly accept 32 to 64 KiB.
+const maxHeaderBytes = 64 << 10
 
 // externalConnectWait is how long a node waits for an external NATS that
 // does not answer at start (started at the same moment, restarting)
