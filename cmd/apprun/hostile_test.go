@@ -572,3 +572,27 @@ func TestTheNodesServerBoundsARequestsHead(t *testing.T) {
 		t.Errorf("a %d KiB head: %d, want 431", 4*maxHeaderBytes>>10, st)
 	}
 }
+
+// The node's server closes a connection whose request head has not
+// arrived within the header timeout (slowloris): a head sent up to its
+// last line and then held is cut in about 10 s, not held for good. (The
+// harness's httptest server has its own settings: this goes to the
+// node's listener.)
+func TestTheNodesServerCutsAHeldHead(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	conn, err := net.Dial("tcp", h.node.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	began := time.Now()
+	if _, err := io.WriteString(conn, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: 1\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_, _ = io.Copy(io.Discard, conn) // until the server closes (or our own bound)
+	if took := time.Since(began); took > 20*time.Second {
+		t.Fatalf("a held request head kept its connection %s", took)
+	}
+}
