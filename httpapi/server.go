@@ -172,6 +172,10 @@ func New(cfg Config) (*API, error) {
 	})
 	a.closed, a.closeStream = context.WithCancel(context.Background())
 	a.metrics, a.views = newMetrics(a), newViewCache()
+	// What no route takes is counted too, as "unmatched" (the router's
+	// middleware runs on matched routes only).
+	a.router.NotFoundHandler = a.metrics.observe(a.router.NotFoundHandler)
+	a.router.MethodNotAllowedHandler = a.metrics.observe(a.router.MethodNotAllowedHandler)
 	a.tokenKey = streamTokenKey(cfg.AdminToken)
 	a.router.Use(a.middleware()...)
 	a.fastRun = a.chain(a.reader(a.getRun))

@@ -118,6 +118,18 @@ func New(cfg Config) (*Site, error) {
 	return s, nil
 }
 
+// RouteOf names the page r asks for by its route template ("/apps/{slug}"),
+// or "unmatched", for metrics: never the raw path.
+func (s *Site) RouteOf(r *http.Request) string {
+	var m mux.RouteMatch
+	if s.router.Match(r, &m) && m.MatchErr == nil && m.Route != nil {
+		if tpl, err := m.Route.GetPathTemplate(); err == nil {
+			return tpl
+		}
+	}
+	return "unmatched"
+}
+
 // ServeHTTP implements http.Handler.
 func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 

@@ -108,3 +108,32 @@ func grepLines(body, s string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// The request histogram counts every surface, not only the API's routes:
+// the website's pages by their templates, MCP as /mcp, and what no route
+// takes (404, 405) as "unmatched".
+func TestMetricsCountEverySurface(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	a := h.account(100)
+	h.do("GET", "/apps", "", nil)
+	h.do("GET", "/apps/cold-email-writer", "", nil)
+	h.do("GET", "/no-such-page", "", nil)
+	h.do("GET", "/api/v1/nope", "", nil)
+	h.do("PUT", "/healthz", "", nil)
+	h.do("POST", "/mcp", a.Key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
+	h.do("POST", "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
+	body := string(h.do("GET", "/metrics", "", nil).Body)
+	for _, want := range []string{
+		`apprun_http_request_duration_seconds_count{code="200",method="GET",route="/apps"} 1`,
+		`apprun_http_request_duration_seconds_count{code="200",method="GET",route="/apps/{slug}"} 1`,
+		`apprun_http_request_duration_seconds_count{code="404",method="GET",route="unmatched"} 2`,
+		`apprun_http_request_duration_seconds_count{code="405",method="PUT",route="unmatched"} 1`,
+		`apprun_http_request_duration_seconds_count{code="200",method="POST",route="/mcp"} 1`,
+		`apprun_http_request_duration_seconds_count{code="401",method="POST",route="/mcp"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q:\n%s", want, grepLines(body, "apprun_http_request_duration_seconds_count"))
+		}
+	}
+}
