@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apprun/apprun/ledger"
 )
@@ -42,7 +43,7 @@ type NewAccount struct {
 // in one atomic write.
 func (e *Engine) OpenAccount(ctx context.Context, email string, credits int64) (NewAccount, error) {
 	email = strings.TrimSpace(email)
-	if email == "" || len(email) > 254 || !strings.Contains(email, "@") {
+	if email == "" || len(email) > 254 || !strings.Contains(email, "@") || !utf8.ValidString(email) {
 		return NewAccount{}, Errorf(CodeInvalidInput, "email: must be an email address")
 	}
 	id := e.id(PrefixAccount, 10)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apprun/apprun/ledger"
 	"golang.org/x/crypto/bcrypt"
@@ -40,6 +41,9 @@ var ErrBadCredentials = errors.New("engine: wrong email or password")
 
 // normalEmail checks and normalises an email address for a login.
 func normalEmail(email string) (string, error) {
+	if !utf8.ValidString(email) { // strings.ToLower would make U+FFFD of it
+		return "", Errorf(CodeInvalidInput, "email: must be an email address")
+	}
 	email = strings.ToLower(strings.TrimSpace(email))
 	at := strings.LastIndexByte(email, '@')
 	if len(email) > 254 || at < 1 || at == len(email)-1 || strings.ContainsAny(email, " \t\r\n<>") {
