@@ -14,11 +14,15 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// routeOf names the matched route template for logs (never the raw path,
-// which may carry ids).
+// routeOf names the matched route template for logs and metrics (never
+// the raw path, which may carry ids): the API's or the website's, /mcp,
+// or "unmatched".
 func routeOf(r *http.Request) string {
-	if _, ok := runOfPath(r); ok {
-		return runRoute // the fast path's (runroute.go), and the route the router matches first
+	if r.URL.Path == "/mcp" {
+		return "/mcp" // the MCP surface has one path and no router
+	}
+	if _, ok := runPathRest(r); ok {
+		return runRoute // on the fast path (runroute.go) or the router, the same route
 	}
 	if rt := mux.CurrentRoute(r); rt != nil {
 		if tpl, err := rt.GetPathTemplate(); err == nil {

@@ -25,23 +25,30 @@ const runRoute = "/api/v1/runs/{run_no}"
 
 const runPathPrefix = "/api/v1/runs/"
 
-// runOfPath returns the run number of a GET the fast path serves.
-func runOfPath(r *http.Request) (string, bool) {
+// runPathRest is what follows /api/v1/runs/ in a GET's path when it is
+// one non-empty segment: exactly what the router's route matches
+// ({run_no} is one segment), so it names the route and gives its run
+// number without the id check, which runOfPath and ownRun make.
+func runPathRest(r *http.Request) (string, bool) {
 	if r.Method != http.MethodGet {
 		return "", false
 	}
-	runNo, ok := strings.CutPrefix(r.URL.Path, runPathPrefix)
-	if !ok || !engine.ValidID(engine.PrefixRun, runNo) {
-		return "", false
-	}
-	return runNo, true
+	rest, ok := strings.CutPrefix(r.URL.Path, runPathPrefix)
+	return rest, ok && rest != "" && !strings.Contains(rest, "/")
 }
 
-// runNoOf is the run number a run's route was called with: the router's
-// variable, or the path's on the fast path.
+// runOfPath returns the run number of a GET the fast path serves.
+func runOfPath(r *http.Request) (string, bool) {
+	runNo, ok := runPathRest(r)
+	return runNo, ok && engine.ValidID(engine.PrefixRun, runNo)
+}
+
+// runNoOf is the run number a run's route was called with: the path's
+// for its GET on either way (the router's variable is the same, found
+// with a context lookup), the router's variable on its other routes.
 func runNoOf(r *http.Request) string {
-	if runNo, ok := runOfPath(r); ok {
-		return runNo // the same as the router's variable, without its context lookup
+	if runNo, ok := runPathRest(r); ok {
+		return runNo
 	}
 	return mux.Vars(r)["run_no"]
 }

@@ -52,10 +52,10 @@ func (c *viewCache) body(run engine.Run) ([]byte, error) {
 	return body, nil
 }
 
-// writeRaw writes an already encoded JSON answer.
-// The two headers' values are shared, read-only slices in canonical
-// form, as Header.Set would store them but without its allocation and
-// canonicalisation on every read (Header.Set and Add replace or copy them).
+// writeRaw writes an already encoded JSON answer. Its two headers' values
+// are shared, read-only slices in canonical form, as Header.Set would
+// store them but without its allocation and canonicalisation on every
+// read (a later Header.Set or Add replaces or copies them).
 func writeRaw(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = hdrJSON
