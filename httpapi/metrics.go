@@ -50,26 +50,19 @@ func newMetrics(a *API) *metrics {
 	return m
 }
 
-// observe is the middleware that times every request of the API's
-// routes, named by routeOf.
-func (m *metrics) observe(next http.Handler) http.Handler { return m.observeAs(next, routeOf) }
-
-// observeAs times every request next serves, named by route (a route
-// template, or "unmatched": never a raw path, which may carry ids).
-func (m *metrics) observeAs(next http.Handler, route func(*http.Request) string) http.Handler {
+// observe is the middleware that times every request, named by routeOf.
+func (m *metrics) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(sw, r)
-		m.observer(route(r), methodLabel(r.Method), sw.status).Observe(time.Since(start).Seconds())
+		m.observer(routeOf(r), methodLabel(r.Method), sw.status).Observe(time.Since(start).Seconds())
 	})
 }
 
-// Observe counts the requests of a surface beside the API (the website,
-// MCP) in the request histogram, named by route.
-func (a *API) Observe(next http.Handler, route func(*http.Request) string) http.Handler {
-	return a.metrics.observeAs(next, route)
-}
+// Metered counts the requests of a surface beside the API in the request
+// histogram: the website (as its router's middleware: Site.Use) and MCP.
+func (a *API) Metered(next http.Handler) http.Handler { return a.metrics.observe(next) }
 
 // methodLabel is a request's method as a label: the client chooses it,
 // and a route that takes any method (the profiles') would otherwise give

@@ -118,16 +118,15 @@ func New(cfg Config) (*Site, error) {
 	return s, nil
 }
 
-// RouteOf names the page r asks for by its route template ("/apps/{slug}"),
-// or "unmatched", for metrics: never the raw path.
-func (s *Site) RouteOf(r *http.Request) string {
-	var m mux.RouteMatch
-	if s.router.Match(r, &m) && m.MatchErr == nil && m.Route != nil {
-		if tpl, err := m.Route.GetPathTemplate(); err == nil {
-			return tpl
-		}
-	}
-	return "unmatched"
+// Use puts mw around every page the site serves, as the router's
+// middleware (so that mux.CurrentRoute names the page's route inside it)
+// and around its not-found and method-not-allowed answers, which the
+// router's middleware does not reach. The node counts the site's requests
+// in its metrics with it.
+func (s *Site) Use(mw func(http.Handler) http.Handler) {
+	s.router.Use(mw)
+	s.router.NotFoundHandler = mw(s.router.NotFoundHandler)
+	s.router.MethodNotAllowedHandler = mw(s.router.MethodNotAllowedHandler)
 }
 
 // ServeHTTP implements http.Handler.
@@ -140,18 +139,21 @@ func (s *Site) static() http.Handler {
 	files := http.StripPrefix("/", http.FileServerFS(staticFS))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if st, err := fs.Stat(staticFS, strings.TrimPrefix(r.URL.Path, "/")); err != nil || st.IsDir() {
-			s.router.NotFoundHandler.ServeHTTP(w, r)
+			s.notFound(w, r)
 			return
 		}
 		files.ServeHTTP(w, r)
 	})
 }
 
+// notFound is the site's 404 page.
+func (s *Site) notFound(w http.ResponseWriter, r *http.Request) {
+	s.problem(w, r, http.StatusNotFound, "There is no page here.")
+}
+
 func (s *Site) routes() {
 	r := s.router
-	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.problem(w, r, http.StatusNotFound, "There is no page here.")
-	})
+	r.NotFoundHandler = http.HandlerFunc(s.notFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", httpapi.AllowedMethods(s.router, r))
 		s.problem(w, r, http.StatusMethodNotAllowed, "This page does not take that kind of request ("+r.Method+").")

@@ -184,9 +184,8 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	site := n.api.Observe(n.site, n.site.RouteOf)
-	mcpSurface := n.api.Observe(n.api.RequireKey(httpapi.Enveloped(mcpHandler)), func(*http.Request) string { return "/mcp" })
-	n.mux = n.api.Edge(oneOrigin(n.api, site, mcpSurface))
+	n.site.Use(n.api.Metered)
+	n.mux = n.api.Edge(oneOrigin(n.api, n.site, n.api.Metered(n.api.RequireKey(httpapi.Enveloped(mcpHandler)))))
 	srv, ln := &http.Server{Handler: n.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		MaxHeaderBytes: maxHeaderBytes}, n.ln
 	n.srv = srv
