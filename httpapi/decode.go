@@ -66,14 +66,28 @@ func decodeObject(body []byte) (map[string]json.RawMessage, error) {
 
 // jsonText refuses what a JSON body must not hold though encoding/json
 // decodes it: bytes that are not UTF-8 (RFC 8259 §8.1; encoding/json puts
-// U+FFFD in their place, so what would run is not what was sent) and
-// members named twice. The API's bodies and MCP's messages are both
-// checked by it.
+// U+FFFD in their place, so what would run is not what was sent) and, at
+// any depth, an object naming a member twice (encoding/json keeps the last
+// one, while a proxy or a WAF in front may read the first, and then see
+// another request than the one that runs). Both are found in one read by
+// jsontext (the Go team's JSON v2 work), which rejects them as RFC 7493
+// asks. The API's bodies and MCP's messages are both checked by it.
 func jsonText(body []byte) error {
-	if !utf8.Valid(body) {
+	_, err := jsontext.NewDecoder(bytes.NewReader(body)).ReadValue()
+	var se *jsontext.SyntacticError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName):
+		name := se.JSONPointer.LastToken()
+		if at := string(se.JSONPointer.Parent()); at != "" {
+			return errorf(engine.CodeInvalidRequest, "duplicate member %q at %s in the JSON body", name, at)
+		}
+		return errorf(engine.CodeInvalidRequest, "duplicate member %q in the JSON body", name)
+	case !utf8.Valid(body): // jsontext's own error for it is not exported
 		return errorf(engine.CodeInvalidRequest, "body is not valid UTF-8 (byte %d); JSON is UTF-8", invalidUTF8At(body))
 	}
-	return duplicateMember(body)
+	return nil // anything else is judged by the caller's decode
 }
 
 // invalidUTF8At is the offset of the first byte of body that is not UTF-8.
@@ -86,25 +100,6 @@ func invalidUTF8At(body []byte) int {
 		i += n
 	}
 	return len(body)
-}
-
-// duplicateMember refuses a body in which an object, at any depth, names
-// a member twice: encoding/json keeps the last one, while a proxy or a WAF
-// in front may read the first, and then see another request than the one
-// that runs. The check is jsontext's (the Go team's JSON v2 work), which
-// rejects duplicate names as RFC 7493 asks.
-func duplicateMember(body []byte) error {
-	_, err := jsontext.NewDecoder(bytes.NewReader(body), jsontext.AllowInvalidUTF8(true)).ReadValue()
-	var se *jsontext.SyntacticError
-	if !errors.As(err, &se) || !errors.Is(se.Err, jsontext.ErrDuplicateName) {
-		return nil // anything else was judged by the decode above
-	}
-	name := se.JSONPointer.LastToken()
-	at := string(se.JSONPointer.Parent())
-	if at == "" {
-		return errorf(engine.CodeInvalidRequest, "duplicate member %q in the JSON body", name)
-	}
-	return errorf(engine.CodeInvalidRequest, "duplicate member %q at %s in the JSON body", name, at)
 }
 
 func jsonProblem(err error) string {
