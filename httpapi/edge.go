@@ -111,6 +111,12 @@ func (a *API) Edge(next http.Handler) http.Handler {
 			_ = rc.SetReadDeadline(time.Now())
 			a.fail(w, r, errorf(engine.CodeInvalidRequest, format, args...))
 		}
+		if n := len(r.Header.Values("Content-Type")); n > 1 {
+			// Every surface reads the first, a proxy in front may read
+			// another (once.go).
+			refuse("send one Content-Type header, not %d", n)
+			return
+		}
 		if isMultipart(r) {
 			refuse("multipart bodies are not accepted; no route takes a file")
 			return

@@ -58,10 +58,16 @@ func (a *API) streamReader(h func(http.ResponseWriter, *http.Request, caller)) h
 // resumeAfter reads Last-Event-ID (sent by EventSource on reconnect, so it
 // wins) or ?lastEventSeq.
 func resumeAfter(r *http.Request) (uint64, error) {
-	s := r.Header.Get("Last-Event-ID")
+	s, err := headerOnce(r, "Last-Event-ID")
+	if err != nil {
+		return 0, err
+	}
 	name := "Last-Event-ID"
 	if s == "" {
-		s, name = r.URL.Query().Get("lastEventSeq"), "lastEventSeq"
+		if s, err = queryOnce(r, "lastEventSeq"); err != nil {
+			return 0, err
+		}
+		name = "lastEventSeq"
 	}
 	if s == "" {
 		return 0, nil

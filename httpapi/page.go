@@ -15,16 +15,23 @@ type page struct {
 }
 
 func pageOf(r *http.Request) (page, error) {
-	q := r.URL.Query()
 	p := page{limit: 20}
-	if s := q.Get("limit"); s != "" {
+	limit, err := queryOnce(r, "limit")
+	if err != nil {
+		return p, err
+	}
+	cursor, err := queryOnce(r, "cursor")
+	if err != nil {
+		return p, err
+	}
+	if s := limit; s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 100 {
 			return p, errorf(engine.CodeInvalidRequest, "limit must be an integer from 1 to 100")
 		}
 		p.limit = n
 	}
-	if s := q.Get("cursor"); s != "" {
+	if s := cursor; s != "" {
 		n, err := strconv.ParseUint(s, 10, 64)
 		if err != nil || n == 0 {
 			return p, errorf(engine.CodeInvalidRequest, "cursor is not one this API returned")

@@ -63,12 +63,17 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
 	req := engine.CreateRunRequest{AccountID: c.AccountID, KeyID: c.KeyID,
 		AppSlug: body.AppSlug, Input: body.Input, BrandContextID: body.BrandContextID, MaxCreditCost: body.MaxCreditCost,
 		WebhookURL: body.WebhookURL}
-	if vals, ok := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]; ok {
-		if len(vals) != 1 || !engine.ValidIdempotencyKey(vals[0]) {
+	if _, ok := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]; ok {
+		key, err := headerOnce(r, "Idempotency-Key")
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		if !engine.ValidIdempotencyKey(key) {
 			a.fail(w, r, errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", engine.MaxIdempotencyKey))
 			return
 		}
-		req.IdempotencyKey, req.BodyHash = vals[0], body.hash()
+		req.IdempotencyKey, req.BodyHash = key, body.hash()
 	}
 	run, err := a.cfg.Engine.CreateRun(r.Context(), req)
 	setQuota(w, run.Quota)

@@ -86,5 +86,9 @@ func (a *API) streamToken(w http.ResponseWriter, r *http.Request, c caller) {
 
 // tokenCaller authenticates an event stream request by ?token=.
 func (a *API) tokenCaller(r *http.Request) (caller, error) {
-	return a.checkStreamToken(r.URL.Query().Get("token"), mux.Vars(r)["run_no"])
+	tok, err := queryOnce(r, "token")
+	if err != nil {
+		return caller{}, err
+	}
+	return a.checkStreamToken(tok, mux.Vars(r)["run_no"])
 }

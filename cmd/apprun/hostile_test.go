@@ -596,3 +596,63 @@ func TestTheNodesServerCutsAHeldHead(t *testing.T) {
 		t.Fatalf("a held request head kept its connection %s", took)
 	}
 }
+
+// A parameter the API reads, sent twice, is refused rather than read
+// once: a proxy or a cache in front that reads the other copy would see
+// another request (as with two Authorization headers). Content-Type is
+// refused so on every surface, at the edge, and a create so refused
+// charges nothing.
+func TestARepeatedParameterIsRefused(t *testing.T) {
+	t.Parallel()
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	runNo := h.create(a, coldEmailRun())
+	h.collect(a, runNo)
+	events := "/api/v1/runs/" + runNo + "/events"
+	send := func(method, path, key, body string, hdr ...string) response {
+		req, _ := http.NewRequest(method, h.srv.URL+path, strings.NewReader(body))
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Add(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return response{resp.StatusCode, resp.Header, data}
+	}
+	const create = `{"app_slug":"cold-email-writer","input":{"product_description":"Acme","target_role":"Founders"}}`
+	for _, tc := range []struct {
+		name, method, path, key, body string
+		hdr                           []string
+		names                         string // what the message must name
+	}{
+		{"limit twice", "GET", "/api/v1/runs?limit=5&limit=100", a.Key, "", nil, "limit"},
+		{"cursor twice", "GET", "/api/v1/runs?cursor=1&cursor=2", a.Key, "", nil, "cursor"},
+		{"a statement's limit twice", "GET", "/api/v1/account/ledger?limit=1&limit=2", a.Key, "", nil, "limit"},
+		{"lastEventSeq twice", "GET", events + "?lastEventSeq=1&lastEventSeq=2", a.Key, "", nil, "lastEventSeq"},
+		{"two Last-Event-ID headers", "GET", events, a.Key, "", []string{"Last-Event-ID", "1", "Last-Event-ID", "2"}, "Last-Event-ID"},
+		{"token twice", "GET", events + "?token=a&token=b", "", "", nil, "token"},
+		{"two Idempotency-Key headers", "POST", "/api/v1/runs", a.Key, create,
+			[]string{"Content-Type", "application/json", "Idempotency-Key", "k1", "Idempotency-Key", "k2"}, "Idempotency-Key"},
+		{"two Content-Type headers on a create", "POST", "/api/v1/runs", a.Key, create,
+			[]string{"Content-Type", "application/json", "Content-Type", "text/plain"}, "Content-Type"},
+		{"two Content-Type headers on MCP", "POST", "/mcp", a.Key, `{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+			[]string{"Content-Type", "application/json", "Content-Type", "application/json", "Accept", "application/json, text/event-stream"}, "Content-Type"},
+		{"two Content-Type headers on a form", "POST", "/signin", "", "email=a%40b.c&password=x",
+			[]string{"Content-Type", "application/x-www-form-urlencoded", "Content-Type", "multipart/form-data; boundary=b"}, "Content-Type"},
+	} {
+		r := send(tc.method, tc.path, tc.key, tc.body, tc.hdr...)
+		if r.Status != 400 || r.Header.Get("Content-Type") != "application/json" ||
+			!strings.Contains(string(r.Body), `"code":"invalid_request"`) || !strings.Contains(string(r.Body), tc.names) {
+			t.Errorf("%s: %d %.300s, want 400 invalid_request naming %s", tc.name, r.Status, r.Body, tc.names)
+		}
+	}
+	if balance, active := h.balance(a); balance != 75 || active != 0 {
+		t.Errorf("after the refused creates: balance %d, %d active, want 75 and 0 (one run charged)", balance, active)
+	}
+}
