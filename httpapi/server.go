@@ -156,7 +156,11 @@ func New(cfg Config) (*API, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	a := &API{cfg: cfg, router: mux.NewRouter(), closing: make(chan struct{}), streams: newStreamRegistry(cfg.StreamsPerKey, cfg.StreamsPerAccount),
+	// SkipClean: a path that is not in its clean form (a double slash, a
+	// dot segment) is a 404 in the envelope, not the router's 301 to the
+	// clean path, which clients that follow redirects resend as a GET: a
+	// create became a read of the run list, answered 200.
+	a := &API{cfg: cfg, router: mux.NewRouter().SkipClean(true), closing: make(chan struct{}), streams: newStreamRegistry(cfg.StreamsPerKey, cfg.StreamsPerAccount),
 		keyMisses: rate.NewLimiter(50, 50)}
 	a.router.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isOAuthProbe(r.URL.Path) {

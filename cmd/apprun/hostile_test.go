@@ -656,3 +656,40 @@ func TestARepeatedParameterIsRefused(t *testing.T) {
 		t.Errorf("after the refused creates: balance %d, %d active, want 75 and 0 (one run charged)", balance, active)
 	}
 }
+
+// An API path that is not in its clean form (a double slash, a dot
+// segment) is answered 404 in the envelope, not redirected: the router's
+// 301 to the clean path turned a create into a GET of the run list in
+// every client that follows redirects (net/http, requests, fetch all
+// resend a POST after a 301 as a GET), so the client saw 200 and no run
+// was made.
+func TestAnAPIPathIsNotRedirected(t *testing.T) {
+	t.Parallel()
+	h := start(t, withLimits(noLimits))
+	a := h.account(100)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tc := range []struct{ method, path, key, body string }{
+		{"POST", "/api/v1//runs", a.Key, `{"app_slug":"cold-email-writer","input":{"product_description":"Acme","target_role":"Founders"}}`},
+		{"GET", "/api/v1//account", a.Key, ""},
+		{"GET", "/api/v1/runs/./", a.Key, ""},
+		{"POST", "/api/../admin/v1/accounts", testAdminToken, `{"email":"x@example.com","credits":5}`},
+	} {
+		req, _ := http.NewRequest(tc.method, h.srv.URL+tc.path, strings.NewReader(tc.body))
+		req.Header.Set("Authorization", "Bearer "+tc.key)
+		if tc.body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 404 || !strings.Contains(string(body), `"code":"not_found"`) {
+			t.Errorf("%s %s: %d (Location %q) %s, want 404 not_found in the envelope", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Location"), body)
+		}
+	}
+	if balance, _ := h.balance(a); balance != 100 {
+		t.Errorf("balance %d after a create on an unclean path, want 100", balance)
+	}
+}
