@@ -36,7 +36,8 @@ test:
 
 # apprun tried with clients not written here, installed from the npm
 # registry: redocly lint, openapi-typescript + tsc, an EventSource left
-# open on a finished run, the MCP TypeScript SDK (.ci/run calls it).
+# open on a finished run, webhooks verified by standardwebhooks, the MCP
+# TypeScript SDK (.ci/run calls it).
 client-check: build
 	tools/clientcheck/run
 
