@@ -62,7 +62,7 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	s := &surface{cfg: cfg}
 	h := sdk.NewStreamableHTTPHandler(s.server, &sdk.StreamableHTTPOptions{Stateless: true, Logger: cfg.Logger})
-	return auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h), nil
+	return oneMessage(auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)), nil
 }
 
 type surface struct{ cfg Config }

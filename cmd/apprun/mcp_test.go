@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -310,5 +311,36 @@ func TestMCPTransportRefusalsAreTheErrorEnvelope(t *testing.T) {
 	r := h.do("POST", "/mcp", a.Key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, acc...)
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"tools"`) {
 		t.Fatalf("tools/list: %d %s", r.Status, r.Body)
+	}
+}
+
+// A JSON-RPC batch is refused: one HTTP request of 1 MiB carried 9,500
+// tool calls (1.8 s of the node's work) and counted once against the
+// key's read limit, 120 a minute, so one key could keep several cores
+// busy. MCP removed batching in 2025-06-18 (the SDK refuses a batch that
+// says so); a client of 2025-03-26 that sent one learns to send its
+// messages one by one.
+func TestMCPRefusesABatch(t *testing.T) {
+	t.Parallel()
+	h := start(t)
+	a := h.account(100)
+	acc := []string{"Accept", "application/json, text/event-stream"}
+	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"cold-email-writer","arguments":{"product_description":"Acme","target_role":"Founders"}}}`
+	for _, body := range []string{
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`,
+		" \n[" + fmt.Sprintf(call, 1) + "]",
+		"[" + fmt.Sprintf(call, 1) + "," + fmt.Sprintf(call, 2) + "]",
+	} {
+		r := h.do("POST", "/mcp", a.Key, body, acc...)
+		if r.Status != 400 || r.errorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), "batch") {
+			t.Errorf("batch %.60q: %d %s, want 400 invalid_request saying batches are not taken", body, r.Status, r.Body)
+		}
+	}
+	if balance, active := h.balance(a); balance != 100 || active != 0 {
+		t.Errorf("after the refused batches: balance %d, %d active, want 100 and none", balance, active)
+	}
+	// One message, the way every client of 2025-06-18 and later sends.
+	if r := h.do("POST", "/mcp", a.Key, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, acc...); r.Status != 200 {
+		t.Fatalf("a ping: %d %s", r.Status, r.Body)
 	}
 }
