@@ -244,6 +244,32 @@ func (h *harness) do(method, path, key string, body any, hdr ...string) response
 	return response{resp.StatusCode, resp.Header, data}
 }
 
+// send is a request sent as it is: the path not cleaned, each header
+// added (a name may come twice), and the answer returned as it came, a
+// redirect included.
+func (h *harness) send(method, path, key, body string, hdr ...string) response {
+	h.t.Helper()
+	req, err := http.NewRequest(method, h.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Add(hdr[i], hdr[i+1])
+	}
+	resp, err := noRedirects.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return response{resp.StatusCode, resp.Header, data}
+}
+
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
 type account struct {
 	ID, Key, KeyID string
 }

@@ -609,22 +609,6 @@ func TestARepeatedParameterIsRefused(t *testing.T) {
 	runNo := h.create(a, coldEmailRun())
 	h.collect(a, runNo)
 	events := "/api/v1/runs/" + runNo + "/events"
-	send := func(method, path, key, body string, hdr ...string) response {
-		req, _ := http.NewRequest(method, h.srv.URL+path, strings.NewReader(body))
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Add(hdr[i], hdr[i+1])
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(resp.Body)
-		return response{resp.StatusCode, resp.Header, data}
-	}
 	const create = `{"app_slug":"cold-email-writer","input":{"product_description":"Acme","target_role":"Founders"}}`
 	for _, tc := range []struct {
 		name, method, path, key, body string
@@ -646,7 +630,7 @@ func TestARepeatedParameterIsRefused(t *testing.T) {
 		{"two Content-Type headers on a form", "POST", "/signin", "", "email=a%40b.c&password=x",
 			[]string{"Content-Type", "application/x-www-form-urlencoded", "Content-Type", "multipart/form-data; boundary=b"}, "Content-Type"},
 	} {
-		r := send(tc.method, tc.path, tc.key, tc.body, tc.hdr...)
+		r := h.send(tc.method, tc.path, tc.key, tc.body, tc.hdr...)
 		if r.Status != 400 || r.Header.Get("Content-Type") != "application/json" ||
 			!strings.Contains(string(r.Body), `"code":"invalid_request"`) || !strings.Contains(string(r.Body), tc.names) {
 			t.Errorf("%s: %d %.300s, want 400 invalid_request naming %s", tc.name, r.Status, r.Body, tc.names)
@@ -667,26 +651,15 @@ func TestAnAPIPathIsNotRedirected(t *testing.T) {
 	t.Parallel()
 	h := start(t, withLimits(noLimits))
 	a := h.account(100)
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, tc := range []struct{ method, path, key, body string }{
 		{"POST", "/api/v1//runs", a.Key, `{"app_slug":"cold-email-writer","input":{"product_description":"Acme","target_role":"Founders"}}`},
 		{"GET", "/api/v1//account", a.Key, ""},
 		{"GET", "/api/v1/runs/./", a.Key, ""},
 		{"POST", "/api/../admin/v1/accounts", testAdminToken, `{"email":"x@example.com","credits":5}`},
 	} {
-		req, _ := http.NewRequest(tc.method, h.srv.URL+tc.path, strings.NewReader(tc.body))
-		req.Header.Set("Authorization", "Bearer "+tc.key)
-		if tc.body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 404 || !strings.Contains(string(body), `"code":"not_found"`) {
-			t.Errorf("%s %s: %d (Location %q) %s, want 404 not_found in the envelope", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Location"), body)
+		r := h.send(tc.method, tc.path, tc.key, tc.body, "Content-Type", "application/json")
+		if r.Status != 404 || !strings.Contains(string(r.Body), `"code":"not_found"`) {
+			t.Errorf("%s %s: %d (Location %q) %s, want 404 not_found in the envelope", tc.method, tc.path, r.Status, r.Header.Get("Location"), r.Body)
 		}
 	}
 	if balance, _ := h.balance(a); balance != 100 {
