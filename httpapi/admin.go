@@ -50,13 +50,11 @@ func (a *API) openAccount(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	acct, err := a.cfg.Engine.OpenAccount(r.Context(), email, credits)
-	if err == nil {
-		err = a.awaitRead(r.Context(), acct.Seq)
-	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	a.stored(r, acct.Seq, "account opened")
 	writeJSON(w, http.StatusCreated, map[string]any{"account_id": acct.AccountID, "api_key": acct.APIKey, "key_id": acct.KeyID})
 }
 
@@ -76,39 +74,33 @@ func (a *API) grantCredits(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	balance, seq, err := a.cfg.Engine.GrantCredits(r.Context(), mux.Vars(r)["account_id"], amount)
-	if err == nil {
-		err = a.awaitRead(r.Context(), seq)
-	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	a.stored(r, seq, "credits granted")
 	writeJSON(w, http.StatusOK, map[string]any{"balance": balance})
 }
 
 // createKey handles POST /admin/v1/accounts/{account_id}/keys.
 func (a *API) createKey(w http.ResponseWriter, r *http.Request) {
 	k, err := a.cfg.Engine.CreateKey(r.Context(), mux.Vars(r)["account_id"], "")
-	if err == nil {
-		err = a.awaitRead(r.Context(), k.Seq)
-	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	a.stored(r, k.Seq, "key created")
 	writeJSON(w, http.StatusCreated, map[string]any{"key_id": k.KeyID, "api_key": k.APIKey})
 }
 
 // revokeKey handles DELETE /admin/v1/keys/{key_id}: the key fails at once.
 func (a *API) revokeKey(w http.ResponseWriter, r *http.Request) {
 	seq, err := a.cfg.Engine.RevokeKey(r.Context(), mux.Vars(r)["key_id"])
-	if err == nil {
-		err = a.awaitRead(r.Context(), seq)
-	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	a.stored(r, seq, "key revoked")
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -136,12 +128,10 @@ func (a *API) setPrice(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p, seq, err := a.cfg.Engine.SetPrice(r.Context(), mux.Vars(r)["slug"], cost, recal)
-	if err == nil {
-		err = a.awaitRead(r.Context(), seq)
-	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
 	}
+	a.stored(r, seq, "price set")
 	writeJSON(w, http.StatusOK, p)
 }

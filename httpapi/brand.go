@@ -38,9 +38,6 @@ func (a *API) createBrandContext(w http.ResponseWriter, r *http.Request, c calle
 		a.fail(w, r, err)
 		return
 	}
-	if err := a.awaitRead(r.Context(), seq); err != nil {
-		a.fail(w, r, err)
-		return
-	}
+	a.stored(r, seq, "brand context created")
 	writeJSON(w, http.StatusCreated, map[string]any{"brand_context_id": bc.ID, "name": bc.Name, "created_at": bc.CreatedAt})
 }

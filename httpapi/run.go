@@ -33,9 +33,7 @@ func (a *API) cancelRun(w http.ResponseWriter, r *http.Request, c caller) {
 		a.fail(w, r, err)
 		return
 	}
-	if err := a.awaitRead(r.Context(), seq); err != nil {
-		a.cfg.Logger.Warn("canceled run not yet in the read model", "run_no", runNo, "err", err)
-	}
+	a.stored(r, seq, "run canceled")
 	writeJSON(w, http.StatusOK, viewOf(run))
 }
 

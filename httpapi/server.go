@@ -239,6 +239,19 @@ func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, r, a.cfg.Logger, err)
 }
 
+// stored is called once the log has stored a write at seq, before its
+// answer: it waits (bounded) until the read models show it, so that the
+// answer and the next read agree. The write is stored whatever happens
+// here, so the answer is the write's: a wait that fails is logged, and
+// the reads after it wait for seq in turn (projections.Current.WaitFor).
+// An error answer would hide a stored write, and its retry make it twice
+// (a grant granted twice).
+func (a *API) stored(r *http.Request, seq uint64, what string) {
+	if err := a.awaitRead(r.Context(), seq); err != nil {
+		a.cfg.Logger.Warn(what+": stored, not yet in this node's read models", "seq", seq, "err", err)
+	}
+}
+
 // awaitRead waits until the read model shows the write at seq.
 func (a *API) awaitRead(ctx context.Context, seq uint64) error {
 	ctx, cancel := context.WithTimeout(ctx, a.cfg.WriteWait)
@@ -262,7 +275,8 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 	case !a.cfg.Engine.Writable():
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
-			"reason": "the event log cannot take writes (no NATS connection, or no stream leader: a cluster without a quorum)"})
+			"reason": "the event log cannot take writes (no NATS connection; no stream leader: a cluster without a quorum; " +
+				"or the embedded server's store failed a write, a disk that filled: see the node's log)"})
 	case !a.cfg.Reads.Ready():
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting", "reason": "the read models are catching up with the log"})

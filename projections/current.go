@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -31,6 +32,9 @@ type Current struct {
 	seqs  LogSeqs // nil on a standalone node, the log's only writer
 	floor func() uint64
 	wait  time.Duration
+	// owed is the highest write whose answer gave up waiting for the
+	// store (WaitFor): part of the floor.
+	owed atomic.Uint64
 }
 
 // NewCurrent wraps s; seqs is nil on a standalone node; floor is the
@@ -56,7 +60,7 @@ var ErrBehind = fmt.Errorf("projections: read model behind the log: %w", engine.
 // wait); one known to be down is not. A standalone node that has applied
 // its floor answers at once: the usual read pays no timer.
 func (c *Current) upTo(kind, id string, seq func(context.Context) (uint64, error)) error {
-	n := c.floor()
+	n := max(c.floor(), c.owed.Load())
 	if c.seqs == nil && c.Applied() >= n {
 		return nil
 	}
@@ -85,6 +89,24 @@ func (c *Current) upTo(kind, id string, seq func(context.Context) (uint64, error
 		return fmt.Errorf("%w: %s %s: %w", ErrBehind, kind, id, err)
 	}
 	return nil
+}
+
+// WaitFor waits until the store has applied seq, a write this node made,
+// so that the write's answer and the next read agree. A wait that fails
+// (the store stopped, or fell behind) leaves seq owed: every later read of
+// a run or an account waits for it too, so that no read misses a write
+// whose answer was given (the surfaces answer a stored write as stored).
+func (c *Current) WaitFor(ctx context.Context, seq uint64) error {
+	err := c.Store.WaitFor(ctx, seq)
+	if err != nil {
+		for {
+			owed := c.owed.Load()
+			if seq <= owed || c.owed.CompareAndSwap(owed, seq) {
+				break
+			}
+		}
+	}
+	return err
 }
 
 // Run reads a run as of its newest event in the log.

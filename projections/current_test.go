@@ -139,3 +139,29 @@ func TestCurrentWaitsForTheCreatesAnswered(t *testing.T) {
 		t.Fatalf("runs through Current: %+v %v, want the new run", runs, err)
 	}
 }
+
+// A write whose answer gave up waiting for the store (WaitFor failed) is
+// owed: on a standalone node, whose reads wait only for the writes this
+// node answered, a read after it waits for it too, and fails as
+// unavailable rather than answer what the store had before the write.
+func TestAWriteAnsweredBeforeTheStoreAppliedItIsWaitedFor(t *testing.T) {
+	t.Parallel()
+	f, s, acct := behindStore(t)
+	ctx := context.Background()
+	_, seq, err := f.eng.GrantCredits(ctx, acct.AccountID, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := projections.NewCurrent(s, nil, noFloor, 200*time.Millisecond)
+	if a, err := cur.Account(acct.AccountID); err != nil || a.Balance != 10 {
+		t.Fatalf("before any answer gave up on the grant: %+v %v, want the store's 10 (nothing owed yet)", a, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := cur.WaitFor(wctx, seq); err == nil {
+		t.Fatal("waiting for the grant on a stopped store succeeded")
+	}
+	if a, err := cur.Account(acct.AccountID); !errors.Is(err, engine.ErrUnavailable) {
+		t.Fatalf("a read after the grant was answered: %+v %v, want unavailable, not the balance before it", a, err)
+	}
+}

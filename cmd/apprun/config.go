@@ -46,7 +46,10 @@ type Config struct {
 	StreamsPerAccount int
 	// RequestTimeout bounds each non-streaming request (tests shorten it).
 	RequestTimeout time.Duration
-	Replicas       int
+	// WriteWait bounds how long a write's answer waits for the read
+	// models to show it (default 5s; tests shorten it).
+	WriteWait time.Duration
+	Replicas  int
 	// AppTimeouts overrides Apps' timeouts by slug (APPRUN_APP_TIMEOUTS,
 	// "slug=duration,slug=duration").
 	AppTimeouts map[string]time.Duration

@@ -55,7 +55,9 @@ func withStreamsPerKey(n int) option { return func(c *Config) { c.StreamsPerKey 
 func withRequestTimeout(d time.Duration) option {
 	return func(c *Config) { c.RequestTimeout = d }
 }
-func withLogger(l *slog.Logger) option { return func(c *Config) { c.Logger = l } }
+func withLogger(l *slog.Logger) option     { return func(c *Config) { c.Logger = l } }
+func withWriteWait(d time.Duration) option { return func(c *Config) { c.WriteWait = d } }
+
 func withHeartbeat(d time.Duration) option {
 	return func(c *Config) { c.Heartbeat = d }
 }

@@ -176,7 +176,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.reads, AdminToken: n.cfg.AdminToken, Sessions: n.site, Billing: seller,
 		StreamTokenTTL: n.cfg.StreamTokenTTL,
 		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey,
-		StreamsPerAccount: n.cfg.StreamsPerAccount, RequestTimeout: n.cfg.RequestTimeout})
+		StreamsPerAccount: n.cfg.StreamsPerAccount, RequestTimeout: n.cfg.RequestTimeout, WriteWait: n.cfg.WriteWait})
 	if err != nil {
 		return err
 	}

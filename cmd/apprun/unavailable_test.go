@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 )
 
 func TestEventLogUnreachableIsInternalErrorAndWritesNothing(t *testing.T) {
@@ -22,5 +23,34 @@ func TestEventLogUnreachableIsInternalErrorAndWritesNothing(t *testing.T) {
 	}
 	if bal, active := h.balance(a); bal != 100 || active != 0 {
 		t.Fatalf("a failed request changed the account: balance %d active %d", bal, active)
+	}
+}
+
+// A write the log stored is answered as stored, even when this node's read
+// models cannot show it in time (they had stopped: a disk that filled
+// under the projections file stops them). The grant was answered 503
+// "safe to retry" while it was in the log, and the retry granted again;
+// an account, a key and a brand context were made twice so. The answer
+// is the write's, and a later read waits for it.
+func TestAStoredWriteIsAnsweredAsStoredWhenTheReadModelsLag(t *testing.T) {
+	t.Parallel()
+	h := start(t, withLimits(noLimits), withWriteWait(100*time.Millisecond))
+	a := h.account(100)
+	h.node.store.Stop() // the read models apply nothing more
+	if r := h.do("POST", "/admin/v1/accounts/"+a.ID+"/credits", testAdminToken, map[string]any{"amount": 50}); r.Status != 200 || r.json(t)["balance"] != float64(150) {
+		t.Errorf("a grant the log stored: %d %s, want 200 with the balance 150", r.Status, r.Body)
+	}
+	if r := h.do("POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "b@example.com", "credits": 5}); r.Status != 201 {
+		t.Errorf("an account the log stored: %d %s, want 201", r.Status, r.Body)
+	}
+	if r := h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil); r.Status != 201 {
+		t.Errorf("a key the log stored: %d %s, want 201", r.Status, r.Body)
+	}
+	if r := h.do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme"}); r.Status != 201 {
+		t.Errorf("a brand context the log stored: %d %s, want 201", r.Status, r.Body)
+	}
+	h.restart()
+	if balance, _ := h.balance(a); balance != 150 {
+		t.Errorf("after a restart: balance %d, want 150 (granted once)", balance)
 	}
 }
