@@ -7,9 +7,11 @@ package embednats
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -38,6 +40,9 @@ type Config struct {
 	// server opens a port (Listen, or Cluster); at least 16 characters,
 	// the same on every member.
 	Secret string
+	// Logger, when set, receives the server's warnings and errors, marked
+	// component=nats (log.go); without one the server logs nothing.
+	Logger *slog.Logger
 }
 
 // User is the user name clients and routes present with the Secret.
@@ -55,6 +60,9 @@ type Server struct {
 	cfg  Config
 	ns   *server.Server
 	once sync.Once
+	// storeFailed is the server's word for a store that takes no more
+	// writes (log.go).
+	storeFailed atomic.Pointer[string]
 }
 
 // New validates the config and fills its defaults.
@@ -94,6 +102,14 @@ func (s *Server) Start() error {
 	if err != nil {
 		return fmt.Errorf("embednats: new server: %w", err)
 	}
+	sl := serverLog{l: slog.New(slog.DiscardHandler)}
+	if s.cfg.Logger != nil {
+		sl.l = s.cfg.Logger.With("component", "nats")
+	}
+	if s.cfg.Cluster.Name == "" {
+		sl.failed = &s.storeFailed
+	}
+	ns.SetLogger(sl, false, false)
 	ns.Start()
 	if !ns.ReadyForConnections(30 * time.Second) {
 		ns.Shutdown()
@@ -176,6 +192,18 @@ func (s *Server) QuorumReachable() bool {
 		members[r] = true
 	}
 	return s.ns.NumRemotes()+1 >= len(members)/2+1
+}
+
+// StoreFailed is "" while the server's store takes writes; once a write
+// failed in a way that nats-server keeps for good (a disk that filled
+// under a stream: the stream refuses every later write, space or not), it
+// is the server's words for it, until the server restarts. A cluster
+// member's is always "": another member takes its streams over.
+func (s *Server) StoreFailed() string {
+	if p := s.storeFailed.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 // ClientURL is the server's client URL when it listens on TCP, else "".

@@ -38,6 +38,10 @@ type Config struct {
 	// a leader election, which requests wait for, from a loss of quorum,
 	// which they fail fast on. Without it, 2 s without a leader is down.
 	QuorumReachable func() bool
+	// StoreFailed, when set, is "" while the server's store takes writes,
+	// else why it takes none until the server restarts
+	// (embednats.Server.StoreFailed): the log is then down (probe.go).
+	StoreFailed func() string
 	// Timeout bounds each JetStream request (default 5s).
 	Timeout time.Duration
 	// Limits size the rate-limit windows (CreatePerMinute and
@@ -84,7 +88,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("eventlog: %w", err)
 	}
 	s.log = &Log{nc: nc, js: js, stream: st, timeout: cfg.Timeout, replicated: cfg.Replicas > 1,
-		readers: make(chan struct{}, maxLogReaders), quorum: cfg.QuorumReachable}
+		readers: make(chan struct{}, maxLogReaders), quorum: cfg.QuorumReachable, storeFailed: cfg.StoreFailed, logger: cfg.Logger}
 	s.log.group.l = s.log
 	go s.log.probe()
 	s.windows = &windows{nc: nc, js: js, timeout: cfg.Timeout,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,10 @@ type Log struct {
 	// quorum, when not nil, says whether a majority of the cluster is
 	// reachable (probe.go).
 	quorum func() bool
+	// storeFailed, when not nil, says why the server's store takes no
+	// more writes ("" while it does: probe.go).
+	storeFailed func() string
+	logger      *slog.Logger
 	// group commits concurrent multi-entry appends together (group.go).
 	group group
 }

@@ -33,6 +33,9 @@ func (l *Log) probe() {
 		if l.nc.IsClosed() {
 			return
 		}
+		if l.storeLost() {
+			continue
+		}
 		if l.leaderKnown() {
 			fails = 0
 			l.down.Store(false)
@@ -69,4 +72,25 @@ func (l *Log) leaderKnown() bool {
 		return false
 	}
 	return info.Cluster == nil || info.Cluster.Leader != ""
+}
+
+// storeLost reports whether the server's store has failed a write it
+// keeps refusing (embednats.Server.StoreFailed: a disk that filled under
+// the stream). The log is then down for good: every request fails at once
+// and /readyz says so, where each write would otherwise wait out its
+// timeout. Only a restart of the server clears it, once the disk has
+// space again.
+func (l *Log) storeLost() bool {
+	if l.storeFailed == nil {
+		return false
+	}
+	why := l.storeFailed()
+	if why == "" {
+		return false
+	}
+	if !l.down.Swap(true) {
+		l.logger.Error("the event log's store failed a write and takes no more until the node restarts: "+
+			"this node answers 503; make room on its disk, then restart it", "nats", why)
+	}
+	return true
 }

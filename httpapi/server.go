@@ -94,6 +94,11 @@ type Config struct {
 	// Billing sells Credits (nil: none sold; the packs route says how
 	// Credits are added).
 	Billing Seller
+	// StoreFailed, when set, is "" while the embedded server's store takes
+	// writes, else why it takes none until the node restarts
+	// (embednats.Server.StoreFailed): /healthz then fails, so that a
+	// supervisor restarts the node.
+	StoreFailed func() string
 	Logger  *slog.Logger
 }
 
@@ -285,8 +290,15 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// health answers GET /healthz: 200 once the read models caught up.
+// health answers GET /healthz: 200 once the read models caught up, 503
+// while they have not, or when the node needs a restart (its embedded
+// server's store failed a write it keeps refusing).
 func (a *API) health(w http.ResponseWriter, r *http.Request) {
+	if a.cfg.StoreFailed != nil && a.cfg.StoreFailed() != "" {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed",
+			"reason": "the embedded server's store failed a write and takes no more until the node restarts (a disk that filled?): see the node's log"})
+		return
+	}
 	if !a.cfg.Reads.Ready() {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting"})
 		return

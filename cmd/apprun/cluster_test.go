@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -350,6 +351,20 @@ func clusterOfThreeNodesBehavesAsOneService(t *testing.T) {
 	}
 	t.Logf("phase: audited %s", time.Since(t0))
 	t.Logf("cluster: %s", out)
+	// The embedded servers log into the nodes' logs (a killed member's
+	// routes dropped), and never the secret, nor a stranger's try at one.
+	logs, err := os.ReadFile(c.logs.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(logs), "component=nats") {
+		t.Error("the nodes' logs hold nothing of their embedded servers")
+	}
+	for _, s := range []string{testClusterSecret, "wrong-secret-0123456789"} {
+		if strings.Contains(string(logs), s) {
+			t.Errorf("the nodes' logs hold %q", s)
+		}
+	}
 }
 
 func sameEvents(a, b []sseEvent) bool {

@@ -58,6 +58,8 @@ func withRequestTimeout(d time.Duration) option {
 func withLogger(l *slog.Logger) option     { return func(c *Config) { c.Logger = l } }
 func withWriteWait(d time.Duration) option { return func(c *Config) { c.WriteWait = d } }
 
+// withDataDir runs the node on dir rather than a new temporary directory.
+func withDataDir(dir string) option { return func(c *Config) { c.DataDir = dir } }
 func withHeartbeat(d time.Duration) option {
 	return func(c *Config) { c.Heartbeat = d }
 }
@@ -79,7 +81,10 @@ func start(t testing.TB, opts ...option) *harness {
 	if h.cfg.Logger == nil {
 		h.cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	h.cfg.DataDir = h.dir
+	if h.cfg.DataDir == "" {
+		h.cfg.DataDir = h.dir
+	}
+	h.dir = h.cfg.DataDir
 	h.boot()
 	t.Cleanup(h.stop)
 	return h

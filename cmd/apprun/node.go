@@ -102,11 +102,12 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	var quorum func() bool
+	var storeFailed func() string
 	if n.ns != nil {
-		quorum = n.ns.QuorumReachable
+		quorum, storeFailed = n.ns.QuorumReachable, n.ns.StoreFailed
 	}
 	events, err := eventlog.Open(ctx, n.nc, eventlog.Config{Replicas: n.cfg.Replicas, Logger: n.cfg.Logger,
-		Limits: n.cfg.Limits, QuorumReachable: quorum})
+		Limits: n.cfg.Limits, QuorumReachable: quorum, StoreFailed: storeFailed})
 	if err != nil {
 		return err
 	}
@@ -176,7 +177,8 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.reads, AdminToken: n.cfg.AdminToken, Sessions: n.site, Billing: seller,
 		StreamTokenTTL: n.cfg.StreamTokenTTL,
 		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey,
-		StreamsPerAccount: n.cfg.StreamsPerAccount, RequestTimeout: n.cfg.RequestTimeout, WriteWait: n.cfg.WriteWait})
+		StreamsPerAccount: n.cfg.StreamsPerAccount, RequestTimeout: n.cfg.RequestTimeout, WriteWait: n.cfg.WriteWait,
+		StoreFailed: storeFailed})
 	if err != nil {
 		return err
 	}
@@ -229,7 +231,7 @@ func (n *Node) connect(ctx context.Context) error {
 		}
 	}
 	ns, err := embednats.New(embednats.Config{StoreDir: filepath.Join(n.cfg.DataDir, "nats"), Listen: n.cfg.NATSListen,
-		ServerName: n.cfg.ServerName, Secret: n.cfg.ClusterSecret,
+		ServerName: n.cfg.ServerName, Secret: n.cfg.ClusterSecret, Logger: n.cfg.Logger,
 		Cluster: embednats.Cluster{Name: n.cfg.ClusterName, Listen: n.cfg.ClusterListen, Routes: n.cfg.Routes}})
 	if err != nil {
 		return err
