@@ -28,6 +28,7 @@ import (
 // staging alone heals by itself once there is space: batches refused
 // meanwhile store nothing.)
 func TestAFullDiskTakesTheNodeOutOfServiceUntilItRestarts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=32m"); err != nil {
 		t.Skipf("this test fills a small file system of its own, a tmpfs, which needs root: %v", err)
