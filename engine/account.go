@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -52,11 +53,14 @@ func (e *Engine) OpenAccount(ctx context.Context, email string, credits int64) (
 		return NewAccount{}, Errorf(CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)
 	}
 	key, kev := e.newKey(id, "")
-	seq, err := e.log.append(ctx,
+	seq, err := e.appendResolved(ctx,
 		entry{subject: accountSubject(id), value: ev, expect: expectSeq(0)},
 		entry{subject: keySubject(kev.KeyID), value: kev, expect: expectSeq(0)},
 		e.keyCountEntry(id, 1, 0),
 	)
+	if errors.Is(err, errUnresolved) {
+		return NewAccount{}, unresolved(fmt.Sprintf("the account %s (%s)", id, email), "a retry may open a second account")
+	}
 	if err != nil {
 		return NewAccount{}, internal("open account", err)
 	}
@@ -74,9 +78,12 @@ func (e *Engine) GrantCredits(ctx context.Context, id string, amount int64) (int
 		if err != nil {
 			return 0, 0, Errorf(CodeInvalidInput, "amount: must be between 1 and %d, and the balance at most %d", ledger.MaxGrant, ledger.MaxBalance)
 		}
-		seq, err := e.log.append(ctx, entry{subject: accountSubject(id), value: ev, expect: expectSeq(last)})
+		seq, err := e.appendResolved(ctx, entry{subject: accountSubject(id), value: ev, expect: expectSeq(last)})
 		if errors.Is(err, ErrConflict) {
 			continue
+		}
+		if errors.Is(err, errUnresolved) {
+			return 0, 0, unresolved(fmt.Sprintf("the grant of %d Credits to %s", amount, id), "read its balance before granting again")
 		}
 		if err != nil {
 			return 0, 0, internal("grant credits", err)

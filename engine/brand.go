@@ -23,7 +23,10 @@ func (e *Engine) CreateBrandContext(ctx context.Context, accountID string, bc Br
 	}
 	bc.ID, bc.AccountID, bc.CreatedAt = e.id(PrefixBrand, 10), accountID, e.now()
 	ev := BrandContextEvent{Type: "brand_context_created", V: eventVersion, At: bc.CreatedAt, BrandContext: bc}
-	seq, err := e.log.append(ctx, entry{subject: brandSubject(bc.ID), value: ev, expect: expectSeq(0)})
+	seq, err := e.appendResolved(ctx, entry{subject: brandSubject(bc.ID), value: ev, expect: expectSeq(0)})
+	if errors.Is(err, errUnresolved) {
+		return BrandContext{}, 0, unresolved("the brand context "+bc.ID, "a retry may make a second brand context")
+	}
 	if err != nil {
 		return BrandContext{}, 0, internal("create brand context", err)
 	}

@@ -87,10 +87,13 @@ func (e *Engine) CreateKey(ctx context.Context, accountID, name string) (NewKey,
 			return NewKey{}, Errorf(CodeInvalidRequest, "this account already has %d active API keys, the most it may hold; revoke one first", MaxActiveKeys)
 		}
 		key, ev := e.newKey(accountID, name)
-		seq, err := e.log.append(ctx, e.keyCountEntry(accountID, active+1, countSeq),
+		seq, err := e.appendResolved(ctx, e.keyCountEntry(accountID, active+1, countSeq),
 			entry{subject: keySubject(ev.KeyID), value: ev, expect: expectSeq(0)})
 		if errors.Is(err, ErrConflict) {
 			continue // another key was made or revoked meanwhile
+		}
+		if errors.Is(err, errUnresolved) {
+			return NewKey{}, unresolved("the key "+ev.KeyID, "a retry may make a second key")
 		}
 		if err != nil {
 			return NewKey{}, internal("create key", err)

@@ -41,6 +41,11 @@ func (s *store) append(ctx context.Context, entries ...entry) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return s.appendEncoded(ctx, out)
+}
+
+// appendEncoded is append of entries already encoded.
+func (s *store) appendEncoded(ctx context.Context, out []Entry) (uint64, error) {
 	seq, err := s.log.Append(ctx, out...)
 	if err == nil {
 		s.appended.Add(uint64(len(out)))

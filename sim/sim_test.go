@@ -119,6 +119,15 @@ type request struct {
 	tries []attempt
 }
 
+// grant is one admin grant and what it got: made (answered without an
+// error), or unknown (no answer: the node crashed; or an answer that says
+// it may or may not have been made). Any other answer says it was not.
+type grant struct {
+	acct          string
+	amount        int64
+	made, unknown bool
+}
+
 type world struct {
 	seed  uint64
 	trace bool
@@ -131,6 +140,7 @@ type world struct {
 	// fault, lag and crash are this seed's rates, in 1/10,000 per step.
 	fault, lag, crash int
 	reqs              []*request
+	grants            []*grant
 	canceled          map[string]bool // acknowledged cancels
 	done              map[string]bool // jobs acknowledged
 	inflight          map[string]int  // jobs being executed
@@ -277,10 +287,14 @@ func (w *world) client(ctx context.Context) {
 				_, _, _ = e.SetPrice(ctx, "sim", int64(3+w.s.Rng.IntN(6)), false)
 			})
 		default:
-			acct := w.accts[w.s.Rng.IntN(len(w.accts))]
-			call(ctx, w.pick(), func(ctx context.Context, e *engine.Engine) {
-				_, _, _ = e.GrantCredits(ctx, acct.AccountID, int64(1+w.s.Rng.IntN(20)))
+			g := &grant{acct: w.accts[w.s.Rng.IntN(len(w.accts))].AccountID, amount: int64(1 + w.s.Rng.IntN(20))}
+			w.grants = append(w.grants, g)
+			var err error
+			answered := call(ctx, w.pick(), func(ctx context.Context, e *engine.Engine) {
+				_, _, err = e.GrantCredits(ctx, g.acct, g.amount)
 			})
+			g.made = answered && err == nil
+			g.unknown = !answered || (err != nil && strings.Contains(err.Error(), "may or may not have been made"))
 		}
 	}
 }
@@ -486,6 +500,7 @@ func (w *world) check() {
 		}
 	}
 	w.checkRefusals(accounts, prices)
+	w.checkGrants(accounts)
 	known := map[string]bool{}
 	for _, req := range w.reqs {
 		acked := ""
@@ -531,6 +546,43 @@ func (w *world) check() {
 		if w.trace && len(w.problems) == 1 {
 			fmt.Println(w.problems[0])
 			w.problems = nil
+		}
+	}
+}
+
+// checkGrants: each account's grants in the log are the grants answered
+// as made, and no more than those and the ones whose outcome was left
+// unknown (as amounts, which is all a grant event holds of its request): a
+// grant answered with an error was never made, one answered made was made
+// once.
+func (w *world) checkGrants(accounts map[string][]acctState) {
+	for _, a := range w.accts {
+		logged := map[int64]int{}
+		for _, st := range accounts[a.AccountID] {
+			if st.ev.Type == ledger.CreditsGranted {
+				logged[st.ev.Amount]++
+			}
+		}
+		made, unknown := map[int64]int{}, map[int64]int{}
+		for _, g := range w.grants {
+			switch {
+			case g.acct != a.AccountID:
+			case g.made:
+				made[g.amount]++
+			case g.unknown:
+				unknown[g.amount]++
+			}
+		}
+		for amount, n := range logged {
+			if n < made[amount] || n > made[amount]+unknown[amount] {
+				w.problem("account %s: %d grants of %d Credits in the log, %d answered as made, %d left unknown",
+					a.AccountID, n, amount, made[amount], unknown[amount])
+			}
+		}
+		for amount, n := range made {
+			if logged[amount] < n {
+				w.problem("account %s: %d grants of %d Credits answered as made, %d in the log", a.AccountID, n, amount, logged[amount])
+			}
 		}
 	}
 }
