@@ -53,14 +53,18 @@ func TestAFullDiskTakesTheNodeOutOfServiceUntilItRestarts(t *testing.T) {
 	// atomic batches, staged in stores of their own first). Grants go on
 	// while the store's last page has room; the first that needs a new
 	// page fails, and the stream keeps the failure.
-	granted := int64(0)
+	granted, unknown := int64(0), int64(0)
 	for i := 0; ; i++ {
 		r := h.do("POST", "/admin/v1/accounts/"+a.ID+"/credits", testAdminToken, map[string]any{"amount": 1})
 		if r.Status == 503 {
 			break
 		}
+		if r.Status == 500 && strings.Contains(string(r.Body), "may or may not have been made") {
+			unknown++ // its write got no answer, and the log went down before another could learn its outcome
+			break
+		}
 		if r.Status != 200 || i == 1000 {
-			t.Fatalf("grant %d on a full disk: %d %s, want 200 until one is 503; the node logged:\n%s", i+1, r.Status, r.Body, logs.String())
+			t.Fatalf("grant %d on a full disk: %d %s, want 200 until one is 503 (or 500 unknown); the node logged:\n%s", i+1, r.Status, r.Body, logs.String())
 		}
 		granted++
 	}
@@ -100,9 +104,9 @@ func TestAFullDiskTakesTheNodeOutOfServiceUntilItRestarts(t *testing.T) {
 	if run := h.waitRun(a, held); run["status"] != "completed" {
 		t.Fatalf("the held run after the restart: %v", run)
 	}
-	if balance, active := h.balance(a); balance != 90+granted || active != 0 {
-		t.Errorf("after the restart: balance %d, %d active, want %d (one run charged once, %d grants, the refused one not made) and none",
-			balance, active, 90+granted, granted)
+	if balance, active := h.balance(a); balance < 90+granted || balance > 90+granted+unknown || active != 0 {
+		t.Errorf("after the restart: balance %d, %d active, want %d (one run charged once, %d grants made, %d unknown, the refused one not made) and none",
+			balance, active, 90+granted, granted, unknown)
 	}
 }
 
