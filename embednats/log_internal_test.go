@@ -14,14 +14,14 @@ import (
 // space (the batch is refused, nothing stored).
 func TestTheServersStoreFailuresAreNoted(t *testing.T) {
 	for msg, want := range map[string]bool{
-		"JetStream stream '$G > APPRUN' critical write error: write /d/1.blk: no space left on device":        true,
+		"JetStream stream '$G > APPRUN' critical write error: write /d/1.blk: no space left on device":         true,
 		"JetStream consumer '$G > APPRUN > apprun-executor' critical write error: no space left on device":     true,
-		"JetStream cluster meta group critical write error: no space left on device":                            false, // a cluster's: another member takes over
-		"JetStream out of file resources, will be DISABLED":                                                     true,
-		"File system permission denied while writing, disabling JetStream":                                      true,
+		"JetStream cluster meta group critical write error: no space left on device":                           false, // a cluster's: another member takes over
+		"JetStream out of file resources, will be DISABLED":                                                    true,
+		"File system permission denied while writing, disabling JetStream":                                     true,
 		"Filestore [3yM0Tz] Critical write error: write /d/batches/3yM0Tz/msgs/1.blk: no space left on device": false,
-		"JetStream failed to store a msg on stream '$G > APPRUN': no space left on device":                      false, // followed by the stream's own line
-		"Readiness check failed: JetStream not current":                                                         false,
+		"JetStream failed to store a msg on stream '$G > APPRUN': no space left on device":                     false, // followed by the stream's own line
+		"Readiness check failed: JetStream not current":                                                        false,
 	} {
 		var failed atomic.Pointer[string]
 		var out strings.Builder

@@ -99,7 +99,7 @@ type Config struct {
 	// (embednats.Server.StoreFailed): /healthz then fails, so that a
 	// supervisor restarts the node.
 	StoreFailed func() string
-	Logger  *slog.Logger
+	Logger      *slog.Logger
 }
 
 // API is the HTTP handler set.
