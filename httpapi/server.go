@@ -54,6 +54,9 @@ type ReadModel interface {
 	Price(slug string) (engine.Price, error)
 	WaitFor(ctx context.Context, seq uint64) error
 	Ready() bool
+	// Failed is why the read models stopped applying the log for good
+	// (until a restart), or nil.
+	Failed() error
 	RunsByStatus() (map[engine.Status]int64, error)
 }
 
@@ -282,6 +285,9 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
 			"reason": "the event log cannot take writes (no NATS connection; no stream leader: a cluster without a quorum; " +
 				"or the embedded server's store failed a write, a disk that filled: see the node's log)"})
+	case a.cfg.Reads.Failed() != nil:
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed", "reason": readsStopped})
 	case !a.cfg.Reads.Ready():
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting", "reason": "the read models are catching up with the log"})
@@ -290,6 +296,9 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// readsStopped is the probes' reason when the read models stopped.
+const readsStopped = "the read models stopped applying the log (projections: apply failed, in the node's log) and apply nothing more until the node restarts"
+
 // health answers GET /healthz: 200 once the read models caught up, 503
 // while they have not, or when the node needs a restart (its embedded
 // server's store failed a write it keeps refusing).
@@ -297,6 +306,10 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	if a.cfg.StoreFailed != nil && a.cfg.StoreFailed() != "" {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed",
 			"reason": "the embedded server's store failed a write and takes no more until the node restarts (a disk that filled?): see the node's log"})
+		return
+	}
+	if a.cfg.Reads.Failed() != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed", "reason": readsStopped})
 		return
 	}
 	if !a.cfg.Reads.Ready() {

@@ -411,6 +411,15 @@ func (s *Store) Applied() uint64 {
 	return s.applied
 }
 
+// Failed is the error that stopped the applier (an event it could not
+// apply, a write to the file that failed), or nil: the store applies
+// nothing more until the node restarts.
+func (s *Store) Failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
+}
+
 // Ready reports whether the store has caught up with the stream as it was
 // when Start ran.
 func (s *Store) Ready() bool {

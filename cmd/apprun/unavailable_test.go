@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestEventLogUnreachableIsInternalErrorAndWritesNothing(t *testing.T) {
@@ -52,5 +56,39 @@ func TestAStoredWriteIsAnsweredAsStoredWhenTheReadModelsLag(t *testing.T) {
 	h.restart()
 	if balance, _ := h.balance(a); balance != 150 {
 		t.Errorf("after a restart: balance %d, want 150 (granted once)", balance)
+	}
+}
+
+// Read models that stopped (an event they cannot apply, a disk that
+// filled under their file) are a node to restart, and its probes say so:
+// both answered "starting: catching up with the log", which a node that
+// stopped applying never will.
+func TestStoppedReadModelsSayWhyInTheProbes(t *testing.T) {
+	t.Parallel()
+	h := start(t, withLimits(noLimits))
+	js, err := jetstream.New(h.node.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A run's event for a run that was never created: the applier stops.
+	if _, err := js.Publish(context.Background(), "apprun.run.run_aaaaaaaaaaaaaaaa", []byte(`{"type":"started","v":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := h.do("GET", "/healthz", "", nil)
+		if r.Status == 503 {
+			if !strings.Contains(string(r.Body), `"status":"failed"`) || !strings.Contains(string(r.Body), "restart") {
+				t.Errorf("/healthz with the read models stopped: %s, want failed, asking for a restart", r.Body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/healthz with the read models stopped: %d %s, want 503", r.Status, r.Body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := h.do("GET", "/readyz", "", nil); r.Status != 503 || !strings.Contains(string(r.Body), "read models stopped") {
+		t.Errorf("/readyz with the read models stopped: %d %s, want 503 saying so", r.Status, r.Body)
 	}
 }
