@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -68,6 +69,16 @@ func TestAWriteWhoseAnswerWasLostIsMadeOnce(t *testing.T) {
 		}
 		if a, _, err := e.Account(ctx, opened.AccountID); err != nil || a.Balance != 7 {
 			t.Fatalf("the account it opened (stored: %v): %+v %v", stored, a, err)
+		}
+
+		lost.mark, lost.stored = `"login_created"`, []bool{stored, stored}
+		email := fmt.Sprintf("c%v@example.com", stored)
+		id, _, err := e.SignUp(ctx, email, "a long enough password", 3)
+		if err != nil {
+			t.Fatalf("a sign-up whose answers were lost (stored: %v): %v, want the account (not email_taken)", stored, err)
+		}
+		if got, err := e.SignIn(ctx, email, "a long enough password"); err != nil || got != id {
+			t.Fatalf("signing in after it (stored: %v): %q %v, want %q", stored, got, err, id)
 		}
 	}
 }

@@ -77,12 +77,15 @@ func (e *Engine) SignUp(ctx context.Context, email, password string, credits int
 		return "", 0, Errorf(CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)
 	}
 	login := LoginEvent{Type: "login_created", V: eventVersion, At: e.now(), AccountID: id, Email: email, Hash: string(hash)}
-	seq, err := e.log.append(ctx,
+	seq, err := e.appendResolved(ctx,
 		entry{subject: loginSubject(email), value: login, expect: expectSeq(0)},
 		entry{subject: accountSubject(id), value: open, expect: expectSeq(0)},
 	)
 	if errors.Is(err, ErrConflict) {
 		return "", 0, Errorf(CodeEmailTaken, "an account with this email exists: sign in instead")
+	}
+	if errors.Is(err, errUnresolved) {
+		return "", 0, unresolved("your account", "sign in with this email and password before signing up again")
 	}
 	if err != nil {
 		return "", 0, internal("sign up", err)
