@@ -71,6 +71,14 @@ func TestAWriteWhoseAnswerWasLostIsMadeOnce(t *testing.T) {
 			t.Fatalf("the account it opened (stored: %v): %+v %v", stored, a, err)
 		}
 
+		lost.mark, lost.stored = `"webhook_endpoints"`, []bool{stored, stored}
+		if _, err := e.AddWebhookEndpoint(ctx, acct.AccountID, "https://hooks.example.com/a"); err != nil {
+			t.Fatalf("an endpoint whose answers were lost (stored: %v): %v", stored, err)
+		}
+		if eps, _, err := e.WebhookEndpoints(ctx, acct.AccountID); err != nil || len(eps) != 1 {
+			t.Fatalf("the endpoints after it (stored: %v): %+v %v, want one", stored, eps, err)
+		}
+
 		lost.mark, lost.stored = `"login_created"`, []bool{stored, stored}
 		email := fmt.Sprintf("c%v@example.com", stored)
 		id, _, err := e.SignUp(ctx, email, "a long enough password", 3)

@@ -86,10 +86,13 @@ func (e *Engine) updateEndpoints(ctx context.Context, accountID string, change f
 		if err != nil {
 			return err
 		}
-		_, err = e.log.append(ctx, entry{subject: endpointsSubject(accountID),
+		_, err = e.appendResolved(ctx, entry{subject: endpointsSubject(accountID),
 			value: endpointsEvent{Type: "webhook_endpoints", V: eventVersion, At: e.now(), Endpoints: next}, expect: expectSeq(seq)})
 		if errors.Is(err, ErrConflict) {
 			continue
+		}
+		if errors.Is(err, errUnresolved) {
+			return unresolved("the change to the webhook endpoints", "list them before trying again")
 		}
 		if err != nil {
 			return internal("write webhook endpoints", err)
