@@ -125,6 +125,11 @@ func (s *Server) Start() error {
 func (s *Server) options() (*server.Options, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "server_name: %q\n", s.cfg.ServerName)
+	// A member that lost a route logs a failed reconnect once a minute
+	// (the first, then every 60th attempt), not every second on every
+	// pooled route: nats-server's default, 1, wrote 4 lines a second for
+	// as long as a member was down.
+	b.WriteString("reconnect_error_reports: 60\n")
 	fmt.Fprintf(&b, "jetstream {\n  store_dir: %q\n  max_memory_store: %d\n  max_file_store: %d\n", s.cfg.StoreDir, s.cfg.MaxMemory, s.cfg.MaxStore)
 	if !s.cfg.NoSync {
 		b.WriteString("  sync_interval: always\n")

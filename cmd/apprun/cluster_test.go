@@ -365,6 +365,11 @@ func clusterOfThreeNodesBehavesAsOneService(t *testing.T) {
 			t.Errorf("the nodes' logs hold %q", s)
 		}
 	}
+	// A route lost to the killed member is reported at its first failed
+	// reconnect, and then once a minute, not at every attempt.
+	if strings.Contains(string(logs), "connect to route (attempt 2)") {
+		t.Error("a lost route's every reconnect is logged (attempt 2 seen): the log floods while a member is down")
+	}
 }
 
 func sameEvents(a, b []sseEvent) bool {
