@@ -244,7 +244,10 @@ func (d *webDriver) flow(h *harness) {
 	d.do("a cold email run", chromedp.Navigate(d.base+"/apps/cold-email-writer"), chromedp.WaitVisible(css("#run-form")),
 		chromedp.SendKeys(css("#f-product_description"), "Acme Ledger automates bookkeeping for small agencies."),
 		chromedp.SendKeys(css("#f-target_role"), "Agency founders"), chromedp.Submit(css("#run-form")),
-		chromedp.WaitVisible(css(".cards .card")))
+		// The run page's cards: the App page shows its example output as
+		// cards too, so ".cards .card" alone was met before the form's
+		// navigation began, and the check that followed ran into it.
+		chromedp.WaitVisible(css("#live ~ .cards .card")))
 	d.check("run-completed")
 
 	for _, p := range []struct{ name, path string }{
