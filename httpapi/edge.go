@@ -109,6 +109,10 @@ func (a *API) Edge(next http.Handler) http.Handler {
 			// closes.
 			w.Header().Set("Connection", "close")
 			_ = rc.SetReadDeadline(time.Now())
+			if class == classForm && a.formPage != nil {
+				a.formPage(w, r, http.StatusBadRequest, fmt.Sprintf(format, args...))
+				return
+			}
 			a.fail(w, r, errorf(engine.CodeInvalidRequest, format, args...))
 		}
 		if n := len(r.Header.Values("Content-Type")); n > 1 {
@@ -140,7 +144,11 @@ func (a *API) Edge(next http.Handler) http.Handler {
 			_ = rc.SetWriteDeadline(now.Add(a.cfg.RequestTimeout))
 		}
 		limit := class.bodyLimit(r.Method)
-		if r.ContentLength > limit {
+		switch {
+		case r.ContentLength > limit && class == classForm && limit == formBodyLimit:
+			refuse("This form is larger than %d KiB, more than any form here takes: shorten what you pasted and send it again. Nothing was charged.", limit>>10)
+			return
+		case r.ContentLength > limit:
 			refuse("request body exceeds %d bytes", limit)
 			return
 		}

@@ -289,6 +289,13 @@ func (s *Site) problem(w http.ResponseWriter, r *http.Request, status int, msg s
 	s.render(w, r, status, "problem", http.StatusText(status), nil, msg)
 }
 
+// Problem is the site's problem page with the site's headers, for a
+// request the edge refuses before the site's router sees it
+// (httpapi.API.RefuseFormsWith).
+func (s *Site) Problem(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	s.headers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.problem(w, r, status, msg) })).ServeHTTP(w, r)
+}
+
 // fail shows a domain error as a problem page with its status.
 func (s *Site) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var e *engine.Error

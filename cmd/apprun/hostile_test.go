@@ -600,8 +600,8 @@ func TestTheNodesServerCutsAHeldHead(t *testing.T) {
 // A parameter the API reads, sent twice, is refused rather than read
 // once: a proxy or a cache in front that reads the other copy would see
 // another request (as with two Authorization headers). Content-Type is
-// refused so on every surface, at the edge, and a create so refused
-// charges nothing.
+// refused so on every surface, at the edge (on the website, as the site's
+// page), and a create so refused charges nothing.
 func TestARepeatedParameterIsRefused(t *testing.T) {
 	t.Parallel()
 	h := start(t, withLimits(noLimits))
@@ -631,6 +631,12 @@ func TestARepeatedParameterIsRefused(t *testing.T) {
 			[]string{"Content-Type", "application/x-www-form-urlencoded", "Content-Type", "multipart/form-data; boundary=b"}, "Content-Type"},
 	} {
 		r := h.send(tc.method, tc.path, tc.key, tc.body, tc.hdr...)
+		if tc.path == "/signin" { // the website: the site's page
+			if r.Status != 400 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(r.Body), tc.names) {
+				t.Errorf("%s: %d %.300s, want the site's 400 page naming %s", tc.name, r.Status, r.Body, tc.names)
+			}
+			continue
+		}
 		if r.Status != 400 || r.Header.Get("Content-Type") != "application/json" ||
 			!strings.Contains(string(r.Body), `"code":"invalid_request"`) || !strings.Contains(string(r.Body), tc.names) {
 			t.Errorf("%s: %d %.300s, want 400 invalid_request naming %s", tc.name, r.Status, r.Body, tc.names)

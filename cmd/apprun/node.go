@@ -182,6 +182,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	n.api.RefuseFormsWith(n.site.Problem)
 	mcpHandler, err := mcp.New(mcp.Config{Engine: n.eng, Reads: n.reads, Logger: n.cfg.Logger, Version: "v1"})
 	if err != nil {
 		return err

@@ -88,6 +88,26 @@ func TestStaticFilesAreFilesOnlyAndRefusalsArePages(t *testing.T) {
 	}
 }
 
+// A form the edge refuses before the site sees it (larger than 64 KiB: a
+// long paste into a field) is the site's page saying so, with the site's
+// headers, not the API's JSON envelope shown raw in the browser; nothing
+// is charged.
+func TestAFormTheEdgeRefusesIsTheSitesPage(t *testing.T) {
+	t.Parallel()
+	h := start(t, withLimits(noLimits), withSignupCredits(100))
+	b := h.browser(t)
+	b.signUp("paste@example.com")
+	p := b.post("/apps/cold-email-writer/runs", url.Values{"product_description": {strings.Repeat("x", 70<<10)}, "target_role": {"Founders"}})
+	if p.Status != 400 || !strings.HasPrefix(p.Header.Get("Content-Type"), "text/html") || !strings.Contains(p.Body, "64 KiB") ||
+		p.Header.Get("Content-Security-Policy") == "" {
+		t.Fatalf("a 70 KiB form: %d %q (CSP %q) %.300s, want the site's 400 page naming the limit", p.Status,
+			p.Header.Get("Content-Type"), p.Header.Get("Content-Security-Policy"), p.Body)
+	}
+	if !strings.Contains(b.get("/credits").Body, `id="balance">100 Credits<`) {
+		t.Fatal("a refused form charged")
+	}
+}
+
 // Issue 18, bug 6: a field error is shown beside its field, in plain
 // words, marked for screen readers, with every value kept; nothing is
 // charged.
