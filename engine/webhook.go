@@ -124,10 +124,20 @@ func (e *Engine) CheckWebhookURL(raw string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(raw) > 2000 || u.User != nil {
 		return Errorf(CodeInvalidRequest, "webhook_url must be an http(s) URL without credentials")
 	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return Errorf(CodeInvalidRequest, "webhook_url's port must be from 1 to 65535, not %q", p)
+		}
+	}
+	host := strings.TrimSuffix(u.Hostname(), ".") // the root's dot names the same host
+	if numericHost(host) {
+		if _, err := netip.ParseAddr(host); err != nil {
+			return Errorf(CodeInvalidRequest, "webhook_url's host %q is an IPv4 address written otherwise than as four decimal numbers (a.b.c.d), which resolvers read in different ways; write it a.b.c.d", host)
+		}
+	}
 	if e.cfg.Webhooks.AllowPrivate {
 		return nil
 	}
-	host := u.Hostname()
 	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
 		return Errorf(CodeInvalidRequest, "webhook_url must not point at this machine")
 	}
@@ -135,6 +145,20 @@ func (e *Engine) CheckWebhookURL(raw string) error {
 		return Errorf(CodeInvalidRequest, "webhook_url must not point at a loopback, private or special-purpose address")
 	}
 	return nil
+}
+
+// numericHost says whether a URL's host is an IPv4 address as the WHATWG
+// URL standard reads one: its last label is a number (decimal, or hex
+// after 0x). Browsers and getaddrinfo read 2130706433, 0x7f000001 and
+// 127.1 as 127.0.0.1, where Go's URL and IP parsers see a name; no name
+// in the DNS ends in a number, so a host that does is an address.
+func numericHost(host string) bool {
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if len(last) >= 2 && (last[:2] == "0x" || last[:2] == "0X") {
+		last = last[2:]
+		return strings.Trim(last, "0123456789abcdefABCDEF") == ""
+	}
+	return last != "" && strings.Trim(last, "0123456789") == ""
 }
 
 // WebhookSecret returns the account's signing secret, made on first use

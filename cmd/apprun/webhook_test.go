@@ -177,24 +177,33 @@ func TestAWebhookDeliverySurvivesARestart(t *testing.T) {
 	waitDelivery(t, h, a, runNo, "delivered")
 }
 
+// A webhook URL that cannot be delivered to is refused at create,
+// charging nothing. The last ones were accepted and charged, to fail at
+// every delivery: loopback written as browsers and getaddrinfo read it
+// (one number, hex, a short form: WHATWG's IPv4 parser), localhost with
+// the root's dot, and a port out of range.
 func TestWebhookURLsAreChecked(t *testing.T) {
 	h := start(t, withLimits(noLimits)) // production: no private receivers
 	a := h.account(100)
 	for _, u := range []string{"ftp://example.com/x", "http://127.0.0.1:9/x", "http://localhost/x", "https://user:pw@example.com/",
-		"http://10.0.0.1/x", "http://[::1]/x", "not a url"} {
+		"http://10.0.0.1/x", "http://[::1]/x", "not a url",
+		"http://2130706433/x", "http://0x7f000001/x", "http://127.1/x", "http://0/x", "http://0177.0.0.1/x", "http://10.0x0.0.1/x",
+		"http://localhost./x", "http://app.localhost./x", "http://example.com:99999/x", "http://example.com:0/x"} {
 		body := coldEmailRun()
 		body["webhook_url"] = u
 		if r := h.do("POST", "/api/v1/runs", a.Key, body); r.Status != 400 || r.errorCode(t) != "invalid_request" {
-			t.Fatalf("webhook_url %q: %d %s, want 400", u, r.Status, r.Body)
+			t.Errorf("webhook_url %q: %d %s, want 400", u, r.Status, r.Body)
 		}
 	}
 	if bal, _ := h.balance(a); bal != 100 {
 		t.Fatalf("refused webhook URLs charged: balance %d", bal)
 	}
-	body := coldEmailRun()
-	body["webhook_url"] = "https://hooks.example.com/apprun"
-	if r := h.do("POST", "/api/v1/runs", a.Key, body); r.Status != 201 {
-		t.Fatalf("a public https URL: %d %s", r.Status, r.Body)
+	for _, u := range []string{"https://hooks.example.com/apprun", "https://hooks.example.com:8443/apprun", "https://8.8.8.8/x", "https://3com.example/x"} {
+		body := coldEmailRun()
+		body["webhook_url"] = u
+		if r := h.do("POST", "/api/v1/runs", a.Key, body); r.Status != 201 {
+			t.Fatalf("a public https URL %q: %d %s", u, r.Status, r.Body)
+		}
 	}
 }
 
