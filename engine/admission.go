@@ -260,7 +260,7 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 		}
 		e.counters.charges.Add(1)
 		e.counters.charged.Add(uint64(price.CreditCost))
-		e.acked.note(seq)
+		e.acked.Note(seq)
 		return CreatedRun{RunNo: created.RunNo, CreditCost: price.CreditCost, Seq: seq}, nil
 	}
 	return CreatedRun{}, Errorf(CodeInternal, "too much contention on this account; retry")

@@ -88,7 +88,7 @@ type Engine struct {
 	// standalone node (nil otherwise).
 	reads, creates *localWindows
 	// acked: creates answered before the read models applied them (acked.go).
-	acked acknowledged
+	acked HighWater
 	// dummyHash: what an unknown email's sign-in checks (login.go).
 	dummyHash []byte
 	// priceCopy: which copy of a price this node's admissions check

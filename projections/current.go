@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -34,7 +33,7 @@ type Current struct {
 	wait  time.Duration
 	// owed is the highest write whose answer gave up waiting for the
 	// store (WaitFor): part of the floor.
-	owed atomic.Uint64
+	owed engine.HighWater
 }
 
 // NewCurrent wraps s; seqs is nil on a standalone node; floor is the
@@ -99,12 +98,7 @@ func (c *Current) upTo(kind, id string, seq func(context.Context) (uint64, error
 func (c *Current) WaitFor(ctx context.Context, seq uint64) error {
 	err := c.Store.WaitFor(ctx, seq)
 	if err != nil {
-		for {
-			owed := c.owed.Load()
-			if seq <= owed || c.owed.CompareAndSwap(owed, seq) {
-				break
-			}
-		}
+		c.owed.Note(seq)
 	}
 	return err
 }
