@@ -71,6 +71,14 @@ func TestAWriteWhoseAnswerWasLostIsMadeOnce(t *testing.T) {
 			t.Fatalf("the account it opened (stored: %v): %+v %v", stored, a, err)
 		}
 
+		lost.mark, lost.stored = `"key_created"`, []bool{stored, stored}
+		if _, err := e.CreateKey(ctx, acct.AccountID, "lost"); err != nil {
+			t.Fatalf("a key whose answers were lost (stored: %v): %v", stored, err)
+		}
+		if n, err := e.ActiveKeys(ctx, acct.AccountID); err != nil || n != 2 {
+			t.Fatalf("the account's keys after it (stored: %v): %d %v, want 2 (the first and this one)", stored, n, err)
+		}
+
 		lost.mark, lost.stored = `"webhook_endpoints"`, []bool{stored, stored}
 		if _, err := e.AddWebhookEndpoint(ctx, acct.AccountID, "https://hooks.example.com/a"); err != nil {
 			t.Fatalf("an endpoint whose answers were lost (stored: %v): %v", stored, err)

@@ -112,3 +112,9 @@ func (e *Engine) CacheStale(m Message) {
 	e.log.cache.drop(m.Subject)
 	e.log.cache.put(m)
 }
+
+// ActiveKeys is how many active keys the log counts for an account.
+func (e *Engine) ActiveKeys(ctx context.Context, accountID string) (int, error) {
+	n, _, err := e.activeKeys(ctx, accountID)
+	return n, err
+}

@@ -67,20 +67,15 @@ func (e *Engine) resolveAdmission(ctx context.Context, runNo string) (uint64, bo
 
 // firstRunEvent is the first message on a run's subject.
 func (e *Engine) firstRunEvent(ctx context.Context, runNo string) (loggedEvent, error) {
-	var first *loggedEvent
-	err := e.log.eachRunEvent(ctx, runNo, 0, func(le loggedEvent) error {
-		if first == nil {
-			first = &le
-		}
-		return nil
-	})
+	m, err := e.firstAfter(ctx, runSubject(runNo), 0)
 	if err != nil {
 		return loggedEvent{}, err
 	}
-	if first == nil {
-		return loggedEvent{}, ErrNoMessage
+	ev, err := DecodeRunEvent(m.Data)
+	if err != nil {
+		return loggedEvent{}, fmt.Errorf("decode %s@%d: %w", m.Subject, m.Seq, err)
 	}
-	return *first, nil
+	return loggedEvent{Seq: m.Seq, Event: ev}, nil
 }
 
 // voidLater resolves in the background an admission a request could not

@@ -87,8 +87,8 @@ func (e *Engine) CreateKey(ctx context.Context, accountID, name string) (NewKey,
 			return NewKey{}, Errorf(CodeInvalidRequest, "this account already has %d active API keys, the most it may hold; revoke one first", MaxActiveKeys)
 		}
 		key, ev := e.newKey(accountID, name)
-		seq, err := e.appendResolved(ctx, e.keyCountEntry(accountID, active+1, countSeq),
-			entry{subject: keySubject(ev.KeyID), value: ev, expect: expectSeq(0)})
+		seq, err := e.appendResolved(ctx, entry{subject: keySubject(ev.KeyID), value: ev, expect: expectSeq(0)},
+			e.keyCountEntry(accountID, active+1, countSeq))
 		if errors.Is(err, ErrConflict) {
 			continue // another key was made or revoked meanwhile
 		}

@@ -14,19 +14,22 @@ import (
 // outcome before it returns, by sending the very same entries again until
 // the log answers. Their checks make the two sends one write: the second
 // is stored only if the first was not, and when it fails a check, the
-// witness entry's subject says whose write came first. The message just
-// after the witness's expected sequence is either ours (stored once, by
-// the first send) or another's, and then ours never can be (its check
-// fails for good): ErrConflict, on which the caller decides again from
-// the log, as after any failed check.
+// first entry (the witness) says whose write came first. The message just
+// after its expected sequence is either ours (stored once, by the first
+// send) or another's, and then ours never can be (its check fails for
+// good): ErrConflict, on which the caller decides again from the log, as
+// after any failed check.
 //
-// It is for appends of entries that all carry a check (admissions resolve
-// their own with a fence, fence.go). An outcome still unknown after
-// fenceTimeout, or while the log is unreachable, is errUnresolved.
+// So the first entry must carry a check on its own subject, and its data
+// must be this append's alone: a new subject's first message (a random
+// id), or a state stamped with the time to the nanosecond that no other
+// writer of the subject writes from the same state at the same instant.
+// Admissions resolve their own with a fence (fence.go). An outcome still
+// unknown after fenceTimeout, or while the log is unreachable, is
+// errUnresolved.
 func (e *Engine) appendResolved(ctx context.Context, entries ...entry) (uint64, error) {
-	w := witness(entries)
-	if w < 0 {
-		return 0, fmt.Errorf("appendResolved: no entry carries a check")
+	if len(entries) == 0 || entries[0].expect == nil || entries[0].expectSubject != "" {
+		return 0, fmt.Errorf("appendResolved: the first entry carries no check on its own subject")
 	}
 	out, err := encode(entries)
 	if err != nil {
@@ -45,10 +48,10 @@ func (e *Engine) appendResolved(ctx context.Context, entries ...entry) (uint64, 
 		seq, err = e.log.appendEncoded(rctx, out)
 		if errors.Is(err, ErrConflict) {
 			var first Message
-			first, err = e.firstAfter(rctx, out[w].Subject, *out[w].Expect)
+			first, err = e.firstAfter(rctx, out[0].Subject, *out[0].Expect)
 			switch {
-			case err == nil && bytes.Equal(first.Data, out[w].Data):
-				return first.Seq + uint64(len(out)-1-w), nil // ours, stored by an earlier send
+			case err == nil && bytes.Equal(first.Data, out[0].Data):
+				return first.Seq + uint64(len(out)-1), nil // ours, stored by an earlier send
 			case err == nil:
 				return 0, ErrConflict // another's came first: ours never can be
 			}
@@ -66,23 +69,6 @@ func (e *Engine) appendResolved(ctx context.Context, entries ...entry) (uint64, 
 // errUnresolved: a write whose outcome could not be learnt. It may be
 // stored; the answer must say so, never "nothing was done".
 var errUnresolved = fmt.Errorf("%w: the write's outcome could not be learnt", ErrAmbiguous)
-
-// witness is the entry whose subject tells whether an append was stored:
-// one that expects no message yet (a new subject, which only this append
-// writes), else the first that carries a check; -1 when none does.
-func witness(entries []entry) int {
-	first := -1
-	for i, en := range entries {
-		switch {
-		case en.expect == nil || en.expectSubject != "":
-		case *en.expect == 0:
-			return i
-		case first < 0:
-			first = i
-		}
-	}
-	return first
-}
 
 // errFound stops a read at its first message.
 var errFound = errors.New("found")
