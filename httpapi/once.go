@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/apprun/apprun/engine"
 )
@@ -13,7 +14,13 @@ import (
 
 // queryOnce is the query parameter name, "" when absent.
 func queryOnce(r *http.Request, name string) (string, error) {
-	return once(r.URL.Query()[name], "send the query parameter %s once, not %d times", name)
+	return valueOnce(r.URL.Query(), name)
+}
+
+// valueOnce is queryOnce on a query already parsed (a route that reads
+// several parameters parses it once).
+func valueOnce(q url.Values, name string) (string, error) {
+	return once(q[name], "send the query parameter %s once, not %d times", name)
 }
 
 // headerOnce is the request header name, "" when absent.

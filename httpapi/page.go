@@ -16,11 +16,12 @@ type page struct {
 
 func pageOf(r *http.Request) (page, error) {
 	p := page{limit: 20}
-	limit, err := queryOnce(r, "limit")
+	q := r.URL.Query()
+	limit, err := valueOnce(q, "limit")
 	if err != nil {
 		return p, err
 	}
-	cursor, err := queryOnce(r, "cursor")
+	cursor, err := valueOnce(q, "cursor")
 	if err != nil {
 		return p, err
 	}

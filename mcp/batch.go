@@ -1,7 +1,7 @@
 package mcp
 
 import (
-	"bytes"
+	"bufio"
 	"io"
 	"net/http"
 )
@@ -19,16 +19,29 @@ func oneMessage(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(r.Body) // in memory already: the edge read it whole
-		if err != nil {
-			http.Error(w, "could not read the request body", http.StatusBadRequest)
-			return
+		// The first byte past any white space says whether the body is an
+		// array; the rest goes to the SDK unread (the edge holds it all
+		// in memory already: no second copy).
+		br := bufio.NewReader(r.Body)
+		for {
+			b, err := br.ReadByte()
+			if err != nil {
+				break // empty or unreadable: the SDK says so
+			}
+			if b == ' ' || b == '\t' || b == '\r' || b == '\n' {
+				continue
+			}
+			_ = br.UnreadByte()
+			if b == '[' {
+				http.Error(w, "JSON-RPC batches are not accepted (MCP has none since 2025-06-18): send one message per request", http.StatusBadRequest)
+				return
+			}
+			break
 		}
-		if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
-			http.Error(w, "JSON-RPC batches are not accepted (MCP has none since 2025-06-18): send one message per request", http.StatusBadRequest)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{br, r.Body}
 		next.ServeHTTP(w, r)
 	})
 }
