@@ -109,8 +109,8 @@ func (a *API) Edge(next http.Handler) http.Handler {
 			// closes.
 			w.Header().Set("Connection", "close")
 			_ = rc.SetReadDeadline(time.Now())
-			if class == classForm && a.formPage != nil {
-				a.formPage(w, r, http.StatusBadRequest, fmt.Sprintf(format, args...))
+			if class == classForm && a.cfg.FormPage != nil {
+				a.cfg.FormPage(w, r, http.StatusBadRequest, fmt.Sprintf(format, args...))
 				return
 			}
 			a.fail(w, r, errorf(engine.CodeInvalidRequest, format, args...))

@@ -102,7 +102,11 @@ type Config struct {
 	// (embednats.Server.StoreFailed): /healthz then fails, so that a
 	// supervisor restarts the node.
 	StoreFailed func() string
-	Logger      *slog.Logger
+	// FormPage, when set, answers a website form the edge refuses (too
+	// large, a file, two Content-Types): the site's own problem page,
+	// rather than the API's JSON envelope a browser would show raw.
+	FormPage func(w http.ResponseWriter, r *http.Request, status int, msg string)
+	Logger   *slog.Logger
 }
 
 // API is the HTTP handler set.
@@ -130,17 +134,6 @@ type API struct {
 	// while the node runs).
 	doc     []byte
 	docOnce sync.Once
-	// formPage, when set, answers a website form the edge refuses
-	// (RefuseFormsWith).
-	formPage func(w http.ResponseWriter, r *http.Request, status int, msg string)
-}
-
-// RefuseFormsWith has the edge answer a website form it refuses (too
-// large, a file, two Content-Types) with page, the site's own problem
-// page, rather than the API's JSON envelope a browser would show raw.
-// Set it before serving.
-func (a *API) RefuseFormsWith(page func(w http.ResponseWriter, r *http.Request, status int, msg string)) {
-	a.formPage = page
 }
 
 // New builds the router.

@@ -291,7 +291,7 @@ func (s *Site) problem(w http.ResponseWriter, r *http.Request, status int, msg s
 
 // Problem is the site's problem page with the site's headers, for a
 // request the edge refuses before the site's router sees it
-// (httpapi.API.RefuseFormsWith).
+// (httpapi.Config.FormPage).
 func (s *Site) Problem(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	s.headers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.problem(w, r, status, msg) })).ServeHTTP(w, r)
 }

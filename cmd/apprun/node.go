@@ -178,11 +178,10 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		StreamTokenTTL: n.cfg.StreamTokenTTL,
 		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey,
 		StreamsPerAccount: n.cfg.StreamsPerAccount, RequestTimeout: n.cfg.RequestTimeout, WriteWait: n.cfg.WriteWait,
-		StoreFailed: storeFailed})
+		StoreFailed: storeFailed, FormPage: n.site.Problem})
 	if err != nil {
 		return err
 	}
-	n.api.RefuseFormsWith(n.site.Problem)
 	mcpHandler, err := mcp.New(mcp.Config{Engine: n.eng, Reads: n.reads, Logger: n.cfg.Logger, Version: "v1"})
 	if err != nil {
 		return err
