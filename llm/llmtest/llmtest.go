@@ -146,7 +146,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	for i, piece := range split(rep.Text, rep.Chunks) {
 		if i > 0 && rep.ChunkDelay > 0 {
-			time.Sleep(rep.ChunkDelay)
+			select { // a provider stops writing when its client hangs up
+			case <-time.After(rep.ChunkDelay):
+			case <-r.Context().Done():
+				return
+			}
 		}
 		delta := map[string]any{"content": piece}
 		if i == 0 {
