@@ -78,6 +78,14 @@ func (x *executor) stop() {
 	x.running.Wait()
 }
 
+// busy is how many workers hold a run now (0 before start).
+func (x *executor) busy() int {
+	if x == nil {
+		return 0
+	}
+	return len(x.slots)
+}
+
 func (x *executor) handle(msg QueueMsg) {
 	runNo := strings.TrimPrefix(msg.Subject(), subjJob)
 	select {

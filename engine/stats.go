@@ -12,6 +12,10 @@ type Stats struct {
 	Refunds         uint64 // charges returned for a failed run
 	CreditsCharged  uint64
 	CreditsRefunded uint64
+	// WorkersBusy is how many of this node's Workers are executing a run
+	// now (a gauge): a worker is given back when its run's work has
+	// stopped, so a canceled run that keeps one is seen here.
+	WorkersBusy, Workers int
 }
 
 type counters struct {
@@ -22,7 +26,8 @@ type counters struct {
 func (e *Engine) Stats() Stats {
 	c := &e.counters
 	return Stats{EventsAppended: e.log.appended.Load(), Charges: c.charges.Load(), Settles: c.settles.Load(),
-		Refunds: c.refunds.Load(), CreditsCharged: c.charged.Load(), CreditsRefunded: c.refunded.Load()}
+		Refunds: c.refunds.Load(), CreditsCharged: c.charged.Load(), CreditsRefunded: c.refunded.Load(),
+		WorkersBusy: e.exec.busy(), Workers: e.cfg.Workers}
 }
 
 // ended counts a run's settle (completed) or refund (failed) of cost.

@@ -134,6 +134,8 @@ var (
 	descRefunds  = prometheus.NewDesc("apprun_ledger_refunds_total", "Charges refunded for runs that failed on this node.", nil, nil)
 	descCharged  = prometheus.NewDesc("apprun_ledger_credits_charged_total", "Credits this node charged.", nil, nil)
 	descRefunded = prometheus.NewDesc("apprun_ledger_credits_refunded_total", "Credits this node refunded.", nil, nil)
+	descBusy     = prometheus.NewDesc("apprun_workers_busy", "This node's workers executing a run now.", nil, nil)
+	descWorkers  = prometheus.NewDesc("apprun_workers", "This node's workers: how many runs it executes at once.", nil, nil)
 )
 
 // domainCollector reads the engine's counters and the read models' run
@@ -141,7 +143,7 @@ var (
 type domainCollector struct{ a *API }
 
 func (domainCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRuns, descActive, descEvents, descCharges, descSettles, descRefunds, descCharged, descRefunded} {
+	for _, d := range []*prometheus.Desc{descRuns, descActive, descEvents, descCharges, descSettles, descRefunds, descCharged, descRefunded, descBusy, descWorkers} {
 		ch <- d
 	}
 }
@@ -161,6 +163,8 @@ func (c domainCollector) Collect(ch chan<- prometheus.Metric) {
 		{descCharged, s.CreditsCharged}, {descRefunded, s.CreditsRefunded}} {
 		ch <- prometheus.MustNewConstMetric(v.d, prometheus.CounterValue, float64(v.n))
 	}
+	ch <- prometheus.MustNewConstMetric(descBusy, prometheus.GaugeValue, float64(s.WorkersBusy))
+	ch <- prometheus.MustNewConstMetric(descWorkers, prometheus.GaugeValue, float64(s.Workers))
 }
 
 // routeOperability registers GET /metrics (open, like /healthz: aggregate
