@@ -3,6 +3,7 @@ package apps
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/apprun/apprun/llm"
@@ -31,6 +32,13 @@ type Env struct {
 	// tool (defaults 2 MiB and 15 s).
 	SourceMaxBytes int64
 	SourceTimeout  time.Duration
+	// Parses bounds how many fetched sources are parsed at once on this
+	// node, over every run (default half the CPUs, at least one): what a
+	// burst of runs reading pages built to be slow can take of the CPU
+	// (parse.go).
+	Parses int
+
+	parseSlots chan struct{}
 }
 
 func (e *Env) withDefaults() *Env {
@@ -50,6 +58,10 @@ func (e *Env) withDefaults() *Env {
 	if out.SourceTimeout <= 0 {
 		out.SourceTimeout = sourceTimeout
 	}
+	if out.Parses <= 0 {
+		out.Parses = max(1, runtime.GOMAXPROCS(0)/2)
+	}
+	out.parseSlots = make(chan struct{}, out.Parses)
 	if out.ProgressEvery <= 0 {
 		out.ProgressEvery = 500 * time.Millisecond
 	}

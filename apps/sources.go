@@ -1,6 +1,7 @@
 package apps
 
 import (
+	"bytes"
 	"context"
 	"encoding/xml"
 	"errors"
@@ -99,25 +100,33 @@ func readPage(ctx context.Context, env *Env, job engine.Job, field string, progr
 	if err != nil {
 		return nil, err
 	}
-	return pageOf(body, final)
+	return pageOf(ctx, env, body, final)
 }
 
-func pageOf(body []byte, final *url.URL) (Page, error) {
-	p := readability.NewParser()
-	art, err := p.Parse(strings.NewReader(string(body)), final)
-	if err != nil || art.Node == nil {
-		return Page{}, unavailable("the page at %s has no readable text", final.Host)
-	}
-	var text strings.Builder
-	if err := art.RenderText(&text); err != nil {
-		return Page{}, unavailable("the page at %s has no readable text", final.Host)
-	}
-	out := Page{URL: final.String(), Title: art.Title(), SiteName: art.SiteName(), Excerpt: art.Excerpt()}
-	out.Text, out.Truncated = cut(text.String(), sourceTextLimit)
-	if out.Text == "" {
-		return Page{}, unavailable("the page at %s has no readable text", final.Host)
-	}
-	return out, nil
+// pageOf is a page's main text, read in one of env's parse slots within
+// the bounds of htmldoc.go.
+func pageOf(ctx context.Context, env *Env, body []byte, final *url.URL) (Page, error) {
+	return bounded(ctx, env, func(ctx context.Context) (Page, error) {
+		doc, err := boundedDocument(ctx, body)
+		if err != nil {
+			return Page{}, unavailable("the page at %s has no readable text", final.Host)
+		}
+		p := readability.NewParser()
+		art, err := p.ParseAndMutate(doc, final)
+		if err != nil || art.Node == nil {
+			return Page{}, unavailable("the page at %s has no readable text", final.Host)
+		}
+		var text strings.Builder
+		if err := art.RenderText(&text); err != nil {
+			return Page{}, unavailable("the page at %s has no readable text", final.Host)
+		}
+		out := Page{URL: final.String(), Title: art.Title(), SiteName: art.SiteName(), Excerpt: art.Excerpt()}
+		out.Text, out.Truncated = cut(text.String(), sourceTextLimit)
+		if out.Text == "" {
+			return Page{}, unavailable("the page at %s has no readable text", final.Host)
+		}
+		return out, nil
+	})
 }
 
 func hostOf(raw string) string {
@@ -194,8 +203,14 @@ func readSitemap(ctx context.Context, env *Env, job engine.Job, field string, pr
 			continue // a child sitemap: the others still count
 		}
 		fetched++
-		var doc sitemapXML
-		if err := xml.Unmarshal(body, &doc); err != nil || (doc.XMLName.Local != "urlset" && doc.XMLName.Local != "sitemapindex") {
+		doc, err := bounded(ctx, env, func(ctx context.Context) (doc sitemapXML, err error) {
+			// encoding/xml is linear in the bytes; ctxReader stops it on a cancel.
+			return doc, xml.NewDecoder(&ctxReader{ctx: ctx, r: bytes.NewReader(body)}).Decode(&doc)
+		})
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if err != nil || (doc.XMLName.Local != "urlset" && doc.XMLName.Local != "sitemapindex") {
 			if fetched == 1 {
 				return nil, unavailable("%s is not a sitemap (urlset or sitemapindex)", next)
 			}
@@ -243,25 +258,38 @@ func readFeed(ctx context.Context, env *Env, job engine.Job, field string, progr
 	if err != nil {
 		return nil, err
 	}
-	f, err := gofeed.NewParser().ParseString(string(body))
+	// gofeed reads RSS and Atom incrementally (ctxReader stops it on a
+	// cancel); the items' summaries are HTML, read within htmldoc.go's
+	// bounds.
+	out, err := bounded(ctx, env, func(ctx context.Context) (Feed, error) {
+		f, err := gofeed.NewParser().Parse(&ctxReader{ctx: ctx, r: bytes.NewReader(body)})
+		if err != nil {
+			return Feed{}, unavailable("%s is not an RSS or Atom feed", final.Host)
+		}
+		out := Feed{Title: f.Title, URL: final.String(), Items: []FeedItem{}}
+		for _, it := range f.Items {
+			if len(out.Items) == feedItems {
+				break
+			}
+			item := FeedItem{Title: it.Title, Link: it.Link}
+			if it.PublishedParsed != nil {
+				item.Published = it.PublishedParsed.UTC().Format(time.DateOnly)
+			}
+			summary := it.Description
+			if summary == "" {
+				summary = it.Content
+			}
+			text, err := textOf(ctx, summary)
+			if err != nil {
+				return Feed{}, err
+			}
+			item.Summary, _ = cut(text, 600)
+			out.Items = append(out.Items, item)
+		}
+		return out, nil
+	})
 	if err != nil {
-		return nil, unavailable("%s is not an RSS or Atom feed", final.Host)
-	}
-	out := Feed{Title: f.Title, URL: final.String(), Items: []FeedItem{}}
-	for _, it := range f.Items {
-		if len(out.Items) == feedItems {
-			break
-		}
-		item := FeedItem{Title: it.Title, Link: it.Link}
-		if it.PublishedParsed != nil {
-			item.Published = it.PublishedParsed.UTC().Format(time.DateOnly)
-		}
-		summary := it.Description
-		if summary == "" {
-			summary = it.Content
-		}
-		item.Summary, _ = cut(textOf(summary), 600)
-		out.Items = append(out.Items, item)
+		return nil, err
 	}
 	if len(out.Items) == 0 {
 		return nil, unavailable("the feed at %s has no items", final.Host)
@@ -269,21 +297,34 @@ func readFeed(ctx context.Context, env *Env, job engine.Job, field string, progr
 	return out, nil
 }
 
-// textOf is the text of an HTML fragment (a feed item's summary).
-func textOf(fragment string) string {
+// summaryMaxBytes is how much of a feed item's summary is read: its text
+// is cut to 600 characters.
+const summaryMaxBytes = 64 << 10
+
+// textOf is the text of an HTML fragment (a feed item's summary), read
+// within htmldoc.go's bounds; an error only when ctx ended.
+func textOf(ctx context.Context, fragment string) (string, error) {
 	if !strings.Contains(fragment, "<") {
-		return fragment
+		return fragment, nil
+	}
+	page := "<html><body><article>" + fragment[:min(len(fragment), summaryMaxBytes)] + "</article></body></html>"
+	doc, err := boundedDocument(ctx, []byte(page))
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return fragment, nil
 	}
 	p := readability.NewParser()
-	art, err := p.Parse(strings.NewReader("<html><body><article>"+fragment+"</article></body></html>"), &url.URL{Scheme: "https", Host: "feed"})
+	art, err := p.ParseAndMutate(doc, &url.URL{Scheme: "https", Host: "feed"})
 	if err != nil || art.Node == nil {
-		return fragment
+		return fragment, nil
 	}
 	var b strings.Builder
 	if art.RenderText(&b) != nil {
-		return fragment
+		return fragment, nil
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // Changelog is what the changelog tool reads: a public changelog, as
@@ -303,7 +344,7 @@ func readChangelog(ctx context.Context, env *Env, job engine.Job, field string, 
 	}
 	text := string(body)
 	if looksHTML(text) {
-		page, err := pageOf(body, final)
+		page, err := pageOf(ctx, env, body, final)
 		if err != nil {
 			return nil, err
 		}
