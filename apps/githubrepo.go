@@ -14,9 +14,12 @@ import (
 	"github.com/apprun/apprun/engine"
 )
 
-// repoURL is a GitHub repository's web address; the oss-growth input
-// schema admits only these.
-var repoURL = regexp.MustCompile(`^https?://(?:www\.)?github\.com/([A-Za-z0-9][A-Za-z0-9-]*)/([A-Za-z0-9._-]+?)(?:\.git)?/?$`)
+// repoURL is a GitHub repository's web address; the input schemas of
+// the Apps that read one (oss-growth, readme-improver) admit only these.
+// A name has a character other than a dot: ".", ".." (path segments: the
+// request would be for /repos/OWNER/.., another resource) and "..." are
+// no repository's name.
+var repoURL = regexp.MustCompile(`^https?://(?:www\.)?github\.com/([A-Za-z0-9][A-Za-z0-9-]*)/(\.*[A-Za-z0-9_-][A-Za-z0-9._-]*?)(?:\.git)?/?$`)
 
 // readmeLimit is how much of a README the model is given.
 const readmeLimit = 12000
