@@ -11,7 +11,22 @@ import (
 	"github.com/apprun/apprun/httpapi"
 )
 
-func urlQueryEscape(s string) string { return url.QueryEscape(s) }
+// maxNext is the longest return path kept across sign-in: a longer next
+// is not followed (safeNext), nor echoed (signInFor).
+const maxNext = 2048
+
+// signInFor is the sign-in page that returns to r's path and query. The
+// Location header echoes what the request sent, so it is bounded: a
+// return over maxNext bytes once escaped returns to the path alone, and
+// a path over it too to /runs (no next).
+func signInFor(r *http.Request) string {
+	for _, next := range []string{r.URL.RequestURI(), r.URL.EscapedPath()} {
+		if q := url.QueryEscape(next); len(q) <= maxNext {
+			return "/signin?next=" + q
+		}
+	}
+	return "/signin"
+}
 
 // safeNext keeps a post-sign-in redirect on this site: a path of this
 // origin, as a browser would resolve it, or /runs. Browsers follow the
@@ -22,7 +37,7 @@ func urlQueryEscape(s string) string { return url.QueryEscape(s) }
 // path that does not start with two slashes.
 func safeNext(next string) string {
 	const fallback = "/runs"
-	if next == "" || len(next) > 2048 {
+	if next == "" || len(next) > maxNext {
 		return fallback
 	}
 	for _, c := range next {

@@ -1,6 +1,11 @@
 package web
 
-import "testing"
+import (
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+)
 
 // The WHATWG URL cases a browser resolves to another host, and the
 // same-origin paths that must be kept.
@@ -21,6 +26,33 @@ func TestSafeNextKeepsRedirectsOnThisOrigin(t *testing.T) {
 	for _, next := range kept {
 		if got := safeNext(next); got != next {
 			t.Errorf("safeNext(%q) = %q, want it kept", next, got)
+		}
+	}
+}
+
+// A page asked for without a session sends to sign-in with its path and
+// query as next, and the Location header echoes what the request sent: a
+// long query (the finding: 64 KB became an 87 KB header) returns to the
+// path alone, a long path to no next at all; what is echoed is always
+// what safeNext keeps.
+func TestSignInNeverEchoesALongReturn(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 64<<10)
+	for _, tc := range []struct{ target, want string }{
+		{"/runs?status=failed&cursor=abc", "/signin?next=%2Fruns%3Fstatus%3Dfailed%26cursor%3Dabc"},
+		{"/runs?q=" + long, "/signin?next=%2Fruns"},
+		{"/runs?q=" + strings.Repeat("/", 700), "/signin?next=%2Fruns"}, // 700 bytes, 2,100 escaped
+		{"/runs/" + long + "?tab=output", "/signin"},
+	} {
+		got := signInFor(httptest.NewRequest("GET", tc.target, nil))
+		if got != tc.want {
+			t.Errorf("%.40s…: %.80s, want %s", tc.target, got, tc.want)
+		}
+		if len(got) > len("/signin?next=")+maxNext {
+			t.Errorf("%.40s…: a %d-byte Location", tc.target, len(got))
+		}
+		if next, err := url.ParseQuery(strings.TrimPrefix(got, "/signin?")); err == nil && next.Get("next") != "" && safeNext(next.Get("next")) != next.Get("next") {
+			t.Errorf("%.40s…: next %q is not kept after sign-in", tc.target, next.Get("next"))
 		}
 	}
 }

@@ -222,7 +222,7 @@ func (s *Site) signedIn(h func(http.ResponseWriter, *http.Request, viewer)) http
 				return
 			}
 			if r.Method == http.MethodGet {
-				http.Redirect(w, r, "/signin?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				http.Redirect(w, r, signInFor(r), http.StatusSeeOther)
 				return
 			}
 			s.problem(w, r, http.StatusUnauthorized, "Your session has ended. Sign in again, then send the form again.")
