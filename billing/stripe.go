@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/stripe/stripe-go/v84"
-	"github.com/stripe/stripe-go/v84/webhook"
 
 	"github.com/apprun/apprun/engine"
 )
@@ -34,6 +33,8 @@ type Config struct {
 	// Credits page).
 	SiteURL string
 	Logger  *slog.Logger
+	// Now is the clock (tests move it); time.Now when nil.
+	Now func() time.Time
 }
 
 // Engine is what billing needs of the domain.
@@ -41,6 +42,8 @@ type Engine interface {
 	GrantPurchase(ctx context.Context, p engine.Purchase) (bool, error)
 	RevokeRefunded(ctx context.Context, paymentIntent string, refunded int64) (int64, error)
 	RecordUnmatched(ctx context.Context, u engine.Unmatched) error
+	// Purchased reports whether a Checkout Session was paid and granted.
+	Purchased(ctx context.Context, ref string) (bool, error)
 }
 
 // Seller is what the surfaces (API, website) need of the seller.
@@ -56,13 +59,14 @@ type Stripe struct {
 	cfg    Config
 	client *stripe.Client
 	eng    Engine
+	open   *checkouts
 }
 
 // The errors it answers are the domain's (engine.Error), mapped by the
 // edge like any other: credits_not_sold (no Stripe here), invalid_input
 // (no such pack), payment_provider_error (Stripe did not create the
-// session: nothing was charged), invalid_signature (a webhook that does
-// not verify).
+// session: nothing was charged), rate_limited (CheckoutsPerHour),
+// invalid_signature (a webhook that does not verify).
 func notSelling() error {
 	return engine.Errorf(engine.CodeCreditsNotSold, "this server does not sell Credits; its operator adds them (apprun admin credits grant)")
 }
@@ -90,7 +94,14 @@ func New(cfg Config, eng Engine) (*Stripe, error) {
 		Connect: stripe.GetBackendWithConfig(stripe.ConnectBackend, backendCfg),
 		Uploads: stripe.GetBackendWithConfig(stripe.UploadsBackend, backendCfg),
 	}
-	return &Stripe{cfg: cfg, eng: eng, client: stripe.NewClient(cfg.SecretKey, stripe.WithBackends(backends))}, nil
+	return &Stripe{cfg: cfg, eng: eng, client: stripe.NewClient(cfg.SecretKey, stripe.WithBackends(backends)), open: newCheckouts()}, nil
+}
+
+func (s *Stripe) now() time.Time {
+	if s.cfg.Now == nil {
+		return time.Now()
+	}
+	return s.cfg.Now()
 }
 
 // Selling reports whether Credits are sold here.
@@ -119,8 +130,8 @@ type Session struct {
 	URL string `json:"url"`
 }
 
-// Checkout creates a Checkout Session in payment mode for one pack,
-// naming the account (client_reference_id) and the pack (metadata).
+// Checkout gives the account's open Checkout Session for the pack again,
+// or creates one (checkouts.go says when, and how many).
 func (s *Stripe) Checkout(ctx context.Context, accountID, packID string) (Session, error) {
 	if !s.Selling() {
 		return Session{}, notSelling()
@@ -133,9 +144,48 @@ func (s *Stripe) Checkout(ctx context.Context, accountID, packID string) (Sessio
 		}
 		return Session{}, engine.Errorf(engine.CodeInvalidInput, "pack: no pack %q (on sale: %s)", packID, strings.Join(ids, ", "))
 	}
+	a, err := s.open.acquire(ctx, accountID, s.now())
+	if err != nil {
+		return Session{}, engine.Errorf(engine.CodePaymentProvider, "another checkout of this account was still waiting for Stripe when the request ended; nothing was charged; retry")
+	}
+	defer s.open.release(a, true)
+	now := s.now()
+	if open, ok := s.open.reusable(a, p.ID, now); ok {
+		paid, err := s.eng.Purchased(ctx, open.ID)
+		if err != nil {
+			return Session{}, err
+		}
+		if !paid {
+			return open, nil
+		}
+		s.open.forget(accountID, open.ID)
+	}
+	if wait := s.open.wait(a, now); wait > 0 {
+		return Session{}, checkoutsLimited(wait)
+	}
+	s.open.count(a, now)
+	cs, err := s.create(ctx, accountID, p, now.Add(SessionLife))
+	if err != nil {
+		return Session{}, err
+	}
+	s.open.remember(a, openSession{Session: cs.Session, pack: p.ID, expires: time.Unix(cs.expires, 0)})
+	return cs.Session, nil
+}
+
+// created is a new session and Stripe's expires_at for it.
+type created struct {
+	Session
+	expires int64
+}
+
+// create makes a Checkout Session in payment mode for one pack, naming
+// the account (client_reference_id) and the pack (metadata), that
+// expires at expires.
+func (s *Stripe) create(ctx context.Context, accountID string, p Pack, expires time.Time) (created, error) {
 	meta := map[string]string{"apprun_account": accountID, "apprun_pack": p.ID, "apprun_credits": strconv.FormatInt(p.Credits, 10)}
 	params := &stripe.CheckoutSessionCreateParams{
 		Mode:              stripe.String(string(stripe.CheckoutSessionModePayment)),
+		ExpiresAt:         stripe.Int64(expires.Unix()),
 		ClientReferenceID: stripe.String(accountID),
 		Metadata:          meta,
 		PaymentIntentData: &stripe.CheckoutSessionCreatePaymentIntentDataParams{Metadata: meta},
@@ -153,9 +203,9 @@ func (s *Stripe) Checkout(ctx context.Context, accountID, packID string) (Sessio
 	cs, err := s.client.V1CheckoutSessions.Create(ctx, params)
 	if err != nil {
 		s.cfg.Logger.Warn("stripe: checkout session not created", "account", accountID, "pack", p.ID, "err", err)
-		return Session{}, engine.Errorf(engine.CodePaymentProvider, "Stripe did not create the checkout session; nothing was charged; retry")
+		return created{}, engine.Errorf(engine.CodePaymentProvider, "Stripe did not create the checkout session; nothing was charged; retry")
 	}
-	return Session{ID: cs.ID, URL: cs.URL}, nil
+	return created{Session: Session{ID: cs.ID, URL: cs.URL}, expires: cs.ExpiresAt}, nil
 }
 
 // Handle verifies a webhook delivery and applies it. It returns nil for
@@ -166,9 +216,9 @@ func (s *Stripe) Handle(ctx context.Context, payload []byte, signature string) e
 	if !s.Selling() {
 		return notSelling()
 	}
-	ev, err := webhook.ConstructEvent(payload, signature, s.cfg.WebhookSecret)
+	ev, err := s.verify(payload, signature)
 	if err != nil {
-		return engine.Errorf(engine.CodeInvalidSignature, "the event does not verify (Stripe-Signature, its age, or its API version %s): %v", APIVersion, err)
+		return err
 	}
 	if ev.Data == nil {
 		return nil
@@ -179,6 +229,7 @@ func (s *Stripe) Handle(ctx context.Context, payload []byte, signature string) e
 		if err := json.Unmarshal(ev.Data.Raw, &cs); err != nil {
 			return s.unmatched(ctx, ev, cs.ID, "unreadable session", err.Error())
 		}
+		s.open.forget(cs.ClientReferenceID, cs.ID) // complete: never given again
 		if cs.PaymentStatus != stripe.CheckoutSessionPaymentStatusPaid {
 			return nil // paid later: async_payment_succeeded grants it
 		}

@@ -43,6 +43,17 @@ func (f *fakeEngine) RevokeRefunded(_ context.Context, pi string, refunded int64
 	return refunded / 5, nil
 }
 
+func (f *fakeEngine) Purchased(_ context.Context, ref string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, g := range f.grants {
+		if g.Ref == ref {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 func (f *fakeEngine) RecordUnmatched(_ context.Context, u engine.Unmatched) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

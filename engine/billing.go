@@ -98,6 +98,16 @@ func (e *Engine) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
 	return false, Errorf(CodeInternal, "account busy; retry")
 }
 
+// Purchased reports whether a payment with this reference (a Checkout
+// Session id) has been granted: exact on every node, from the log. A
+// reference that could not be one was never granted.
+func (e *Engine) Purchased(ctx context.Context, ref string) (bool, error) {
+	if !refPattern.MatchString(ref) {
+		return false, nil
+	}
+	return e.purchaseExists(ctx, ref)
+}
+
 func (e *Engine) purchaseExists(ctx context.Context, ref string) (bool, error) {
 	_, err := e.log.log.Last(ctx, subjPurchase+ref)
 	switch {

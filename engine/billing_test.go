@@ -22,6 +22,9 @@ func TestAPurchaseIsGrantedOnceUnderConcurrentNotices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if bought, err := e.Purchased(ctx, "cs_test_once"); bought || err != nil {
+		t.Fatalf("before any notice: purchased %v, %v", bought, err)
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	granted := 0
@@ -47,6 +50,12 @@ func TestAPurchaseIsGrantedOnceUnderConcurrentNotices(t *testing.T) {
 	}
 	if ok, err := e.GrantPurchase(ctx, purchase(acct.AccountID, "cs_test_once")); ok || err != nil {
 		t.Fatalf("a later notice: granted %v, %v", ok, err)
+	}
+	if bought, err := e.Purchased(ctx, "cs_test_once"); !bought || err != nil {
+		t.Fatalf("after the grant: purchased %v, %v", bought, err)
+	}
+	if bought, err := e.Purchased(ctx, "cs.bad>ref"); bought || err != nil {
+		t.Fatalf("a reference that cannot be one: purchased %v, %v", bought, err)
 	}
 	if _, err := e.GrantPurchase(ctx, purchase(acct.AccountID, "cs.bad>ref")); ErrorCode(err) != CodeInvalidInput {
 		t.Fatalf("a reference with subject characters: %v", err)

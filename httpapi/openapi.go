@@ -81,7 +81,7 @@ var operations = []operation{
 		"", 204, "", []engine.Code{cAuth, cNotFound, cRate}},
 	{http.MethodGet, "/api/v1/billing/packs", "listCreditPacks", "The credit packs on sale (none, and how Credits are added, when this server sells none)", "key", nil, nil,
 		"", 200, "CreditPackList", []engine.Code{cAuth, cRate}},
-	{http.MethodPost, "/api/v1/billing/checkout", "createCheckout", "A Stripe Checkout Session for one pack: send the buyer to its url; the Credits come with Stripe's webhook", "key", nil, nil,
+	{http.MethodPost, "/api/v1/billing/checkout", "createCheckout", "A Stripe Checkout Session for one pack (the account's open one for the pack again, if any; at most 10 new ones an hour per account): send the buyer to its url; the Credits come with Stripe's webhook", "key", nil, nil,
 		"CheckoutRequest", 201, "CheckoutSession", []engine.Code{cBad, cAuth, cInput, engine.CodeCreditsNotSold, engine.CodePaymentProvider, cRate}},
 	{http.MethodPost, "/billing/stripe/webhook", "stripeWebhook", "Stripe's events (Stripe-Signature verified): a paid checkout grants its pack once, a refund revokes its share", "none", nil, []string{"Stripe-Signature"},
 		"StripeEvent", 200, "StripeReceipt", []engine.Code{cBad, engine.CodeInvalidSignature, engine.CodeCreditsNotSold}},

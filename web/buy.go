@@ -1,8 +1,11 @@
 package web
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/apprun/apprun/billing"
 	"github.com/apprun/apprun/engine"
@@ -24,8 +27,13 @@ func (s *Site) buy(w http.ResponseWriter, r *http.Request, v viewer) {
 	sess, err := s.cfg.Seller.Checkout(r.Context(), v.AccountID, strings.TrimSpace(r.PostFormValue("pack")))
 	if err != nil {
 		msg := "Stripe did not open a checkout. Nothing was charged; try again in a moment."
-		if engine.ErrorCode(err) == engine.CodeInvalidInput {
+		var e *engine.Error
+		switch {
+		case engine.ErrorCode(err) == engine.CodeInvalidInput:
 			msg = "That pack is no longer on sale. Pick one below."
+		case errors.As(err, &e) && e.Code == engine.CodeRateLimited:
+			msg = fmt.Sprintf("You opened %d checkouts in the last hour, the most there may be. You can open another in %s; a pack whose checkout is still open opens it again.",
+				billing.CheckoutsPerHour, inWords(e.RetryAfter))
 		}
 		s.redirectWith(w, r, "/credits", flash{Problem: msg})
 		return
@@ -42,4 +50,13 @@ func purchaseNotice(q string) string {
 		return "Checkout was canceled. Nothing was charged."
 	}
 	return ""
+}
+
+// inWords is a wait as a buyer reads it: "12 minutes", "1 minute".
+func inWords(d time.Duration) string {
+	m := int((d + time.Minute - 1) / time.Minute)
+	if m == 1 {
+		return "1 minute"
+	}
+	return fmt.Sprintf("%d minutes", m)
 }

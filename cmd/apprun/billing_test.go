@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,8 +21,10 @@ import (
 const whsec = "whsec_apprun_test"
 
 // withStripe sells two packs through stripe-mock, Stripe's own mock.
-func withStripe(t *testing.T) option {
-	base := stripemock.Start(t)
+func withStripe(t *testing.T) option { return withStripeAt(t, stripemock.Start(t)) }
+
+// withStripeAt sells the two packs through the Stripe API at base.
+func withStripeAt(t *testing.T, base string) option {
 	packs, err := billing.ParsePacks("100:500:usd,500:2000:usd")
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +58,9 @@ func TestBuyingCreditsGrantsEachPaymentOnce(t *testing.T) {
 	if co.Status != 201 || !strings.HasPrefix(session["session_id"].(string), "cs_") || !strings.HasPrefix(session["url"].(string), "https://") {
 		t.Fatalf("checkout: %d %s", co.Status, co.Body)
 	}
+	if again := h.do("POST", "/api/v1/billing/checkout", a.Key, map[string]any{"pack": "100-500-usd"}).json(t); again["session_id"] != session["session_id"] {
+		t.Fatalf("a second checkout of the pack: %v, want the open session %v", again, session)
+	}
 	if r := h.do("POST", "/api/v1/billing/checkout", a.Key, map[string]any{"pack": "1-1-usd"}); r.Status != 422 || r.errorCode(t) != "invalid_input" {
 		t.Fatalf("an unknown pack: %d %s", r.Status, r.Body)
 	}
@@ -67,6 +73,9 @@ func TestBuyingCreditsGrantsEachPaymentOnce(t *testing.T) {
 	}
 	if r := h.deliver("evt_old", "checkout.session.completed", paid, whsec, now.Add(-10*time.Minute)); r.Status != 400 {
 		t.Fatalf("an old signature: %d %s", r.Status, r.Body)
+	}
+	if r := h.deliver("evt_ahead", "checkout.session.completed", paid, whsec, now.Add(24*time.Hour)); r.Status != 400 || r.errorCode(t) != "invalid_signature" {
+		t.Fatalf("a signature dated a day ahead: %d %s", r.Status, r.Body)
 	}
 	if bal, _ := h.balance(a); bal != 0 {
 		t.Fatalf("balance %d after refused deliveries, want 0", bal)
@@ -134,6 +143,55 @@ func TestBuyingCreditsGrantsEachPaymentOnce(t *testing.T) {
 	var out bytes.Buffer
 	if err := auditCommand([]string{"--data", h.dir}, &out); err != nil || !strings.Contains(out.String(), "credits purchased 600 in 2 payments, revoked on refunds 50") {
 		t.Fatalf("audit: %v\n%s", err, out.String())
+	}
+}
+
+// Checkout over the API and the website: a pack's open session is given
+// again, and an account opens at most billing.CheckoutsPerHour new ones
+// an hour, whichever surface asks. Past that: 429 rate_limited with
+// Retry-After on the API, a notice on the Credits page, and nothing made
+// at Stripe.
+func TestCheckoutsAreReusedAndLimitedPerAccount(t *testing.T) {
+	t.Parallel()
+	mock := stripemock.StartCounted(t)
+	h := start(t, withLimits(noLimits), withStripeAt(t, mock.URL))
+	b := h.browser(t)
+	b.signUp("many-checkouts@example.com")
+	key := b.createKey("buyer")
+	acct := accountOfSession(t, h, b)
+	checkout := func(pack string) response {
+		return h.do("POST", "/api/v1/billing/checkout", key, map[string]any{"pack": pack})
+	}
+	var last string
+	for i := range billing.CheckoutsPerHour {
+		r := checkout("100-500-usd")
+		if r.Status != 201 {
+			t.Fatalf("checkout %d: %d %s", i+1, r.Status, r.Body)
+		}
+		last = r.json(t)["session_id"].(string)
+		if i < billing.CheckoutsPerHour-1 { // completed (paid later): the next is a new one
+			if d := h.deliver("evt_"+last, "checkout.session.completed", stripemock.Session(last, acct, "100-500-usd", "unpaid", "pi_"+last, 500), whsec, time.Now()); d.Status != 200 {
+				t.Fatalf("webhook: %d %s", d.Status, d.Body)
+			}
+		}
+	}
+	made := len(mock.Sessions())
+	if made != billing.CheckoutsPerHour {
+		t.Fatalf("%d sessions made at Stripe, want %d", made, billing.CheckoutsPerHour)
+	}
+	r := checkout("500-2000-usd")
+	if ra, _ := strconv.Atoi(r.Header.Get("Retry-After")); r.Status != 429 || r.errorCode(t) != "rate_limited" || ra < 3500 || ra > 3601 {
+		t.Fatalf("checkout %d within the hour: %d Retry-After %q %s, want 429 rate_limited for about an hour", billing.CheckoutsPerHour+1, r.Status, r.Header.Get("Retry-After"), r.Body)
+	}
+	if again := checkout("100-500-usd"); again.Status != 201 || again.json(t)["session_id"] != last {
+		t.Fatalf("the open session while limited: %d %s, want %s again", again.Status, again.Body, last)
+	}
+	if p := b.post("/credits/buy", url.Values{"pack": {"500-2000-usd"}}); p.Location != "/credits" ||
+		!strings.Contains(b.get("/credits").Body, fmt.Sprintf("You opened %d checkouts in the last hour", billing.CheckoutsPerHour)) {
+		t.Fatalf("Buy when limited: %d to %q, want the Credits page saying why", p.Status, p.Location)
+	}
+	if n := len(mock.Sessions()); n != made {
+		t.Fatalf("%d sessions made at Stripe after the limit, want %d", n, made)
 	}
 }
 
