@@ -62,21 +62,26 @@ func (e *Engine) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRu
 	if req.IdempotencyKey == "" {
 		return e.createRun(ctx, req, nil)
 	}
-	claim, replay, err := e.claimIdempotency(ctx, req.AccountID, req.IdempotencyKey, req.BodyHash)
+	key, replay, err := e.readIdempotency(ctx, req.AccountID, req.IdempotencyKey, req.BodyHash)
 	if err != nil {
 		return CreatedRun{}, err
 	}
 	if replay != nil {
 		return *replay, nil // created before; a read of its run finds it in the log
 	}
-	run, err := e.createRun(ctx, req, claim)
-	if err != nil {
-		e.release(context.WithoutCancel(ctx), claim)
+	run, err := e.createRun(ctx, req, key)
+	var refused *Error
+	if errors.As(err, &refused) {
+		// Refused, nothing written. A request with the same key that ran
+		// at the same time may have created the run: then it is the answer.
+		if replay, rerr := e.moved(ctx, key); rerr == nil && replay != nil {
+			return *replay, nil
+		}
 	}
 	return run, err
 }
 
-func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *idemClaim) (CreatedRun, error) {
+func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, key *idemKey) (CreatedRun, error) {
 	app, err := e.cfg.Catalog.Lookup(req.AppSlug)
 	if err != nil {
 		return CreatedRun{}, err
@@ -141,7 +146,7 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 	for _, ep := range endpoints {
 		created.WebhookEndpoints = append(created.WebhookEndpoints, ep.URL)
 	}
-	run, err := e.admit(ctx, created, acct, acctSeq, price, priceCached, req.MaxCreditCost, claim)
+	run, err := e.admit(ctx, created, acct, acctSeq, price, priceCached, req.MaxCreditCost, key)
 	run.Quota = quota
 	return run, err
 }
@@ -152,7 +157,7 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, claim *ide
 // when the price was the cache's (priceCached) and stale, the log's is the
 // price. A price read from the log that changes before the write answers
 // pricing_not_ready.
-func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Account, acctSeq uint64, price Price, priceCached bool, maxCost *int64, claim *idemClaim) (CreatedRun, error) {
+func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Account, acctSeq uint64, price Price, priceCached bool, maxCost *int64, key *idemKey) (CreatedRun, error) {
 	refused := 0 // batches the log refused outright (nothing stored)
 	fromCache := true
 	conflict := false // the last attempt's write was refused by a check
@@ -176,10 +181,13 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 				}
 			}
 			conflict = false
-			if claim != nil {
-				var rec IdemRecord
-				if seq, err := e.log.last(ctx, claim.subject, &rec); err != nil || seq != claim.seq {
-					return CreatedRun{}, Errorf(CodeIdempotencyBusy, "another request took over this Idempotency-Key; retry to get its answer")
+			if key != nil {
+				// Another request with the key may have created the run.
+				if replay, err := e.moved(ctx, key); err != nil || replay != nil {
+					if replay != nil {
+						return *replay, nil
+					}
+					return CreatedRun{}, err
 				}
 			}
 			changed := now.Seq != price.Seq
@@ -225,7 +233,7 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 				return CreatedRun{}, err
 			}
 		}
-		seq, err := e.log.append(ctx, admission(created, charge, acctSeq, slotSeq, price, claim)...)
+		seq, err := e.log.append(ctx, admission(created, charge, acctSeq, slotSeq, price, key)...)
 		if errors.Is(err, ErrConflict) {
 			conflict = true
 			continue
@@ -245,9 +253,11 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 			seq, stored, err = e.resolveAdmission(ctx, created.RunNo)
 			switch {
 			case err != nil:
-				if claim == nil {
-					// With a claim, releasing it fences the batch and a retry
-					// with the key gets the run if it was stored.
+				// With a key, a fence on it makes the batch impossible
+				// later, and a retry with the key gets the run if it was
+				// stored; without one (or when the fence is unanswered
+				// too), a run found stored later is voided.
+				if key == nil || !e.fence(context.WithoutCancel(ctx), key) {
 					e.voidLater(created.AccountID, created.RunNo)
 				}
 				return CreatedRun{}, err
@@ -269,9 +279,9 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 // admission is the one atomic write that admits a run: the charge (CAS on
 // the account), the platform slot when there is one (CAS on the slot), the
 // job (checked against the price the run was charged), the completed
-// Idempotency-Key record when there is one, and the run's created event (the
-// first on its subject).
-func admission(created RunEvent, charge ledger.Event, acctSeq, slotSeq uint64, price Price, claim *idemClaim) []entry {
+// Idempotency-Key record when there is one (where the key stood when read),
+// and the run's created event (the first on its subject).
+func admission(created RunEvent, charge ledger.Event, acctSeq, slotSeq uint64, price Price, key *idemKey) []entry {
 	entries := []entry{{subject: accountSubject(created.AccountID), value: charge, expect: expectSeq(acctSeq)}}
 	if created.Slot > 0 {
 		entries = append(entries, entry{subject: slotSubject(created.Slot), expect: expectSeq(slotSeq),
@@ -281,8 +291,8 @@ func admission(created RunEvent, charge ledger.Event, acctSeq, slotSeq uint64, p
 		entry{subject: jobSubject(created.RunNo), value: JobEvent{Type: "run_queued", V: eventVersion, RunNo: created.RunNo},
 			expect: expectSeq(price.Seq), expectSubject: price.checkSubject()},
 	)
-	if claim != nil {
-		entries = append(entries, claim.completed(created))
+	if key != nil {
+		entries = append(entries, key.completed(created))
 	}
 	return append(entries, entry{subject: runSubject(created.RunNo), value: created, expect: expectSeq(0)})
 }

@@ -145,7 +145,9 @@ func TestEveryCompareAndSetLoopPausesBetweenRefusedTries(t *testing.T) {
 			_, err := pc.CreateRun(ctx, CreateRunRequest{AccountID: pc.acct.AccountID, KeyID: pc.acct.KeyID, AppSlug: "ok", Input: map[string]any{}})
 			return err
 		}},
-		{name: "idempotency", want: "contended", do: func(ctx context.Context, pc paced) error {
+		// A key's record is written in the admission's batch alone: the
+		// same loop.
+		{name: "admission with a key", want: "contention on this account", do: func(ctx context.Context, pc paced) error {
 			_, err := pc.CreateRun(ctx, CreateRunRequest{AccountID: pc.acct.AccountID, KeyID: pc.acct.KeyID, AppSlug: "ok",
 				Input: map[string]any{}, IdempotencyKey: "k1", BodyHash: "h"})
 			return err

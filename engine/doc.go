@@ -27,7 +27,9 @@
 // apprun.job.<run_no> (work for the executors), apprun.key.<id>,
 // apprun.price.<slug>, apprun.brand.<id>, apprun.slot.<n> (the
 // platform-wide active-run slots) and apprun.idem.<account>.<key hash>
-// (Idempotency-Key records; the completed one joins the admission batch). The newest message on a subject is the
+// (Idempotency-Key records, written only in the admission batch, or as a
+// fence after an admission whose outcome was lost). The newest message on
+// a subject is the
 // entity's state, so a write guarded by
 // Nats-Expected-Last-Subject-Sequence is a compare-and-set on it.
 //
@@ -40,7 +42,9 @@
 //	apprun.job.<no>    run_queued, CAS on apprun.price.<slug> (price lock)
 //	apprun.run.<no>    created, CAS "no message yet"
 //
-// All four are stored or none is. Two creates that race for the same
+// With an Idempotency-Key, a fifth: the key's completed record, CAS on
+// where the key stood when the request read it. All are stored or none
+// is, and a refused create writes nothing. Two creates that race for the same
 // Credits, the same account ceiling or the same slot cannot both commit:
 // the loser's batch is rejected and it re-reads and decides again (402, 429
 // or success). A price changed between reading and committing rejects the

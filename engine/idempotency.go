@@ -22,7 +22,11 @@ const (
 	MaxIdempotencyKey = 255
 )
 
-// Idempotency record types.
+// Idempotency record types. A key's record is written only with its
+// run, in the admission's one atomic batch (completed), or to fence off an
+// admission whose outcome could not be learnt (released). A refused
+// request writes nothing: its key stays as it was. Claims are written no
+// more; one left by an earlier version is honoured until it expires.
 const (
 	idemClaimed   = "idempotency_claimed"
 	idemCompleted = "idempotency_completed"
@@ -40,8 +44,11 @@ type IdemRecord struct {
 	CreditCost int64     `json:"credit_cost,omitempty"`
 }
 
-// idemClaim is a key this request holds while it creates its run.
-type idemClaim struct {
+// idemKey is where a request's Idempotency-Key stood when it was read:
+// the admission's batch writes the completed record only if it still
+// stands there (compare-and-set on seq), so of two requests with one key
+// one creates the run and the other finds it.
+type idemKey struct {
 	subject  string
 	seq      uint64
 	bodyHash string
@@ -66,55 +73,73 @@ func ValidIdempotencyKey(k string) bool {
 	return true
 }
 
-// claimIdempotency either returns the run a key already created (replay),
-// or claims the key for this request. The claim is a compare-and-set on
-// the key's subject, so of concurrent requests one claims and the others
-// are told the first is still in progress.
-func (e *Engine) claimIdempotency(ctx context.Context, accountID, key, bodyHash string) (*idemClaim, *CreatedRun, error) {
-	subj := idemSubject(accountID, key)
-	for range e.casTries() {
-		var rec IdemRecord
-		seq, err := e.log.last(ctx, subj, &rec)
-		if err != nil && !errors.Is(err, ErrNoMessage) {
-			return nil, nil, internal("read idempotency key", err)
-		}
-		now := e.now()
-		live := err == nil && now.Sub(rec.At) < IdempotencyWindow
-		if live && rec.Type != idemReleased {
-			if rec.BodyHash != bodyHash {
-				return nil, nil, Errorf(CodeIdempotencyReused, "this Idempotency-Key was used with a different request body in the last 24 hours; use a new key for a new request")
-			}
-			if rec.Type == idemCompleted {
-				return nil, &CreatedRun{RunNo: rec.RunNo, CreditCost: rec.CreditCost, Replayed: true}, nil
-			}
-			if now.Sub(rec.At) < idemClaimTTL {
-				return nil, nil, &Error{Code: CodeIdempotencyBusy, RetryAfter: time.Second,
-					Message: "a request with this Idempotency-Key is still being processed; retry shortly to get its answer"}
-			}
-		}
-		claim := IdemRecord{Type: idemClaimed, V: eventVersion, At: now, BodyHash: bodyHash}
-		newSeq, err := e.log.append(ctx, entry{subject: subj, value: claim, expect: expectSeq(seq), ttl: idemKeep})
-		if errors.Is(err, ErrConflict) {
-			continue // another request claimed it first: read what it wrote
-		}
-		if err != nil {
-			return nil, nil, internal("claim idempotency key", err)
-		}
-		return &idemClaim{subject: subj, seq: newSeq, bodyHash: bodyHash}, nil, nil
+// readIdempotency reads a key without writing: the run it already created
+// (replay), a refusal (another request body, or a claim of an earlier
+// version still in progress), or where the key stands for this request's
+// admission.
+func (e *Engine) readIdempotency(ctx context.Context, accountID, key, bodyHash string) (*idemKey, *CreatedRun, error) {
+	k := &idemKey{subject: idemSubject(accountID, key), bodyHash: bodyHash}
+	var rec IdemRecord
+	seq, err := e.log.last(ctx, k.subject, &rec)
+	if errors.Is(err, ErrNoMessage) {
+		return k, nil, nil
 	}
-	return nil, nil, Errorf(CodeIdempotencyBusy, "this Idempotency-Key is contended; retry shortly")
+	if err != nil {
+		return nil, nil, internal("read idempotency key", err)
+	}
+	k.seq = seq
+	replay, err := k.judge(rec, e.now())
+	return k, replay, err
 }
 
-// release gives a claimed key back after the request failed, so a retry
-// with the same key is evaluated afresh. Best effort: a claim that is not
-// released expires after idemClaimTTL.
-func (e *Engine) release(ctx context.Context, c *idemClaim) {
-	rec := IdemRecord{Type: idemReleased, V: eventVersion, At: e.now(), BodyHash: c.bodyHash}
-	_, _ = e.log.append(ctx, entry{subject: c.subject, value: rec, expect: expectSeq(c.seq), ttl: idemKeep})
+// judge says what the key's newest record means for this request.
+func (k *idemKey) judge(rec IdemRecord, now time.Time) (*CreatedRun, error) {
+	if now.Sub(rec.At) >= IdempotencyWindow || rec.Type == idemReleased {
+		return nil, nil // free: this request may use it
+	}
+	if rec.BodyHash != k.bodyHash {
+		return nil, Errorf(CodeIdempotencyReused, "this Idempotency-Key was used with a different request body in the last 24 hours; use a new key for a new request")
+	}
+	switch {
+	case rec.Type == idemCompleted:
+		return &CreatedRun{RunNo: rec.RunNo, CreditCost: rec.CreditCost, Replayed: true}, nil
+	case rec.Type == idemClaimed && now.Sub(rec.At) < idemClaimTTL:
+		return nil, &Error{Code: CodeIdempotencyBusy, RetryAfter: time.Second,
+			Message: "a request with this Idempotency-Key is still being processed; retry shortly to get its answer"}
+	}
+	return nil, nil
+}
+
+// moved reads the key again after this request's admission was refused
+// or lost a compare-and-set: when another request with the key created
+// its run meanwhile, that run is this request's answer (replay). Else
+// the key's new position, if it moved, is taken for the next attempt.
+func (e *Engine) moved(ctx context.Context, k *idemKey) (*CreatedRun, error) {
+	var rec IdemRecord
+	seq, err := e.log.last(ctx, k.subject, &rec)
+	if errors.Is(err, ErrNoMessage) || (err == nil && seq == k.seq) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, internal("read idempotency key", err)
+	}
+	k.seq = seq
+	return k.judge(rec, e.now())
+}
+
+// fence makes sure an admission whose outcome could not be learnt can
+// never be stored later: a released record where the key stood. If the
+// admission was stored, the key has moved, the write conflicts, and a
+// retry with the key finds the run. It reports whether the fence (or the
+// run) now stands.
+func (e *Engine) fence(ctx context.Context, k *idemKey) bool {
+	rec := IdemRecord{Type: idemReleased, V: eventVersion, At: e.now(), BodyHash: k.bodyHash}
+	_, err := e.log.append(ctx, entry{subject: k.subject, value: rec, expect: expectSeq(k.seq), ttl: idemKeep})
+	return err == nil || errors.Is(err, ErrConflict)
 }
 
 // completed is the record written with the run in the admission batch.
-func (c *idemClaim) completed(run RunEvent) entry {
-	return entry{subject: c.subject, expect: expectSeq(c.seq), ttl: idemKeep, value: IdemRecord{Type: idemCompleted, V: eventVersion,
-		At: run.At, BodyHash: c.bodyHash, RunNo: run.RunNo, CreditCost: run.CreditCost}}
+func (k *idemKey) completed(run RunEvent) entry {
+	return entry{subject: k.subject, expect: expectSeq(k.seq), ttl: idemKeep, value: IdemRecord{Type: idemCompleted, V: eventVersion,
+		At: run.At, BodyHash: k.bodyHash, RunNo: run.RunNo, CreditCost: run.CreditCost}}
 }
