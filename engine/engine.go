@@ -87,6 +87,10 @@ type Engine struct {
 	// reads and creates are the in-memory rate-limit windows of a
 	// standalone node (nil otherwise).
 	reads, creates *localWindows
+	// createsFull: on a shared log, until when each key's creation window
+	// was last found full by this node (key id → time.Time), for
+	// CreateWindowFull. Bounded by the keys refused in the last minute.
+	createsFull sync.Map
 	// acked: creates answered before the read models applied them (acked.go).
 	acked HighWater
 	// dummyHash: what an unknown email's sign-in checks (login.go).

@@ -70,9 +70,43 @@ func (e *Engine) allow(ctx context.Context, kind limitKind, keyID string) (Quota
 		return Quota{}, internal("rate limit", err)
 	}
 	if !ok {
+		if kind == limitCreate {
+			e.createsFull.Store(keyID, time.Now().Add(reset))
+		}
 		return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(reset)}, rateLimited(reset)
 	}
 	return Quota{Limit: limit, Remaining: remaining, Reset: wholeSeconds(reset)}, nil
+}
+
+// CreateWindowFull answers rate_limited, without counting a request, when
+// the key's creation window is known to be full: the edge asks it before
+// it reads a create's body, so a client past its limit costs no body read.
+// A standalone node knows exactly (its windows are in memory); a node on
+// a shared log knows what its own last refusal said, until that window's
+// oldest create leaves it. A create it lets through is counted as ever,
+// after its other checks.
+func (e *Engine) CreateWindowFull(keyID string) (Quota, error) {
+	limit := e.cfg.Limits.CreatePerMinute
+	if limit <= 0 {
+		return Quota{}, nil
+	}
+	now := time.Now()
+	wait := time.Duration(0)
+	if e.creates != nil {
+		if full, w := e.creates.full(keyID, now); full {
+			wait = w
+		}
+	} else if until, ok := e.createsFull.Load(keyID); ok {
+		if w := until.(time.Time).Sub(now); w > 0 {
+			wait = w
+		} else {
+			e.createsFull.Delete(keyID)
+		}
+	}
+	if wait <= 0 {
+		return Quota{}, nil
+	}
+	return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(wait)}, rateLimited(wait)
 }
 
 func rateLimited(wait time.Duration) error {

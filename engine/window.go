@@ -62,6 +62,23 @@ func (w *localWindows) allow(key string, now time.Time) (ok bool, wait time.Dura
 	return true, 0, w.limit - (len(h.t) - h.head), h.t[h.head] + w.span - at
 }
 
+// full says, without counting a request, whether key's window is full at
+// now, and how long until its oldest hit leaves it.
+func (w *localWindows) full(key string, now time.Time) (bool, time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h := w.keys[key]
+	if h == nil {
+		return false, 0
+	}
+	at := now.Sub(w.base)
+	h.expire(at - w.span)
+	if len(h.t)-h.head < w.limit {
+		return false, 0
+	}
+	return true, h.t[h.head] + w.span - at
+}
+
 // expire drops the hits at or before the offset before.
 func (h *hits) expire(before time.Duration) {
 	for h.head < len(h.t) && h.t[h.head] <= before {
