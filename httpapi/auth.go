@@ -38,8 +38,27 @@ func bearer(r *http.Request) (string, error) {
 }
 
 // authenticate resolves the Bearer API key (spec §5): unknown, malformed
-// and revoked keys are all unauthorized.
-func (a *API) authenticate(r *http.Request) (caller, error) {
+// and revoked keys are all unauthorized. It reads the headers only: no
+// route reads a body before it. A key past its refusal budget is answered
+// rate_limited, and so is a failed key check from an address past its own
+// (refusals.go).
+func (a *API) authenticate(w http.ResponseWriter, r *http.Request) (caller, error) {
+	c, err := a.keyOf(r)
+	if err != nil {
+		if wait := a.refused.addrs.spent(addrOf(r), time.Now()); wait > 0 {
+			return caller{}, tooManyRefused(wait, "address")
+		}
+		return caller{}, err
+	}
+	known(w, r, c.KeyID)
+	if wait := a.refused.keys.spent(c.KeyID, time.Now()); wait > 0 {
+		return caller{}, tooManyRefused(wait, "API key")
+	}
+	return c, nil
+}
+
+// keyOf is the caller of the request's Bearer API key.
+func (a *API) keyOf(r *http.Request) (caller, error) {
 	tok, err := bearer(r)
 	if err != nil {
 		return caller{}, err
@@ -64,6 +83,20 @@ func (a *API) authenticate(r *http.Request) (caller, error) {
 	a.touch(k)
 	return caller{KeyID: k.KeyID, AccountID: k.AccountID}, nil
 }
+
+// known notes who a request authenticated as: its refusals count against
+// that key (or session) rather than its address, and its connection is
+// no longer an unknown client's (conns.go).
+func known(w http.ResponseWriter, r *http.Request, keyID string) {
+	if sw, ok := w.(*statusWriter); ok {
+		sw.keyID = keyID
+	}
+	identified(r)
+}
+
+// Known is known for the surfaces beside the API: the website calls it
+// for a signed-in session, as its key.
+func Known(w http.ResponseWriter, r *http.Request, keyID string) { known(w, r, keyID) }
 
 // touchEvery is how stale a key's last-used time may get.
 const touchEvery = time.Minute
@@ -92,7 +125,7 @@ func (a *API) touch(k engine.Key) {
 // reader authenticates a read and counts it against the key's read limit.
 func (a *API) reader(h func(http.ResponseWriter, *http.Request, caller)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c, err := a.authenticate(r)
+		c, err := a.authenticate(w, r)
 		if err != nil {
 			a.fail(w, r, err)
 			return

@@ -75,6 +75,15 @@ const maxWebhookBody = 256 << 10
 // once; 200 for every verified event, 400 for one that does not verify
 // (nothing changes), 503 when the log cannot be written (Stripe retries).
 func (a *API) stripeWebhook(w http.ResponseWriter, r *http.Request) {
+	// What can be judged from the headers is, before the body is read.
+	switch {
+	case !a.seller().Selling():
+		a.refuseUnread(w, r, errorf(engine.CodeCreditsNotSold, "%s", howToAdd))
+		return
+	case r.Header.Get("Stripe-Signature") == "":
+		a.refuseUnread(w, r, errorf(engine.CodeInvalidSignature, "the event has no Stripe-Signature header"))
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError

@@ -30,10 +30,12 @@ import (
 //   - errors in the one envelope;
 //   - a HEAD answered as the GET it asks about, without the body.
 //
-// MCP's body is read whole at the edge (and checked like the API's JSON:
-// UTF-8, no member named twice);
-// its read deadline is then lifted, since net/http cancels a request
-// whose connection read times out.
+// No body is read here, nor before the caller is known: every route checks
+// its key (or session, or signature) from the headers first, and a
+// request refused so closes its connection unread. A request without
+// credentials from an address past its refusal budget is answered 429
+// before anything else (refusals.go). MCP's body is read whole once its
+// key is checked (ReadMessage).
 
 // Body limits by route class.
 const (
@@ -98,6 +100,9 @@ func (c routeClass) bodyLimit(method string) int64 {
 // Edge wraps every surface's handler (see above).
 func (a *API) Edge(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hasCredentials(r) && a.refusedAddr(w, r) {
+			return
+		}
 		if r.Method == http.MethodHead {
 			r = headAsGet(r)
 		}
@@ -109,6 +114,7 @@ func (a *API) Edge(next http.Handler) http.Handler {
 			// closes.
 			w.Header().Set("Connection", "close")
 			_ = rc.SetReadDeadline(time.Now())
+			a.refused.addrs.note(addrOf(r), time.Now())
 			if class == classForm && a.cfg.FormPage != nil {
 				a.cfg.FormPage(w, r, http.StatusBadRequest, fmt.Sprintf(format, args...))
 				return
@@ -152,33 +158,43 @@ func (a *API) Edge(next http.Handler) http.Handler {
 			refuse("request body exceeds %d bytes", limit)
 			return
 		}
-		if r.Body == http.NoBody && class != classMCP {
+		if r.Body != http.NoBody {
 			// net/http's body for a request that declared none (most
-			// reads): nothing to bound. (MCP's empty body is refused
-			// below as any other unreadable message.)
-			next.ServeHTTP(w, r)
+			// reads) has nothing to bound.
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hasCredentials says whether a request shows who it is from (an
+// Authorization header, a cookie, a stream token): its check judges it,
+// and answers 429 itself when it fails from an address past its budget.
+func hasCredentials(r *http.Request) bool {
+	return len(r.Header["Authorization"]) > 0 || len(r.Header["Cookie"]) > 0 || strings.Contains(r.URL.RawQuery, "token=")
+}
+
+// ReadMessage reads an MCP message whole, once RequireKey has checked its
+// key: checked like the API's JSON (UTF-8, no member named twice), under
+// the edge's read deadline, which is then lifted, since net/http cancels
+// a request whose connection read times out and a tool call streams until
+// its run ends.
+func (a *API) ReadMessage(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		data, err := io.ReadAll(r.Body)
+		if err != nil {
+			w.Header().Set("Connection", "close")
+			_ = rc.SetReadDeadline(time.Now())
+			a.fail(w, r, errorf(engine.CodeInvalidRequest, "could not read the request body: %s", bodyProblem(err, mcpBodyLimit)))
 			return
 		}
-		body := http.MaxBytesReader(w, r.Body, limit)
-		if class == classMCP {
-			// An MCP message is read whole here: its JSON is checked for
-			// UTF-8 and duplicate members like the API's, and the read deadline is
-			// lifted once it is in (net/http cancels a request whose read
-			// times out, and a tool call streams until its run ends).
-			data, err := io.ReadAll(body)
-			if err != nil {
-				refuse("could not read the request body: %s", bodyProblem(err, limit))
-				return
-			}
-			if err := jsonText(data); err != nil {
-				a.fail(w, r, err)
-				return
-			}
-			_ = rc.SetReadDeadline(time.Time{})
-			r.Body = io.NopCloser(bytes.NewReader(data))
-		} else {
-			r.Body = body
+		if err := jsonText(data); err != nil {
+			a.fail(w, r, err)
+			return
 		}
+		_ = rc.SetReadDeadline(time.Time{})
+		r.Body = io.NopCloser(bytes.NewReader(data))
 		next.ServeHTTP(w, r)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/apprun/apprun/engine"
 )
@@ -78,6 +79,12 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="apprun"`)
 	}
+	if (status == http.StatusUnauthorized || status == http.StatusTooManyRequests) && r.ContentLength != 0 {
+		// Refused from the headers, its body unread: net/http would read
+		// on to drain it for the next request. The connection closes now.
+		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
 	if status == http.StatusTooManyRequests || de.RetryAfter > 0 {
 		ra := int(de.RetryAfter.Seconds())
 		if ra < 1 {
@@ -89,6 +96,15 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 		logger.Error("request failed", "method", r.Method, "route", routeOf(r), "err", err)
 	}
 	writeJSON(w, status, envelope{errorBody{de.Code, de.Message}})
+}
+
+// refuseUnread answers err to a request whose body it leaves unread: the
+// connection closes with the answer, rather than net/http reading on to
+// drain the body for a next request.
+func (a *API) refuseUnread(w http.ResponseWriter, r *http.Request, err error) {
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	a.fail(w, r, err)
 }
 
 func unavailable(err error) bool {

@@ -45,6 +45,7 @@ func (a *API) streamReader(h func(http.ResponseWriter, *http.Request, caller)) h
 			}
 			c = caller{KeyID: engine.SessionKeyID(acct), AccountID: acct}
 		}
+		known(w, r, c.KeyID)
 		q, err := a.cfg.Engine.AllowReadQuota(r.Context(), c.KeyID)
 		setQuota(w, q)
 		if err != nil {

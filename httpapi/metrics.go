@@ -25,6 +25,9 @@ type metrics struct {
 
 	mu        sync.RWMutex
 	observers map[observerKey]prometheus.Observer // requests' children, by labels
+	// answered sees every answer's status and the key that asked (the
+	// refusal budgets, refusals.go).
+	answered func(r *http.Request, status int, keyID string)
 }
 
 // observerKey is one child of requests: its labels, the code as a number.
@@ -50,13 +53,18 @@ func newMetrics(a *API) *metrics {
 	return m
 }
 
-// observe is the middleware that times every request, named by routeOf.
+// observe is the middleware that times every request, named by routeOf,
+// and hands its status to answered: the one place every surface's answer
+// passes (the API's routes, the website's pages, MCP).
 func (m *metrics) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(sw, r)
 		m.observer(routeOf(r), methodLabel(r.Method), sw.status).Observe(time.Since(start).Seconds())
+		if m.answered != nil {
+			m.answered(r, sw.status, sw.keyID)
+		}
 	})
 }
 
@@ -103,6 +111,9 @@ type statusWriter struct {
 	http.ResponseWriter
 	status int
 	wrote  bool
+	// keyID is the key (or website session) the request authenticated
+	// as, set by the key check (known): its refusals count against it.
+	keyID string
 }
 
 func (w *statusWriter) WriteHeader(code int) {

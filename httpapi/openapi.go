@@ -26,7 +26,9 @@ type operation struct {
 	status  int      // success status
 	result  string   // success schema ("" for none, "stream" for SSE)
 	// codes are the error codes the operation answers; the statuses come
-	// from statusOf. Every operation also answers 500 and 503.
+	// from statusOf. Every operation also answers 500 and 503, and 429
+	// rate_limited to a caller past its refused requests' budget
+	// (refusals.go): every list holds cRate.
 	codes []engine.Code
 }
 
@@ -84,9 +86,9 @@ var operations = []operation{
 	{http.MethodPost, "/api/v1/billing/checkout", "createCheckout", "A Stripe Checkout Session for one pack (the account's open one for the pack again, if any; at most 10 new ones an hour per account): send the buyer to its url; the Credits come with Stripe's webhook", "key", nil, nil,
 		"CheckoutRequest", 201, "CheckoutSession", []engine.Code{cBad, cAuth, cInput, engine.CodeCreditsNotSold, engine.CodePaymentProvider, cRate}},
 	{http.MethodPost, "/billing/stripe/webhook", "stripeWebhook", "Stripe's events (Stripe-Signature verified): a paid checkout grants its pack once, a refund revokes its share", "none", nil, []string{"Stripe-Signature"},
-		"StripeEvent", 200, "StripeReceipt", []engine.Code{cBad, engine.CodeInvalidSignature, engine.CodeCreditsNotSold}},
+		"StripeEvent", 200, "StripeReceipt", []engine.Code{cBad, engine.CodeInvalidSignature, engine.CodeCreditsNotSold, cRate}},
 	{http.MethodGet, "/api/v1/openapi.json", "getOpenAPI", "This document", "none", nil, nil, "", 200, "OpenAPIDocument",
-		[]engine.Code{engine.CodeNotAcceptable}},
+		[]engine.Code{engine.CodeNotAcceptable, cRate}},
 }
 
 func (a *API) routeOpenAPI() {

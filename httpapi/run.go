@@ -37,9 +37,21 @@ func (a *API) cancelRun(w http.ResponseWriter, r *http.Request, c caller) {
 	writeJSON(w, http.StatusOK, viewOf(run))
 }
 
-// createRun handles POST /api/v1/runs. Checks run in the spec's order: the
-// body (400) before the key (401), then the engine's 402/404/409/422/429.
+// createRun handles POST /api/v1/runs. The key (401) and a full creation
+// window (429) are checked from the headers, before the body is read; then
+// the body (400) and the engine's 402/404/409/422/429
+// (docs/decisions.md).
 func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
+	c, err := a.authenticate(w, r)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if q, err := a.cfg.Engine.CreateWindowFull(c.KeyID); err != nil {
+		setQuota(w, q)
+		a.fail(w, r, err)
+		return
+	}
 	obj, err := readJSONObject(w, r)
 	if err != nil {
 		a.fail(w, r, err)
@@ -49,11 +61,6 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
 	if err == nil && body.WebhookURL != "" {
 		err = a.cfg.Engine.CheckWebhookURL(body.WebhookURL)
 	}
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	c, err := a.authenticate(r)
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -18,6 +18,7 @@ import (
 type Engine interface {
 	Catalog() *engine.Catalog
 	CreateRun(ctx context.Context, req engine.CreateRunRequest) (engine.CreatedRun, error)
+	CreateWindowFull(keyID string) (engine.Quota, error)
 	CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error)
 	CheckWebhookURL(raw string) error
 	WebhookSecret(ctx context.Context, accountID string) (string, error)
@@ -106,6 +107,9 @@ type Config struct {
 	// large, a file, two Content-Types): the site's own problem page,
 	// rather than the API's JSON envelope a browser would show raw.
 	FormPage func(w http.ResponseWriter, r *http.Request, status int, msg string)
+	// Refusals are the budgets of refused requests, per key and per
+	// client address (refusals.go); zero values are no limit.
+	Refusals RefusalLimits
 	Logger   *slog.Logger
 }
 
@@ -120,6 +124,7 @@ type API struct {
 	closed      context.Context
 	closeStream context.CancelFunc
 	streams     *streamRegistry
+	refused     *refusals
 	metrics     *metrics
 	views       *viewCache
 	// keyMisses bounds how often an unknown key makes this node catch up
@@ -188,6 +193,7 @@ func New(cfg Config) (*API, error) {
 	})
 	a.closed, a.closeStream = context.WithCancel(context.Background())
 	a.metrics, a.views = newMetrics(a), newViewCache()
+	a.refused, a.metrics.answered = newRefusals(cfg.Refusals), a.noteRefusal
 	// What no route takes is counted too, as "unmatched" (the router's
 	// middleware runs on matched routes only).
 	a.router.NotFoundHandler = a.metrics.observe(a.router.NotFoundHandler)

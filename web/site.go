@@ -225,9 +225,15 @@ func (s *Site) signedIn(h func(http.ResponseWriter, *http.Request, viewer)) http
 				http.Redirect(w, r, signInFor(r), http.StatusSeeOther)
 				return
 			}
+			// Its form is not read: the connection closes with the answer.
+			w.Header().Set("Connection", "close")
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 			s.problem(w, r, http.StatusUnauthorized, "Your session has ended. Sign in again, then send the form again.")
 			return
 		}
+		// Its refusals count against the session, its connection is a
+		// known caller's (httpapi's refusal budgets and connection caps).
+		httpapi.Known(w, r, engine.SessionKeyID(sess.AccountID))
 		v := viewer{AccountID: sess.AccountID, Email: sess.Email}
 		h(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, v)), v)
 	}

@@ -68,7 +68,9 @@ func TestCreateRunRules(t *testing.T) {
 		{"1 not JSON content", rich.Key, `app_slug=cold-email-writer`, "application/x-www-form-urlencoded", 400, "invalid_request"},
 		{"1 multipart file upload", rich.Key, "--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.pdf\"\r\n\r\n%PDF\r\n--x--", "multipart/form-data; boundary=x", 400, "invalid_request"},
 		{"1 JSON file field", rich.Key, map[string]any{"app_slug": "cold-email-writer", "input": map[string]any{"product_description": "data:application/pdf;base64,JVBE", "target_role": "x"}}, "", 400, "invalid_request"},
-		{"1 is checked before 2", "", `{`, "", 400, "invalid_request"},
+		// The key is judged from the headers, before a byte of the body is
+		// read (docs/decisions.md).
+		{"2 is checked before 1", "", `{`, "", 401, "unauthorized"},
 		{"2 missing key", "", coldEmailRun(), "", 401, "unauthorized"},
 		{"2 invalid key", "ak_notakey", coldEmailRun(), "", 401, "unauthorized"},
 		{"3 balance below cost", poor.Key, coldEmailRun(), "", 402, "insufficient_credits"},

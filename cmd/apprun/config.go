@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/billing"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/llm"
 	"github.com/apprun/apprun/outbound"
 )
@@ -44,6 +46,14 @@ type Config struct {
 	// StreamsPerAccount caps them per account (all its keys) and node
 	// (default twice StreamsPerKey).
 	StreamsPerAccount int
+	// Conns caps the node's connections, and those of one client address
+	// that have not authenticated (APPRUN_MAX_CONNS, default the
+	// descriptor limit less 1024; APPRUN_CONNS_PER_ADDR, default 128).
+	Conns httpapi.ConnLimits
+	// Refusals bounds refused requests per API key (APPRUN_REFUSED_PER_MIN,
+	// default 60) and, without a key, per client address
+	// (APPRUN_ADDR_REFUSED_PER_MIN, default 120), a minute.
+	Refusals httpapi.RefusalLimits
 	// RequestTimeout bounds each non-streaming request (tests shorten it).
 	RequestTimeout time.Duration
 	// WriteWait bounds how long a write's answer waits for the read
@@ -282,6 +292,14 @@ func parseServe(args []string) (Config, error) {
 	vars.bind("streams-per-key", "APPRUN_STREAMS_PER_KEY")
 	fs.IntVar(&c.StreamsPerAccount, "streams-per-account", 40, "open event streams per account, over all its keys, on this node (APPRUN_STREAMS_PER_ACCOUNT)")
 	vars.bind("streams-per-account", "APPRUN_STREAMS_PER_ACCOUNT")
+	fs.IntVar(&c.Conns.Max, "max-conns", defaultMaxConns(), "connections this node holds at most, 0 for no cap; default the descriptor limit less 1024 (APPRUN_MAX_CONNS)")
+	vars.bind("max-conns", "APPRUN_MAX_CONNS")
+	fs.IntVar(&c.Conns.PerAddr, "conns-per-addr", 128, "connections one client address holds before any authenticates, 0 for no cap; behind a proxy, 0 (APPRUN_CONNS_PER_ADDR)")
+	vars.bind("conns-per-addr", "APPRUN_CONNS_PER_ADDR")
+	fs.IntVar(&c.Refusals.PerKeyPerMinute, "refused-per-min", 60, "refused requests per minute per API key before it gets 429, 0 for no limit (APPRUN_REFUSED_PER_MIN)")
+	vars.bind("refused-per-min", "APPRUN_REFUSED_PER_MIN")
+	fs.IntVar(&c.Refusals.PerAddrPerMinute, "addr-refused-per-min", 120, "refused requests without a key per minute per client address before it gets 429, 0 for no limit (APPRUN_ADDR_REFUSED_PER_MIN)")
+	vars.bind("addr-refused-per-min", "APPRUN_ADDR_REFUSED_PER_MIN")
 	fs.IntVar(&c.TestAmbiguousAdmissions, "test-ambiguous-admissions", 0, "test fault: every n-th admission's outcome is unknown to the node, as after a lost ack (needs --test-apps)")
 	fs.BoolVar(&c.TestApps, "test-apps", false, "add the test fixture App test-sleep (APPRUN_TEST_APPS=1)")
 	vars.bind("test-apps", "APPRUN_TEST_APPS")
@@ -370,7 +388,9 @@ func parseServe(args []string) (Config, error) {
 		name string
 		v    int
 	}{{"create-per-min", c.Limits.CreatePerMinute}, {"reads-per-min", c.Limits.ReadsPerMinute},
-		{"owner-active-runs", c.Limits.OwnerActiveRuns}, {"platform-active-runs", c.Limits.PlatformActiveRuns}} {
+		{"owner-active-runs", c.Limits.OwnerActiveRuns}, {"platform-active-runs", c.Limits.PlatformActiveRuns},
+		{"max-conns", c.Conns.Max}, {"conns-per-addr", c.Conns.PerAddr},
+		{"refused-per-min", c.Refusals.PerKeyPerMinute}, {"addr-refused-per-min", c.Refusals.PerAddrPerMinute}} {
 		if l.v < 0 {
 			return c, fmt.Errorf("serve: %s must be 0 (no limit) or more", l.name)
 		}
@@ -397,4 +417,17 @@ func parseServe(args []string) (Config, error) {
 		return c, errors.New("serve: source-max-bytes must be at least 1024 and source-timeout at least 100ms")
 	}
 	return c, nil
+}
+
+// defaultMaxConns is the node's connection cap when none is given: the
+// process's descriptor limit (Go raises it to the hard limit at start)
+// less 1024 for NATS, the data files and outbound requests, at least 64.
+// Past the descriptor limit, accept itself fails and the server only
+// retries; under the cap, a connection too many is answered and closed.
+func defaultMaxConns() int {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur > 1<<30 {
+		return 0
+	}
+	return max(64, int(lim.Cur)-1024)
 }

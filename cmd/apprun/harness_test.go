@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/httpapi"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -74,7 +75,8 @@ func start(t testing.TB, opts ...option) *harness {
 	// at the default cost takes most of a second, and the website's tests
 	// sign up and in often.
 	h.cfg = Config{Addr: "127.0.0.1:0", AdminToken: testAdminToken, Heartbeat: 15 * time.Second, PasswordCost: bcrypt.MinCost,
-		Limits: engine.Limits{CreatePerMinute: 10, ReadsPerMinute: 120, OwnerActiveRuns: 3, PlatformActiveRuns: 12}}
+		Limits:   engine.Limits{CreatePerMinute: 10, ReadsPerMinute: 120, OwnerActiveRuns: 3, PlatformActiveRuns: 12},
+		Refusals: httpapi.RefusalLimits{PerKeyPerMinute: 60, PerAddrPerMinute: 120}, Conns: httpapi.ConnLimits{PerAddr: 128}}
 	for _, o := range opts {
 		o(&h.cfg)
 	}

@@ -46,6 +46,8 @@ type Node struct {
 	mux   http.Handler // the API and the website on one origin
 	srv   *http.Server
 	ln    net.Listener
+	// conns counts what ln accepted (the caps of Config.Conns).
+	conns *httpapi.ConnListener
 	lock  *dataLock
 	// apps and runnable count the catalog's Apps, for the start log.
 	apps, runnable int
@@ -178,7 +180,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		StreamTokenTTL: n.cfg.StreamTokenTTL,
 		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey,
 		StreamsPerAccount: n.cfg.StreamsPerAccount, RequestTimeout: n.cfg.RequestTimeout, WriteWait: n.cfg.WriteWait,
-		StoreFailed: storeFailed, FormPage: n.site.Problem})
+		StoreFailed: storeFailed, FormPage: n.site.Problem, Refusals: n.cfg.Refusals})
 	if err != nil {
 		return err
 	}
@@ -187,10 +189,11 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	n.site.Use(n.api.Metered)
-	n.mux = n.api.Edge(oneOrigin(n.api, n.site, n.api.Metered(n.api.RequireKey(httpapi.Enveloped(mcpHandler)))))
-	srv, ln := &http.Server{Handler: n.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		MaxHeaderBytes: maxHeaderBytes}, n.ln
-	n.srv = srv
+	n.mux = n.api.Edge(oneOrigin(n.api, n.site, n.api.Metered(n.api.RequireKey(n.api.ReadMessage(httpapi.Enveloped(mcpHandler))))))
+	conns := httpapi.LimitConns(n.ln, n.cfg.Conns, n.cfg.Logger)
+	srv, ln := &http.Server{Handler: n.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
+		MaxHeaderBytes: maxHeaderBytes, ConnContext: conns.ConnContext}, conns
+	n.srv, n.conns = srv, conns
 	go func() { // its own copies: Stop clears the node's fields
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			n.cfg.Logger.Error("http server stopped", "err", err)

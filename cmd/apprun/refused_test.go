@@ -39,34 +39,67 @@ func TestARefusedCreateWritesNothing(t *testing.T) {
 	t.Parallel()
 	h := start(t, withLimits(engine.Limits{CreatePerMinute: 3, ReadsPerMinute: 1000}))
 	a, broke := h.account(1000), h.account(0)
-	for range 3 { // the creation window, full; the runs ended
-		h.waitRun(a, h.create(a, testRun("ok")))
-	}
 	h.keyUsed(a)
 	h.keyUsed(broke)
-	head := h.logHead()
-	for i, c := range []struct {
-		key    string
-		body   any
-		status int
-		code   string
-	}{
-		{a.Key, raw{`{"app_slug":`, "application/json"}, 400, "invalid_request"},
-		{"ak_not_a_key", testRun("ok"), 401, "unauthorized"},
-		{broke.Key, testRun("ok"), 402, "insufficient_credits"},
-		{a.Key, map[string]any{"app_slug": "no-such-app", "input": map[string]any{}}, 404, "app_not_found"},
-		{a.Key, map[string]any{"app_slug": "unpriced", "input": map[string]any{}}, 409, "pricing_not_ready"},
-		{a.Key, testRun("nonsense"), 422, "invalid_input"},
-		{a.Key, testRun("ok"), 429, "rate_limited"},
-	} {
+	refuse := func(key string, body any, status int, code string) {
+		t.Helper()
+		head := h.logHead()
 		for try := range 3 {
-			r := h.do("POST", "/api/v1/runs", c.key, c.body, "Idempotency-Key", fmt.Sprintf("refused-%d-%d", i, try))
-			if r.Status != c.status || r.errorCode(t) != c.code {
-				t.Fatalf("create %d: %d %s, want %d %s", i, r.Status, r.Body, c.status, c.code)
+			r := h.do("POST", "/api/v1/runs", key, body, "Idempotency-Key", fmt.Sprintf("refused-%d-%d", status, try))
+			if r.Status != status || r.errorCode(t) != code {
+				t.Fatalf("a create: %d %s, want %d %s", r.Status, r.Body, status, code)
 			}
 		}
 		if now := h.logHead(); now != head {
-			t.Fatalf("creates refused with %d %s wrote %d messages to the log", c.status, c.code, now-head)
+			t.Fatalf("creates refused with %d %s wrote %d messages to the log", status, code, now-head)
 		}
+	}
+	refuse(a.Key, raw{`{"app_slug":`, "application/json"}, 400, "invalid_request")
+	refuse("ak_not_a_key", testRun("ok"), 401, "unauthorized")
+	refuse(broke.Key, testRun("ok"), 402, "insufficient_credits")
+	refuse(a.Key, map[string]any{"app_slug": "no-such-app", "input": map[string]any{}}, 404, "app_not_found")
+	refuse(a.Key, map[string]any{"app_slug": "unpriced", "input": map[string]any{}}, 409, "pricing_not_ready")
+	refuse(a.Key, testRun("nonsense"), 422, "invalid_input")
+	for range 3 { // the creation window, full; the runs ended
+		h.waitRun(a, h.create(a, testRun("ok")))
+	}
+	refuse(a.Key, testRun("ok"), 429, "rate_limited")
+}
+
+// Refused requests are limited themselves: a key past its budget of
+// refusals (60 a minute by default) and an address past its budget of
+// refusals without a key (120) are answered 429 before anything is read
+// or checked again, where 72,000 refused creates from one key never met a
+// 429. Another key, and a good key from the spent address, are served.
+func TestRefusedRequestsAreLimitedPerKeyAndPerAddress(t *testing.T) {
+	t.Parallel()
+	h := start(t, withLimits(noLimits))
+	a, b := h.account(100), h.account(100)
+	statuses := func(n int, key string, body any) map[int]int {
+		t.Helper()
+		got := map[int]int{}
+		for range n {
+			r := h.do("POST", "/api/v1/runs", key, body)
+			got[r.Status]++
+			if r.Status == 429 && (r.errorCode(t) != "rate_limited" || r.Header.Get("Retry-After") == "") {
+				t.Fatalf("a refusal past the budget: %s, Retry-After %q", r.Body, r.Header.Get("Retry-After"))
+			}
+		}
+		return got
+	}
+	if got := statuses(70, a.Key, testRun("nonsense")); got[422] != 60 || got[429] != 10 {
+		t.Fatalf("70 invalid creates from one key: %v, want 60 refused with 422, then 429", got)
+	}
+	if r := h.do("POST", "/api/v1/runs", b.Key, testRun("ok")); r.Status != 201 {
+		t.Fatalf("another key meanwhile: %d %s", r.Status, r.Body)
+	}
+	if got := statuses(130, "ak_forged", testRun("ok")); got[401] != 120 || got[429] != 10 {
+		t.Fatalf("130 creates with a forged key from one address: %v, want 120 refused with 401, then 429", got)
+	}
+	if r := h.do("GET", "/api/v1/runs", "", nil); r.Status != 429 {
+		t.Fatalf("a request without a key from the spent address: %d, want 429", r.Status)
+	}
+	if r := h.do("GET", "/api/v1/account", b.Key, nil); r.Status != 200 {
+		t.Fatalf("a good key from the spent address: %d %s", r.Status, r.Body)
 	}
 }

@@ -1,0 +1,169 @@
+package httpapi
+
+import (
+	"math"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"golang.org/x/time/rate"
+)
+
+// Refused requests are limited too. A refusal costs the node little now
+// (the key is checked before a body is read, and a refused create writes
+// nothing), but a flood of them still takes its CPU, and a caller that
+// is refused again and again is either broken or probing. So every answer
+// in the 4xx range is counted against the API key that made the request
+// or, for a request that showed none, against its client's address (an
+// IPv6 address by its /64, which one host commonly holds whole). Past its
+// budget, the caller is answered 429 rate_limited, before its key is
+// checked again (an address) or its body read (a key), until the budget
+// refills.
+//
+// RefusalLimits sets the budgets. The counts are this node's, kept in
+// memory: a restart forgets them.
+type RefusalLimits struct {
+	// PerKeyPerMinute is the refusals an API key (or a website session)
+	// may have in a minute; as many at once. 0: no limit.
+	PerKeyPerMinute int
+	// PerAddrPerMinute is the refusals of requests without a key from
+	// one client address in a minute; as many at once. 0: no limit.
+	PerAddrPerMinute int
+}
+
+// maxTracked bounds the callers whose refusals are counted, per kind: an
+// attacker with more addresses than that is not limited by address (what
+// it is refused costs little anyway), and the node's memory stays bounded.
+const maxTracked = 100000
+
+// refusals counts the refused requests of keys and addresses.
+type refusals struct {
+	keys, addrs *budgets
+}
+
+func newRefusals(l RefusalLimits) *refusals {
+	return &refusals{keys: newBudgets(l.PerKeyPerMinute), addrs: newBudgets(l.PerAddrPerMinute)}
+}
+
+// budgets are the refusal budgets of one kind of caller, by id. A caller
+// with none refused recently has no entry.
+type budgets struct {
+	perMinute int
+	mu        sync.Mutex
+	by        map[string]*rate.Limiter
+	notes     int
+	swept     time.Time
+}
+
+func newBudgets(perMinute int) *budgets {
+	return &budgets{perMinute: perMinute, by: map[string]*rate.Limiter{}}
+}
+
+// spent says how long id must wait before it may be refused again (0: it
+// may now). It spends nothing.
+func (b *budgets) spent(id string, now time.Time) time.Duration {
+	if b.perMinute <= 0 || id == "" {
+		return 0
+	}
+	b.mu.Lock()
+	lim := b.by[id]
+	b.mu.Unlock()
+	if lim == nil {
+		return 0
+	}
+	tokens := lim.TokensAt(now)
+	if tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - tokens) / float64(lim.Limit()) * float64(time.Second))
+}
+
+// note counts one refusal of id.
+func (b *budgets) note(id string, now time.Time) {
+	if b.perMinute <= 0 || id == "" {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	lim := b.by[id]
+	if lim == nil {
+		// Swept every 4096 new callers, and when full at most once a
+		// second: a sweep walks them all.
+		b.notes++
+		if full := len(b.by) >= maxTracked; (full && now.Sub(b.swept) >= time.Second) || (!full && b.notes%4096 == 0) {
+			b.sweep(now)
+			b.swept = now
+		}
+		if len(b.by) >= maxTracked {
+			return
+		}
+		lim = rate.NewLimiter(rate.Limit(float64(b.perMinute)/60), b.perMinute)
+		b.by[id] = lim
+	}
+	lim.AllowN(now, 1)
+}
+
+// sweep forgets the callers whose budget is whole again.
+func (b *budgets) sweep(now time.Time) {
+	for id, lim := range b.by {
+		if lim.TokensAt(now) >= float64(b.perMinute) {
+			delete(b.by, id)
+		}
+	}
+}
+
+// addrOf is the client address a request's refusals count against.
+func addrOf(r *http.Request) string { return clientAddr(r.RemoteAddr) }
+
+// clientAddr is a client's address as the refusal budgets and the
+// connection caps count it: the IP of host:port, an IPv6 one by its /64
+// (a host commonly holds a whole /64).
+func clientAddr(hostport string) string {
+	ap, err := netip.ParseAddrPort(hostport)
+	if err != nil {
+		return hostport
+	}
+	ip := ap.Addr().Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
+}
+
+// tooManyRefused is the answer to a caller past its refusal budget.
+func tooManyRefused(wait time.Duration, who string) error {
+	return &engine.Error{Code: engine.CodeRateLimited, RetryAfter: wholeSeconds(wait),
+		Message: "too many refused requests from this " + who + " in the last minute; fix the requests, then retry after Retry-After"}
+}
+
+// wholeSeconds rounds d up to whole seconds, at least one.
+func wholeSeconds(d time.Duration) time.Duration {
+	return time.Duration(max(1, math.Ceil(d.Seconds()))) * time.Second
+}
+
+// refusedAddr answers 429 to a request without credentials from an
+// address past its refusal budget (true: answered).
+func (a *API) refusedAddr(w http.ResponseWriter, r *http.Request) bool {
+	if wait := a.refused.addrs.spent(addrOf(r), time.Now()); wait > 0 {
+		w.Header().Set("Connection", "close")
+		a.fail(w, r, tooManyRefused(wait, "address"))
+		return true
+	}
+	return false
+}
+
+// noteRefusal counts an answer in the 4xx range against the request's key
+// (when it showed one) or its address.
+func (a *API) noteRefusal(r *http.Request, status int, keyID string) {
+	if status < 400 || status >= 500 {
+		return
+	}
+	if keyID != "" {
+		a.refused.keys.note(keyID, time.Now())
+		return
+	}
+	a.refused.addrs.note(addrOf(r), time.Now())
+}
