@@ -245,6 +245,23 @@ func (e *Engine) LogHead(ctx context.Context) (uint64, error) {
 // fail at once with ErrUnavailable.
 func (e *Engine) Writable() bool { return e.ports.Log.Available() }
 
+// Unready says why this node cannot serve requests now, or nil when it
+// can: the log cannot take writes, or the shared rate-limit windows, which
+// every limited request counts in, cannot count. (A standalone node counts
+// in memory and needs no window.) /readyz answers 503 with it: a node
+// whose windows were lost with a server that restarted answered 503 to
+// every call while it said it was ready.
+func (e *Engine) Unready() error {
+	if err := e.ports.Log.Unavailable(); err != nil {
+		return err
+	}
+	shared := !e.cfg.Standalone && (e.cfg.Limits.CreatePerMinute > 0 || e.cfg.Limits.ReadsPerMinute > 0)
+	if shared {
+		return e.ports.Windows.Unavailable()
+	}
+	return nil
+}
+
 // AccountSeq is the sequence of an account's newest ledger event (a
 // run's admission, settle and refund are among them), or ErrNotFound.
 func (e *Engine) AccountSeq(ctx context.Context, accountID string) (uint64, error) {

@@ -85,6 +85,10 @@ type Log interface {
 	// Available reports, without a request, whether the log can be
 	// reached now: while it cannot, every request fails at once.
 	Available() bool
+	// Unavailable is why the log cannot be reached now (no connection, no
+	// leader, its stream missing), or nil while it is Available. Its text
+	// is /readyz's reason: it names no address or credential.
+	Unavailable() error
 }
 
 // Queue delivers the log's work items (jobs, webhook deliveries) to one
@@ -140,6 +144,10 @@ type Windows interface {
 	// is full. reset is when its oldest counted request leaves; remaining
 	// is -1 when it could not be read.
 	Hit(ctx context.Context, window Window, key string) (ok bool, remaining int, reset time.Duration, err error)
+	// Unavailable is why the windows cannot count requests now (lost by
+	// a server that restarted, and not made again yet), or nil while they
+	// can. Its text is /readyz's reason.
+	Unavailable() error
 }
 
 // Window names a rate-limit window.

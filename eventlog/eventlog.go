@@ -79,8 +79,10 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, nc: nc, js: js}
 	var st jetstream.Stream
+	var reconnects uint64 // the connection's, when the windows were made
 	err = engine.Retry(ctx, cfg.Logger, "create streams", func(ctx context.Context) error {
 		var err error
+		reconnects = nc.Stats().Reconnects
 		st, err = ensureStreams(ctx, js, cfg)
 		return err
 	})
@@ -91,8 +93,8 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 		readers: make(chan struct{}, maxLogReaders), quorum: cfg.QuorumReachable, storeFailed: cfg.StoreFailed, logger: cfg.Logger}
 	s.log.group.l = s.log
 	go s.log.probe()
-	s.windows = &windows{nc: nc, js: js, timeout: cfg.Timeout,
-		limits: map[engine.Window]int{engine.WindowCreate: cfg.Limits.CreatePerMinute, engine.WindowRead: cfg.Limits.ReadsPerMinute}}
+	s.windows = newWindows(nc, js, cfg, reconnects)
+	go s.windows.watch()
 	return s, nil
 }
 
@@ -127,6 +129,17 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", StreamName, err)
 	}
+	for _, sc := range windowConfigs(cfg) {
+		if _, err := ensureWindow(ctx, js, cfg, sc); err != nil {
+			return nil, fmt.Errorf("stream %s: %w", sc.Name, err)
+		}
+	}
+	return st, nil
+}
+
+// windowConfigs are the rate-limit window streams that are on.
+func windowConfigs(cfg Config) []jetstream.StreamConfig {
+	var out []jetstream.StreamConfig
 	for _, rl := range []struct {
 		name, subj string
 		limit      int
@@ -134,7 +147,7 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 		if rl.limit <= 0 {
 			continue
 		}
-		_, err := ensureWindow(ctx, js, cfg, jetstream.StreamConfig{
+		out = append(out, jetstream.StreamConfig{
 			Name:                 rl.name,
 			Description:          "apprun sliding-window rate limit: one message per counted request",
 			Subjects:             []string{rl.subj + "*"},
@@ -146,11 +159,8 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 			DiscardNewPerSubject: true,
 			AllowDirect:          true,
 		})
-		if err != nil {
-			return nil, fmt.Errorf("stream %s: %w", rl.name, err)
-		}
 	}
-	return st, nil
+	return out
 }
 
 // windowWait bounds one attempt at a window stream.

@@ -49,6 +49,8 @@ type Log struct {
 	readers chan struct{}
 	// down: the stream has had no leader for downAfter probes (probe.go).
 	down atomic.Bool
+	// why the last probe found the log unusable (probe.go).
+	why atomic.Pointer[error]
 	// quorum, when not nil, says whether a majority of the cluster is
 	// reachable (probe.go).
 	quorum func() bool

@@ -2,7 +2,10 @@ package eventlog
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // The log's writability is probed in the background, so that while it is
@@ -24,6 +27,20 @@ const (
 	electionDownAfter = 40 // the same with a majority reachable: 20 s
 )
 
+// Why the log is down: /readyz's reasons (Unavailable).
+var (
+	errNoConnection = errors.New("no connection to NATS")
+	errReconnected  = errors.New("connected to NATS again; the event log's stream " + StreamName + " not probed yet")
+	errNoLeader     = errors.New("the event log's stream " + StreamName + " has no leader (a cluster without a quorum?)")
+	errNoAnswer     = errors.New("the event log's stream " + StreamName + " does not answer (NATS restarting, or a cluster without a quorum?)")
+	// The stream is not made again: made empty, it would hide the loss of
+	// every account, charge and run behind a node that looks ready.
+	errLogMissing = errors.New("the event log's stream " + StreamName + " is missing on NATS (a server restarted without its store, " +
+		"or the stream was deleted): the node does not make it again empty; restore NATS's store and it serves again")
+	errStoreFailed = errors.New("the embedded server's store failed a write and takes no more until the node restarts " +
+		"(a disk that filled?): see the node's log")
+)
+
 // probe runs until the connection is closed.
 func (l *Log) probe() {
 	t := time.NewTicker(probeEvery)
@@ -36,14 +53,38 @@ func (l *Log) probe() {
 		if l.storeLost() {
 			continue
 		}
-		if l.leaderKnown() {
+		err := l.leader()
+		if err == nil {
 			fails = 0
 			l.down.Store(false)
 			continue
 		}
+		if was := l.why.Swap(&err); err == errLogMissing && (was == nil || *was != errLogMissing) {
+			l.logger.Error("eventlog: the event log's stream is missing on NATS; this node answers 503 and does not make it "+
+				"again empty: restore NATS's store (see docs/deployment.md)", "stream", StreamName)
+		}
 		fails++
 		l.down.Store(downAt(fails, l.quorum))
 	}
+}
+
+// Unavailable is why the log cannot be reached now, or nil while it is
+// Available.
+func (l *Log) Unavailable() error {
+	switch {
+	case !l.nc.IsConnected():
+		return errNoConnection
+	case !l.down.Load():
+		return nil
+	}
+	why := l.why.Load()
+	switch {
+	case why == nil:
+		return errNoLeader
+	case *why == errNoConnection: // the last probe's, before the reconnection
+		return errReconnected
+	}
+	return *why
 }
 
 // downAt says whether the log is down after fails probes in a row found
@@ -59,19 +100,25 @@ func downAt(fails int, quorum func() bool) bool {
 	}
 }
 
-// leaderKnown asks the stream for its leader (a stream that is not
-// replicated has no cluster information and is its own leader).
-func (l *Log) leaderKnown() bool {
+// leader asks the stream for its leader (a stream that is not
+// replicated has no cluster information and is its own leader), and says
+// why there is none.
+func (l *Log) leader() error {
 	if !l.nc.IsConnected() {
-		return false
+		return errNoConnection
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeWait)
 	defer cancel()
 	info, err := l.stream.Info(ctx)
-	if err != nil {
-		return false
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		return errLogMissing
+	case err != nil:
+		return errNoAnswer
+	case info.Cluster != nil && info.Cluster.Leader == "":
+		return errNoLeader
 	}
-	return info.Cluster == nil || info.Cluster.Leader != ""
+	return nil
 }
 
 // storeLost reports whether the server's store has failed a write it
@@ -88,6 +135,7 @@ func (l *Log) storeLost() bool {
 	if why == "" {
 		return false
 	}
+	l.why.Store(&errStoreFailed)
 	if !l.down.Swap(true) {
 		l.logger.Error("the event log's store failed a write and takes no more until the node restarts: "+
 			"this node answers 503; make room on its disk, then restart it", "nats", why)

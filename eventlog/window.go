@@ -14,12 +14,23 @@ import (
 // windows is engine.Windows on memory streams that keep at most `limit`
 // messages per key for one minute and refuse more (discard-new per
 // subject), so the count is exact across every node that shares them,
-// with no read-modify-write race.
+// with no read-modify-write race. A server that restarts loses them; they
+// are made again (windowmend.go).
 type windows struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
+	cfg     Config
+	configs []jetstream.StreamConfig // the windows that are on
 	timeout time.Duration
 	limits  map[engine.Window]int
+	mends   mends
+}
+
+func newWindows(nc *nats.Conn, js jetstream.JetStream, cfg Config, reconnects uint64) *windows {
+	w := &windows{nc: nc, js: js, cfg: cfg, configs: windowConfigs(cfg), timeout: cfg.Timeout,
+		limits: map[engine.Window]int{engine.WindowCreate: cfg.Limits.CreatePerMinute, engine.WindowRead: cfg.Limits.ReadsPerMinute}}
+	w.mends.checked.Store(reconnects)
+	return w
 }
 
 func (w *windows) Hit(ctx context.Context, win engine.Window, key string) (bool, int, time.Duration, error) {
@@ -34,6 +45,12 @@ func (w *windows) Hit(ctx context.Context, win engine.Window, key string) (bool,
 	ctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
 	_, err := w.js.Publish(ctx, subj+key, nil)
+	if missing(err) { // lost with a server that restarted: made again, then tried once more
+		if err := w.mend(ctx); err != nil {
+			return false, 0, 0, fmt.Errorf("%w: rate limit: %w", engine.ErrUnavailable, err)
+		}
+		_, err = w.js.Publish(ctx, subj+key, nil)
+	}
 	if err == nil { // where the key stands: best effort, -1 when unreadable
 		at, count, err := w.oldest(ctx, stream, subj+key)
 		if err != nil {

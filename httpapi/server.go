@@ -39,6 +39,7 @@ type Engine interface {
 	CreateBrandContext(ctx context.Context, accountID string, bc engine.BrandContext) (engine.BrandContext, uint64, error)
 	LogHead(ctx context.Context) (uint64, error)
 	Writable() bool
+	Unready() error
 	RunSeq(ctx context.Context, runNo string) (uint64, error)
 	Stats() engine.Stats
 	UnmatchedPayments(ctx context.Context) ([]engine.Unmatched, error)
@@ -284,17 +285,17 @@ func (a *API) routeHealth() {
 	a.router.HandleFunc("/readyz", a.ready).Methods(http.MethodGet)
 }
 
-// ready answers GET /readyz: 200 only when this node can serve writes (the
-// event log is reachable and its stream has a leader) and its read models
-// have caught up; 503 with the reason and Retry-After otherwise. A load
-// balancer sends traffic to ready nodes only.
+// ready answers GET /readyz: 200 only when this node can serve (the event
+// log is reachable and its stream has a leader, the rate-limit windows
+// count: engine.Unready) and its read models have caught up; 503 with the
+// reason and Retry-After otherwise. A load balancer sends traffic to
+// ready nodes only.
 func (a *API) ready(w http.ResponseWriter, r *http.Request) {
+	unready := a.cfg.Engine.Unready()
 	switch {
-	case !a.cfg.Engine.Writable():
+	case unready != nil:
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable",
-			"reason": "the event log cannot take writes (no NATS connection; no stream leader: a cluster without a quorum; " +
-				"or the embedded server's store failed a write, a disk that filled: see the node's log)"})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": unready.Error()})
 	case a.cfg.Reads.Failed() != nil:
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed", "reason": readsStopped})

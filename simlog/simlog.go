@@ -240,6 +240,9 @@ func (l *Log) Subjects(ctx context.Context, filter string) ([]string, error) {
 // Available is always true: the simulation's faults are per operation.
 func (l *Log) Available() bool { return true }
 
+// Unavailable is always nil, as Available is always true.
+func (l *Log) Unavailable() error { return nil }
+
 // All returns every stored message in order (the audit reads it).
 // Newest is the sequence of the newest message, without a step (for the
 // simulation's checks, not for the engine).
@@ -283,3 +286,5 @@ type openWindows struct{}
 func (openWindows) Hit(context.Context, engine.Window, string) (bool, int, time.Duration, error) {
 	return true, -1, 0, nil
 }
+
+func (openWindows) Unavailable() error { return nil }
