@@ -93,8 +93,9 @@ type Config struct {
 	// (APPRUN_STREAM_TOKEN_TTL, default 10m).
 	StreamTokenTTL time.Duration
 	// SourcesAllowPrivate lets the tools that read a source (web pages,
-	// sitemaps, feeds, changelogs) reach loopback and private addresses.
-	// A test option: no flag or variable sets it.
+	// sitemaps, feeds, changelogs) reach loopback and private addresses
+	// (APPRUN_SOURCES_ALLOW_PRIVATE=1): for Apps that read an intranet, and
+	// for trying a node with pages served on the same machine.
 	SourcesAllowPrivate bool
 	// PasswordCost is the bcrypt cost of the website's new passwords
 	// (default bcrypt.DefaultCost). A test option: no flag or variable
@@ -341,6 +342,8 @@ func parseServe(args []string) (Config, error) {
 	vars.bind("stream-token-ttl", "APPRUN_STREAM_TOKEN_TTL")
 	fs.BoolVar(&c.Webhooks.AllowPrivate, "webhooks-allow-private", false, "let webhook URLs reach loopback and private addresses (APPRUN_WEBHOOKS_ALLOW_PRIVATE=1; on in --dev)")
 	vars.bind("webhooks-allow-private", "APPRUN_WEBHOOKS_ALLOW_PRIVATE")
+	fs.BoolVar(&c.SourcesAllowPrivate, "sources-allow-private", false, "let Apps read sources on loopback and private addresses (APPRUN_SOURCES_ALLOW_PRIVATE=1)")
+	vars.bind("sources-allow-private", "APPRUN_SOURCES_ALLOW_PRIVATE")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", false, "mark the session cookie Secure: TLS ends at a proxy in front (APPRUN_SECURE_COOKIES=1)")
 	vars.bind("secure-cookies", "APPRUN_SECURE_COOKIES")
 	if err := vars.parse(args); err != nil {
