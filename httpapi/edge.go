@@ -85,6 +85,15 @@ func isOAuthProbe(p string) bool {
 	return strings.HasPrefix(p, "/.well-known/") || p == "/register"
 }
 
+// bodyLimitOf is the most r's route takes: its class's, or the Stripe
+// webhook's own (a Stripe event is a few KiB).
+func bodyLimitOf(r *http.Request, c routeClass) int64 {
+	if r.URL.Path == "/billing/stripe/webhook" {
+		return maxWebhookBody
+	}
+	return c.bodyLimit(r.Method)
+}
+
 func (c routeClass) bodyLimit(method string) int64 {
 	switch {
 	case c == classMCP:
@@ -149,7 +158,7 @@ func (a *API) Edge(next http.Handler) http.Handler {
 			_ = rc.SetReadDeadline(now.Add(a.cfg.RequestTimeout))
 			_ = rc.SetWriteDeadline(now.Add(a.cfg.RequestTimeout))
 		}
-		limit := class.bodyLimit(r.Method)
+		limit := bodyLimitOf(r, class)
 		switch {
 		case r.ContentLength > limit && class == classForm && limit == formBodyLimit:
 			refuse("This form is larger than %d KiB, more than any form here takes: shorten what you pasted and send it again. Nothing was charged.", limit>>10)
@@ -162,6 +171,10 @@ func (a *API) Edge(next http.Handler) http.Handler {
 			// net/http's body for a request that declared none (most
 			// reads) has nothing to bound.
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			if a.unknownSender(r) {
+				a.readUnknown(w, r, limit, refuse, next) // bodies.go
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

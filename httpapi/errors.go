@@ -79,9 +79,11 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="apprun"`)
 	}
-	if (status == http.StatusUnauthorized || status == http.StatusTooManyRequests) && r.ContentLength != 0 {
-		// Refused from the headers, its body unread: net/http would read
-		// on to drain it for the next request. The connection closes now.
+	if r.ContentLength != 0 {
+		// A refusal may leave its body unread (always so for a 401 or a
+		// 429, judged from the headers): net/http would read on to drain
+		// it for a next request, for as long as the client takes. The
+		// connection closes with the answer.
 		w.Header().Set("Connection", "close")
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	}

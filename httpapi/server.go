@@ -111,6 +111,9 @@ type Config struct {
 	// Refusals are the budgets of refused requests, per key and per
 	// client address (refusals.go); zero values are no limit.
 	Refusals RefusalLimits
+	// Bodies bounds the bodies read before their sender is known
+	// (bodies.go).
+	Bodies BodyBudget
 	Logger   *slog.Logger
 }
 
@@ -126,6 +129,7 @@ type API struct {
 	closeStream context.CancelFunc
 	streams     *streamRegistry
 	refused     *refusals
+	bodies      *bodyBudget
 	metrics     *metrics
 	views       *viewCache
 	// keyMisses bounds how often an unknown key makes this node catch up
@@ -195,6 +199,7 @@ func New(cfg Config) (*API, error) {
 	a.closed, a.closeStream = context.WithCancel(context.Background())
 	a.metrics, a.views = newMetrics(a), newViewCache()
 	a.refused, a.metrics.answered = newRefusals(cfg.Refusals), a.noteRefusal
+	a.bodies = newBodyBudget(cfg.Bodies)
 	// What no route takes is counted too, as "unmatched" (the router's
 	// middleware runs on matched routes only).
 	a.router.NotFoundHandler = a.metrics.observe(a.router.NotFoundHandler)

@@ -225,9 +225,6 @@ func (s *Site) signedIn(h func(http.ResponseWriter, *http.Request, viewer)) http
 				http.Redirect(w, r, signInFor(r), http.StatusSeeOther)
 				return
 			}
-			// Its form is not read: the connection closes with the answer.
-			w.Header().Set("Connection", "close")
-			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 			s.problem(w, r, http.StatusUnauthorized, "Your session has ended. Sign in again, then send the form again.")
 			return
 		}
@@ -290,8 +287,14 @@ func (s *Site) render(w http.ResponseWriter, r *http.Request, status int, name, 
 	_, _ = w.Write([]byte(b.String()))
 }
 
-// problem shows a page that says what went wrong.
+// problem shows a page that says what went wrong. A refused form's
+// connection closes with it: its body may be unread, and net/http would
+// read on to drain it for as long as the client takes.
 func (s *Site) problem(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
 	s.render(w, r, status, "problem", http.StatusText(status), nil, msg)
 }
 

@@ -180,7 +180,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		StreamTokenTTL: n.cfg.StreamTokenTTL,
 		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey,
 		StreamsPerAccount: n.cfg.StreamsPerAccount, RequestTimeout: n.cfg.RequestTimeout, WriteWait: n.cfg.WriteWait,
-		StoreFailed: storeFailed, FormPage: n.site.Problem, Refusals: n.cfg.Refusals})
+		StoreFailed: storeFailed, FormPage: n.site.Problem, Refusals: n.cfg.Refusals, Bodies: bodyBudget(n.cfg.Conns)})
 	if err != nil {
 		return err
 	}
@@ -200,6 +200,18 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		}
 	}()
 	return nil
+}
+
+// bodyBudget bounds the bodies read before their sender is known: 16 MiB
+// on the node, 1 MiB of it per client address where addresses are
+// clients' (not behind a proxy: conns-per-addr is on). A sign-in is a
+// few hundred bytes and a Stripe event a few KiB.
+func bodyBudget(c httpapi.ConnLimits) httpapi.BodyBudget {
+	b := httpapi.BodyBudget{Total: 16 << 20}
+	if c.PerAddr > 0 {
+		b.PerAddr = 1 << 20
+	}
+	return b
 }
 
 // maxHeaderBytes bounds a request's line and headers. A client sends an

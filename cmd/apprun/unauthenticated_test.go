@@ -158,3 +158,51 @@ func TestAnAddressHoldsAtMostItsCapOfUnknownConnections(t *testing.T) {
 		t.Fatalf("past the cap again: %q, want 429", status)
 	}
 }
+
+// The forms and events read before their sender is known share a budget
+// of bytes (16 MiB a node, 1 MiB an address): past it a new one is
+// answered 503 at once, unread, and a place freed is taken again.
+func TestFormsFromUnknownSendersShareABudget(t *testing.T) {
+	t.Parallel()
+	h := start(t, withLimits(noLimits))
+	head := "POST /signin HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 60000\r\n\r\nemail="
+	var held []net.Conn
+	for range (1 << 20) / 60000 { // 17 fit in an address's 1 MiB
+		c, err := net.Dial("tcp", hostAddr(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := io.WriteString(c, head); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	// A whole sign-in of the same size: answered at once, either way.
+	over := func() (string, time.Duration) {
+		t.Helper()
+		c, err := net.Dial("tcp", hostAddr(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		began := time.Now()
+		_, _ = io.WriteString(c, head+strings.Repeat("x", 60000-len("email=")))
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		status, _ := bufio.NewReader(c).ReadString('\n')
+		return strings.TrimSpace(status), time.Since(began)
+	}
+	var status string
+	waitFor(t, 5*time.Second, "the 18th sign-in refused while 17 are held", func() bool {
+		status, _ = over()
+		return strings.Contains(status, " 503 ")
+	})
+	if status, took := over(); !strings.Contains(status, " 503 ") || took > 5*time.Second {
+		t.Fatalf("a sign-in past the budget: %q after %s, want 503 at once", status, took)
+	}
+	held[0].Close()
+	waitFor(t, 5*time.Second, "a freed place taken again", func() bool {
+		status, _ := over()
+		return !strings.Contains(status, " 503 ")
+	})
+}
