@@ -114,7 +114,7 @@ type Config struct {
 	// Bodies bounds the bodies read before their sender is known
 	// (bodies.go).
 	Bodies BodyBudget
-	Logger   *slog.Logger
+	Logger *slog.Logger
 }
 
 // API is the HTTP handler set.
