@@ -50,6 +50,9 @@ func TestAPageIsGivenToReadabilityBounded(t *testing.T) {
 		{"nested divs around many paragraphs", slowPage(500, 2<<20, "x")},
 		{"much text, deep", slowPage(64, 2<<20, strings.Repeat("word ", 200))},
 		{"one text of 2 MiB", []byte("<html><body><div><p>" + strings.Repeat("é", 1<<20) + "</p></div></body></html>")},
+		// The parser reopens the 400 open <b>s in every <p>: 40 KB made
+		// 3.6 million nodes.
+		{"formatting reopened in every block", []byte("<p>" + strings.Repeat("<b id=i>", 400) + "</p>" + strings.Repeat("<p>x", 9000))},
 	} {
 		doc, err := boundedDocument(context.Background(), tc.page)
 		if err != nil {
@@ -58,7 +61,9 @@ func TestAPageIsGivenToReadabilityBounded(t *testing.T) {
 		elements, depth, text := shape(doc, 0)
 		// (+3: html, head and body, which the parser adds; text gains a line
 		// break for each element whose text moved up a level.)
-		if elements > htmlMaxElements+3 || depth > htmlMaxDepth || text > htmlMaxText+htmlMaxElements || text == 0 {
+		// (Some text, but where the cut comes before any: the last case.)
+		if elements > htmlMaxElements+3 || depth > htmlMaxDepth || text > htmlMaxText+htmlMaxElements ||
+			(text == 0 && !strings.HasPrefix(tc.name, "formatting")) {
 			t.Errorf("%s: readability is given %d elements, %d levels, %d bytes of text; want at most %d, %d and %d (and some text)",
 				tc.name, elements, depth, text, htmlMaxElements, htmlMaxDepth, htmlMaxText)
 		}
