@@ -258,7 +258,7 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 				// stored; without one (or when the fence is unanswered
 				// too), a run found stored later is voided.
 				if key == nil || !e.fence(context.WithoutCancel(ctx), key) {
-					e.voidLater(created.AccountID, created.RunNo)
+					e.voidLater(created.AccountID, created.RunNo, key)
 				}
 				return CreatedRun{}, err
 			case !stored:

@@ -2,10 +2,13 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	. "github.com/apprun/apprun/engine"
 )
@@ -96,5 +99,86 @@ func TestAWriteWhoseAnswerWasLostIsMadeOnce(t *testing.T) {
 		if got, err := e.SignIn(ctx, email, "a long enough password"); err != nil || got != id {
 			t.Fatalf("signing in after it (stored: %v): %q %v, want %q", stored, got, err, id)
 		}
+	}
+}
+
+// goesDown stores the next admission but loses its answer, and then is
+// down (every write refused, Available false) until brought back: the
+// request answers 503, and resolving the admission is left to the
+// background.
+type goesDown struct {
+	Log
+	lose, down atomic.Bool
+}
+
+func (l *goesDown) Append(ctx context.Context, entries ...Entry) (uint64, error) {
+	if l.down.Load() {
+		return 0, ErrUnavailable
+	}
+	if l.lose.Load() && strings.HasPrefix(entries[len(entries)-1].Subject, "apprun.run.") &&
+		strings.Contains(string(entries[len(entries)-1].Data), `"created"`) {
+		l.lose.Store(false)
+		if _, err := l.Log.Append(ctx, entries...); err != nil {
+			return 0, err
+		}
+		l.down.Store(true)
+		return 0, ErrAmbiguous
+	}
+	return l.Log.Append(ctx, entries...)
+}
+
+func (l *goesDown) Available() bool { return !l.down.Load() && l.Log.Available() }
+
+// A create with an Idempotency-Key whose admission was stored but could
+// not be resolved in time is answered 503, nothing charged: the run is
+// voided once the log is back. Meanwhile a retry with the key is told to
+// wait, not handed the run about to be voided; once it is voided, the key
+// is free again and a retry makes a run of its own.
+func TestAKeyedCreateAnswered503IsVoidedAndItsKeyFreed(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	defer close(release)
+	held := App{Slug: "held", Name: "held", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
+		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return Result{Summary: "s"}, ctx.Err()
+		})}
+	gd := &goesDown{}
+	e := startEngineWith(t, false, Limits{}, func(l Log) Log { gd.Log = l; return gd }, held)
+	ctx := context.Background()
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "held", Input: map[string]any{},
+		IdempotencyKey: "k", BodyHash: "h"}
+	gd.lose.Store(true)
+	if _, err := e.CreateRun(ctx, req); !errors.Is(err, ErrAmbiguous) && !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a create whose admission could not be resolved: %v, want a 503 (ErrAmbiguous)", err)
+	}
+	if _, err := e.CreateRun(ctx, req); ErrorCode(err) != CodeIdempotencyBusy {
+		t.Fatalf("its retry while it is resolved: %v, want idempotency_in_progress", err)
+	}
+	gd.down.Store(false)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		a, _, err := e.Account(ctx, acct.AccountID)
+		if err == nil && a.Balance == 100 && a.Active == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stored admission not voided within 20s: %+v %v", a, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	run, err := e.CreateRun(ctx, req)
+	if err != nil || run.Replayed {
+		t.Fatalf("a retry once the run was voided: %+v %v, want a run of its own", run, err)
+	}
+	if a, _, err := e.Account(ctx, acct.AccountID); err != nil || a.Balance != 95 {
+		t.Fatalf("after the retry: %+v %v, want 95 (one charge)", a, err)
 	}
 }

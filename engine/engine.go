@@ -99,6 +99,10 @@ type Engine struct {
 	// (price.go); another one after a conflict the log does not explain.
 	priceCopy atomic.Int32
 
+	// voiding: runs whose admission voidLater is resolving (run_no →
+	// true), which a retry with their key must not be handed yet.
+	voiding sync.Map
+
 	stopOnce sync.Once
 	// stopped ends background work (voidLater) when the engine stops.
 	stopped chan struct{}

@@ -80,9 +80,15 @@ func (e *Engine) firstRunEvent(ctx context.Context, runNo string) (loggedEvent, 
 
 // voidLater resolves in the background an admission a request could not
 // resolve in time, and cancels the run (a refund) if it turns out stored:
-// the client was answered 503, which promises nothing was charged.
-func (e *Engine) voidLater(accountID, runNo string) {
+// the client was answered 503, which promises nothing was charged. An
+// Idempotency-Key the admission wrote (key, or nil) is given back first,
+// so a retry with it is judged afresh; until the run is resolved, a retry
+// on this node that finds the key naming it is answered
+// idempotency_in_progress, not with a run about to be cancelled.
+func (e *Engine) voidLater(accountID, runNo string, key *idemKey) {
+	e.voiding.Store(runNo, true)
 	go func() {
+		defer e.voiding.Delete(runNo)
 		for {
 			_, exists, err := e.resolveAdmission(context.Background(), runNo)
 			if err != nil {
@@ -100,6 +106,9 @@ func (e *Engine) voidLater(accountID, runNo string) {
 			if !exists {
 				return
 			}
+			if key != nil {
+				e.giveBack(key, runNo)
+			}
 			for {
 				_, _, err := e.CancelRun(context.Background(), accountID, runNo)
 				if err == nil || ErrorCode(err) == CodeRunFinished {
@@ -115,6 +124,24 @@ func (e *Engine) voidLater(accountID, runNo string) {
 			}
 		}
 	}()
+}
+
+// giveBack releases an Idempotency-Key whose record names runNo, a run
+// about to be voided: a retry with the key then makes a run of its own.
+// Best effort: a key not given back replays the voided run, cancelled and
+// refunded.
+func (e *Engine) giveBack(key *idemKey, runNo string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var rec IdemRecord
+	seq, err := e.log.last(ctx, key.subject, &rec)
+	if err != nil || rec.Type != idemCompleted || rec.RunNo != runNo {
+		return
+	}
+	released := IdemRecord{Type: idemReleased, V: eventVersion, At: e.now(), BodyHash: key.bodyHash}
+	if _, err := e.log.append(ctx, entry{subject: key.subject, value: released, expect: expectSeq(seq), ttl: idemKeep}); err != nil {
+		e.cfg.Logger.Warn("an Idempotency-Key of a voided run not given back: a retry with it gets the voided run", "run_no", runNo, "err", err)
+	}
 }
 
 func (e *Engine) fenceBackoff(attempt int) time.Duration {

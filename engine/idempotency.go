@@ -89,6 +89,12 @@ func (e *Engine) readIdempotency(ctx context.Context, accountID, key, bodyHash s
 	}
 	k.seq = seq
 	replay, err := k.judge(rec, e.now())
+	if replay != nil {
+		if _, voiding := e.voiding.Load(replay.RunNo); voiding {
+			return nil, nil, &Error{Code: CodeIdempotencyBusy, RetryAfter: time.Second,
+				Message: "the first request with this Idempotency-Key is still being resolved; retry shortly to get its answer"}
+		}
+	}
 	return k, replay, err
 }
 
