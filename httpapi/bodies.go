@@ -14,32 +14,38 @@ import (
 // website's sign-in and sign-up forms (the credentials are the body) and
 // Stripe's webhook (its signature covers the body). What they hold is
 // bounded node-wide, whatever the connection caps (which a proxy in front
-// turns off): the edge reads such a body itself, into one buffer of the
-// size it announces, only once it has reserved that size from a budget of
-// BodyBudget.Total bytes, of which one client address may hold
-// BodyBudget.PerAddr. A request that finds no room is answered 503 with
-// Retry-After at once, its body unread. (Held open, 1,500 sign-ins grew a
-// node without the per-address cap by 225 MiB, and by as much again as
-// io.ReadAll gave up on them.)
+// turns off): the edge reads such a body itself, within bodyReadWait,
+// into one buffer of the size it announces, only once it has reserved
+// that size from its route's budget: the forms' or the webhook's (apart,
+// so that sign-ins held open cannot delay a payment). A request that
+// finds no room is answered 503 with Retry-After at once, its body
+// unread. (Held open, 1,500 sign-ins grew a node without the per-address
+// cap by 225 MiB, and by as much again as io.ReadAll gave up on them.)
 type BodyBudget struct {
-	Total   int64 // bytes of such bodies being read or held at once (default 16 MiB)
+	Total   int64 // bytes of such bodies being read or held at once, per route's budget (default 8 MiB)
 	PerAddr int64 // of which one client address (0: no share; behind a proxy)
 }
 
-// unknownSender says whether r's route reads a body before it knows its
-// sender. (A Stripe event without a signature, or to a node that sells
-// nothing, is refused unread by its handler.)
-func (a *API) unknownSender(r *http.Request) bool {
+// bodyReadWait bounds the read of a body from an unknown sender: a form
+// or a Stripe event is a few hundred bytes to a few KiB.
+const bodyReadWait = 10 * time.Second
+
+// unknownSender is the budget of r's route when it reads a body before it
+// knows its sender, or nil. (A Stripe event without a signature, or to a
+// node that sells nothing, is refused unread by its handler.)
+func (a *API) unknownSender(r *http.Request) *bodyBudget {
 	if r.Method != http.MethodPost {
-		return false
+		return nil
 	}
 	switch r.URL.Path {
 	case "/signin", "/signup":
-		return true
+		return a.forms
 	case "/billing/stripe/webhook":
-		return a.seller().Selling() && r.Header.Get("Stripe-Signature") != ""
+		if a.seller().Selling() && r.Header.Get("Stripe-Signature") != "" {
+			return a.events
+		}
 	}
-	return false
+	return nil
 }
 
 // bodyBudget is what is reserved of a BodyBudget, node-wide and by address.
@@ -52,7 +58,7 @@ type bodyBudget struct {
 
 func newBodyBudget(l BodyBudget) *bodyBudget {
 	if l.Total <= 0 {
-		l.Total = 16 << 20
+		l.Total = 8 << 20
 	}
 	return &bodyBudget{limits: l, byAddr: map[string]int64{}}
 }
@@ -80,19 +86,21 @@ func (b *bodyBudget) give(addr string, n int64) {
 }
 
 // readUnknown reads the body of a request from an unknown sender (above)
-// within the budget, and hands next a request whose body is that buffer.
-// It answers for itself when there is no room or the body does not come.
-func (a *API) readUnknown(w http.ResponseWriter, r *http.Request, limit int64, refuse func(format string, args ...any), next http.Handler) {
+// within its budget b, and hands next a request whose body is that
+// buffer. It answers for itself when there is no room or the body does
+// not come in time.
+func (a *API) readUnknown(w http.ResponseWriter, r *http.Request, b *bodyBudget, limit int64, refuse func(format string, args ...any), next http.Handler) {
 	n := r.ContentLength
 	if n < 0 { // not announced (chunked): room for the most it may be
 		n = limit
 	}
 	addr := addrOf(r)
-	if !a.bodies.take(addr, n) {
+	if !b.take(addr, n) {
 		a.busy(w, r, "This node is reading as many forms and events from senders it does not know yet as it holds at once: try again in a second.")
 		return
 	}
-	defer a.bodies.give(addr, n)
+	defer b.give(addr, n)
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(min(bodyReadWait, a.cfg.RequestTimeout)))
 	var body []byte
 	var err error
 	if r.ContentLength >= 0 {

@@ -30,12 +30,12 @@ import (
 //   - errors in the one envelope;
 //   - a HEAD answered as the GET it asks about, without the body.
 //
-// No body is read here, nor before the caller is known: every route checks
-// its key (or session, or signature) from the headers first, and a
-// request refused so closes its connection unread. A request without
-// credentials from an address past its refusal budget is answered 429
-// before anything else (refusals.go). MCP's body is read whole once its
-// key is checked (ReadMessage).
+// No body is read before the caller is known: every route checks its key
+// (or session, or signature) from the headers first, and a request
+// refused so closes its connection unread. MCP's body is read whole once
+// its key is checked (ReadMessage); the three routes that must read a
+// body before they know its sender get it from the edge, within a budget
+// (bodies.go).
 
 // Body limits by route class.
 const (
@@ -109,9 +109,6 @@ func (c routeClass) bodyLimit(method string) int64 {
 // Edge wraps every surface's handler (see above).
 func (a *API) Edge(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !hasCredentials(r) && a.refusedAddr(w, r) {
-			return
-		}
 		if r.Method == http.MethodHead {
 			r = headAsGet(r)
 		}
@@ -171,20 +168,13 @@ func (a *API) Edge(next http.Handler) http.Handler {
 			// net/http's body for a request that declared none (most
 			// reads) has nothing to bound.
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
-			if a.unknownSender(r) {
-				a.readUnknown(w, r, limit, refuse, next) // bodies.go
+			if b := a.unknownSender(r); b != nil {
+				a.readUnknown(w, r, b, limit, refuse, next) // bodies.go
 				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// hasCredentials says whether a request shows who it is from (an
-// Authorization header, a cookie, a stream token): its check judges it,
-// and answers 429 itself when it fails from an address past its budget.
-func hasCredentials(r *http.Request) bool {
-	return len(r.Header["Authorization"]) > 0 || len(r.Header["Cookie"]) > 0 || strings.Contains(r.URL.RawQuery, "token=")
 }
 
 // ReadMessage reads an MCP message whole, once RequireKey has checked its

@@ -111,10 +111,10 @@ type Config struct {
 	// Refusals are the budgets of refused requests, per key and per
 	// client address (refusals.go); zero values are no limit.
 	Refusals RefusalLimits
-	// Bodies bounds the bodies read before their sender is known
-	// (bodies.go).
-	Bodies BodyBudget
-	Logger *slog.Logger
+	// Forms and Events bound the bodies read before their sender is
+	// known (bodies.go): sign-in and sign-up forms, Stripe's events.
+	Forms, Events BodyBudget
+	Logger        *slog.Logger
 }
 
 // API is the HTTP handler set.
@@ -129,7 +129,8 @@ type API struct {
 	closeStream context.CancelFunc
 	streams     *streamRegistry
 	refused     *refusals
-	bodies      *bodyBudget
+	forms       *bodyBudget
+	events      *bodyBudget
 	metrics     *metrics
 	views       *viewCache
 	// keyMisses bounds how often an unknown key makes this node catch up
@@ -199,7 +200,7 @@ func New(cfg Config) (*API, error) {
 	a.closed, a.closeStream = context.WithCancel(context.Background())
 	a.metrics, a.views = newMetrics(a), newViewCache()
 	a.refused, a.metrics.answered = newRefusals(cfg.Refusals), a.noteRefusal
-	a.bodies = newBodyBudget(cfg.Bodies)
+	a.forms, a.events = newBodyBudget(cfg.Forms), newBodyBudget(cfg.Events)
 	// What no route takes is counted too, as "unmatched" (the router's
 	// middleware runs on matched routes only).
 	a.router.NotFoundHandler = a.metrics.observe(a.router.NotFoundHandler)

@@ -176,11 +176,12 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		SignupCredits: n.cfg.SignupCredits, SecureCookies: n.cfg.SecureCookies, Examples: exampleIn, ExampleOutputs: exampleOut, Seller: seller, Logger: n.cfg.Logger}); err != nil {
 		return err
 	}
+	forms, stripeEvents := bodyBudgets(n.cfg.Conns)
 	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.reads, AdminToken: n.cfg.AdminToken, Sessions: n.site, Billing: seller,
 		StreamTokenTTL: n.cfg.StreamTokenTTL,
 		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey,
 		StreamsPerAccount: n.cfg.StreamsPerAccount, RequestTimeout: n.cfg.RequestTimeout, WriteWait: n.cfg.WriteWait,
-		StoreFailed: storeFailed, FormPage: n.site.Problem, Refusals: n.cfg.Refusals, Bodies: bodyBudget(n.cfg.Conns)})
+		StoreFailed: storeFailed, FormPage: n.site.Problem, Refusals: n.cfg.Refusals, Forms: forms, Events: stripeEvents})
 	if err != nil {
 		return err
 	}
@@ -202,16 +203,17 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	return nil
 }
 
-// bodyBudget bounds the bodies read before their sender is known: 16 MiB
-// on the node, 1 MiB of it per client address where addresses are
-// clients' (not behind a proxy: conns-per-addr is on). A sign-in is a
-// few hundred bytes and a Stripe event a few KiB.
-func bodyBudget(c httpapi.ConnLimits) httpapi.BodyBudget {
-	b := httpapi.BodyBudget{Total: 16 << 20}
+// bodyBudgets bound the bodies read before their sender is known, each
+// 8 MiB a node: the sign-in and sign-up forms (a few hundred bytes each),
+// 512 KiB of it per client address, and Stripe's events (a few KiB), 1
+// MiB per address, where addresses are clients' (not behind a proxy:
+// conns-per-addr is on).
+func bodyBudgets(c httpapi.ConnLimits) (forms, events httpapi.BodyBudget) {
+	forms, events = httpapi.BodyBudget{Total: 8 << 20}, httpapi.BodyBudget{Total: 8 << 20}
 	if c.PerAddr > 0 {
-		b.PerAddr = 1 << 20
+		forms.PerAddr, events.PerAddr = 512<<10, 1<<20
 	}
-	return b
+	return forms, events
 }
 
 // maxHeaderBytes bounds a request's line and headers. A client sends an

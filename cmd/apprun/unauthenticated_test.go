@@ -50,10 +50,10 @@ func TestABodyIsNotReadBeforeItsSenderIsKnown(t *testing.T) {
 		"/mcp":           "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream",
 		"a create":       "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json",
 		"a bad key":      "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer ak_forged",
-		"stripe webhook": "POST /billing/stripe/webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json",
+		"stripe webhook without a signature": "POST /billing/stripe/webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json",
 		"a form":         "POST /settings/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded",
 	}
-	want := map[string]string{"/mcp": " 401 ", "a create": " 401 ", "a bad key": " 401 ", "stripe webhook": " 40", "a form": " 401 "}
+	want := map[string]string{"/mcp": " 401 ", "a create": " 401 ", "a bad key": " 401 ", "stripe webhook without a signature": " 40", "a form": " 401 "}
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -159,15 +159,15 @@ func TestAnAddressHoldsAtMostItsCapOfUnknownConnections(t *testing.T) {
 	}
 }
 
-// The forms and events read before their sender is known share a budget
-// of bytes (16 MiB a node, 1 MiB an address): past it a new one is
-// answered 503 at once, unread, and a place freed is taken again.
+// The forms read before their sender is known share a budget of bytes
+// (8 MiB a node, 512 KiB an address): past it a new one is answered 503
+// at once, unread, and a place freed is taken again.
 func TestFormsFromUnknownSendersShareABudget(t *testing.T) {
 	t.Parallel()
 	h := start(t, withLimits(noLimits))
 	head := "POST /signin HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 60000\r\n\r\nemail="
 	var held []net.Conn
-	for range (1 << 20) / 60000 { // 17 fit in an address's 1 MiB
+	for range (512 << 10) / 60000 { // 8 fit in an address's 512 KiB
 		c, err := net.Dial("tcp", hostAddr(h))
 		if err != nil {
 			t.Fatal(err)
@@ -193,7 +193,7 @@ func TestFormsFromUnknownSendersShareABudget(t *testing.T) {
 		return strings.TrimSpace(status), time.Since(began)
 	}
 	var status string
-	waitFor(t, 5*time.Second, "the 18th sign-in refused while 17 are held", func() bool {
+	waitFor(t, 5*time.Second, "the 9th sign-in refused while 8 are held", func() bool {
 		status, _ = over()
 		return strings.Contains(status, " 503 ")
 	})
