@@ -14,22 +14,28 @@ import (
 // Refused requests are limited too. A refusal costs the node little now
 // (the key is checked before a body is read, and a refused create writes
 // nothing), but a flood of them still takes its CPU, and a caller that
-// is refused again and again is either broken or probing. So every answer
-// in the 4xx range is counted against the API key that made the request
-// or, for a request that showed none, against its client's address (an
-// IPv6 address by its /64, which one host commonly holds whole). Past its
-// budget, the caller is answered 429 rate_limited, before its key is
-// checked again (an address) or its body read (a key), until the budget
-// refills.
+// is refused again and again is either broken or probing. Two budgets:
+//
+//   - an API key's refused writes: every answer in the 4xx range to a
+//     request that is not a GET, but a 429 (a limit has answered it
+//     already). Past the budget, every request of the key is answered
+//     429 rate_limited before it is looked at further, until the budget
+//     refills. Reads are not counted: a poller's 404s are no fault.
+//   - a client address's failed key checks: every 401, and every request
+//     the edge refuses before any key is checked. Past the budget, a
+//     failed key check from the address is answered 429 instead of 401.
+//     Nothing else from the address is refused for it: a good key, a
+//     website page, a probe or Stripe's webhook from the same address
+//     (a proxy, a NAT) is served.
 //
 // RefusalLimits sets the budgets. The counts are this node's, kept in
 // memory: a restart forgets them.
 type RefusalLimits struct {
-	// PerKeyPerMinute is the refusals an API key (or a website session)
-	// may have in a minute; as many at once. 0: no limit.
+	// PerKeyPerMinute is the refused writes an API key (or a website
+	// session) may have in a minute; as many at once. 0: no limit.
 	PerKeyPerMinute int
-	// PerAddrPerMinute is the refusals of requests without a key from
-	// one client address in a minute; as many at once. 0: no limit.
+	// PerAddrPerMinute is the failed key checks of one client address in
+	// a minute; as many at once. 0: no limit.
 	PerAddrPerMinute int
 }
 
@@ -144,26 +150,15 @@ func wholeSeconds(d time.Duration) time.Duration {
 	return time.Duration(max(1, math.Ceil(d.Seconds()))) * time.Second
 }
 
-// refusedAddr answers 429 to a request without credentials from an
-// address past its refusal budget (true: answered).
-func (a *API) refusedAddr(w http.ResponseWriter, r *http.Request) bool {
-	if wait := a.refused.addrs.spent(addrOf(r), time.Now()); wait > 0 {
-		w.Header().Set("Connection", "close")
-		a.fail(w, r, tooManyRefused(wait, "address"))
-		return true
-	}
-	return false
-}
-
-// noteRefusal counts an answer in the 4xx range against the request's key
-// (when it showed one) or its address.
+// noteRefusal counts an answer against the request's key (keyID, when it
+// authenticated) or its address, as the budgets above say.
 func (a *API) noteRefusal(r *http.Request, status int, keyID string) {
-	if status < 400 || status >= 500 {
-		return
+	switch {
+	case keyID != "":
+		if status >= 400 && status < 500 && status != http.StatusTooManyRequests && r.Method != http.MethodGet {
+			a.refused.keys.note(keyID, time.Now())
+		}
+	case status == http.StatusUnauthorized:
+		a.refused.addrs.note(addrOf(r), time.Now())
 	}
-	if keyID != "" {
-		a.refused.keys.note(keyID, time.Now())
-		return
-	}
-	a.refused.addrs.note(addrOf(r), time.Now())
 }
