@@ -40,6 +40,9 @@ var high = []string{
 	"APPRUN_PLATFORM_ACTIVE_RUNS=1000000",
 	"APPRUN_STREAMS_PER_KEY=1000000",
 	"APPRUN_STREAMS_PER_ACCOUNT=1000000",
+	// The bench's clients are one address, and thousands of connections.
+	"APPRUN_CONNS_PER_ADDR=0",
+	"APPRUN_MAX_CONNS=0",
 	"APPRUN_TEST_APPS=1",
 }
 

@@ -90,7 +90,8 @@ type Engine struct {
 	// createsFull: on a shared log, until when each key's creation window
 	// was last found full by this node (key id → time.Time), for
 	// CreateWindowFull. Bounded by the keys refused in the last minute.
-	createsFull sync.Map
+	createsFull  sync.Map
+	createsNoted atomic.Uint64
 	// acked: creates answered before the read models applied them (acked.go).
 	acked HighWater
 	// dummyHash: what an unknown email's sign-in checks (login.go).

@@ -71,7 +71,7 @@ func (e *Engine) allow(ctx context.Context, kind limitKind, keyID string) (Quota
 	}
 	if !ok {
 		if kind == limitCreate {
-			e.createsFull.Store(keyID, time.Now().Add(reset))
+			e.noteCreatesFull(keyID, time.Now().Add(reset))
 		}
 		return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(reset)}, rateLimited(reset)
 	}
@@ -107,6 +107,22 @@ func (e *Engine) CreateWindowFull(keyID string) (Quota, error) {
 		return Quota{}, nil
 	}
 	return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(wait)}, rateLimited(wait)
+}
+
+// noteCreatesFull remembers until when key's creation window is full,
+// and now and then forgets the keys whose window has room again.
+func (e *Engine) noteCreatesFull(keyID string, until time.Time) {
+	e.createsFull.Store(keyID, until)
+	if e.createsNoted.Add(1)%1024 != 0 {
+		return
+	}
+	now := time.Now()
+	e.createsFull.Range(func(k, v any) bool {
+		if v.(time.Time).Before(now) {
+			e.createsFull.Delete(k)
+		}
+		return true
+	})
 }
 
 func rateLimited(wait time.Duration) error {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -27,7 +28,7 @@ import (
 //     key and account).
 //
 // The answer at accept is written whole at once (it fits the socket's
-// buffer) and the connection closed, without reading the request.
+// buffer) and the connection closed without the request read (linger).
 type ConnLimits struct {
 	Max     int // all connections of the node; 0: no cap
 	PerAddr int // unidentified connections per client address; 0: no cap
@@ -45,6 +46,8 @@ type ConnListener struct {
 	open int
 	anon map[string]int // unidentified connections by address
 
+	lingering chan struct{} // refused connections being closed (linger)
+
 	refusedMax, refusedAddr atomic.Uint64
 	lastLog                 atomic.Int64 // unix seconds of the last refusal logged
 }
@@ -54,7 +57,7 @@ func LimitConns(ln net.Listener, limits ConnLimits, logger *slog.Logger) *ConnLi
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &ConnListener{Listener: ln, limits: limits, logger: logger, anon: map[string]int{}}
+	return &ConnListener{Listener: ln, limits: limits, logger: logger, anon: map[string]int{}, lingering: make(chan struct{}, lingerSlots)}
 }
 
 // Accept returns the next connection within the caps, answering and
@@ -118,12 +121,42 @@ func (l *ConnListener) refuse(c net.Conn, status int, code, msg string) {
 		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
 	_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 	_, _ = c.Write([]byte(resp))
-	_ = c.Close()
+	l.linger(c)
 	// Said once a minute at most: a flood must not fill the log.
 	if now := time.Now().Unix(); now-l.lastLog.Load() >= 60 && l.lastLog.Swap(now) != now {
 		l.logger.Warn("connections refused at their cap (this minute's first; counts since start)", "reason", msg,
 			"refused_node_cap", l.refusedMax.Load(), "refused_address_cap", l.refusedAddr.Load())
 	}
+}
+
+// lingerSlots bounds the refused connections closed gently at once.
+const lingerSlots = 256
+
+// linger closes a refused connection so that its answer arrives: closed
+// with its request unread, the kernel would reset it, and a reset can
+// discard the answer before the client reads it. So the write side is
+// closed first, and what the client sends is read and dropped for a
+// moment, on a goroutine of its own: as many at once as lingerSlots, the
+// rest closed at once.
+func (l *ConnListener) linger(c net.Conn) {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		_ = c.Close()
+		return
+	}
+	select {
+	case l.lingering <- struct{}{}:
+	default:
+		_ = c.Close()
+		return
+	}
+	go func() {
+		defer func() { <-l.lingering }()
+		_ = tc.CloseWrite()
+		_ = tc.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		_, _ = io.CopyN(io.Discard, tc, 64<<10)
+		_ = tc.Close()
+	}()
 }
 
 // release forgets a closed connection.

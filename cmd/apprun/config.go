@@ -293,7 +293,7 @@ func parseServe(args []string) (Config, error) {
 	vars.bind("streams-per-key", "APPRUN_STREAMS_PER_KEY")
 	fs.IntVar(&c.StreamsPerAccount, "streams-per-account", 40, "open event streams per account, over all its keys, on this node (APPRUN_STREAMS_PER_ACCOUNT)")
 	vars.bind("streams-per-account", "APPRUN_STREAMS_PER_ACCOUNT")
-	fs.IntVar(&c.Conns.Max, "max-conns", defaultMaxConns(), "connections this node holds at most, 0 for no cap; default the descriptor limit less 1024 (APPRUN_MAX_CONNS)")
+	fs.IntVar(&c.Conns.Max, "max-conns", defaultMaxConns(), "connections this node holds at most, 0 for no cap; default the descriptor limit less 1024, at most 16384 (APPRUN_MAX_CONNS)")
 	vars.bind("max-conns", "APPRUN_MAX_CONNS")
 	fs.IntVar(&c.Conns.PerAddr, "conns-per-addr", 128, "connections one client address holds before any authenticates, 0 for no cap; behind a proxy, 0 (APPRUN_CONNS_PER_ADDR)")
 	vars.bind("conns-per-addr", "APPRUN_CONNS_PER_ADDR")
@@ -398,6 +398,9 @@ func parseServe(args []string) (Config, error) {
 			return c, fmt.Errorf("serve: %s must be 0 (no limit) or more", l.name)
 		}
 	}
+	if c.Conns.Max > 0 && c.Conns.PerAddr > c.Conns.Max {
+		return c, fmt.Errorf("serve: conns-per-addr (%d) must not be more than max-conns (%d)", c.Conns.PerAddr, c.Conns.Max)
+	}
 	if c.Model.BaseURL != "" && c.Model.Model == "" {
 		return c, errors.New("serve: OPENAI_BASE_URL is set but APPRUN_LLM_MODEL is not: name the model to use")
 	}
@@ -424,13 +427,17 @@ func parseServe(args []string) (Config, error) {
 
 // defaultMaxConns is the node's connection cap when none is given: the
 // process's descriptor limit (Go raises it to the hard limit at start)
-// less 1024 for NATS, the data files and outbound requests, at least 64.
-// Past the descriptor limit, accept itself fails and the server only
-// retries; under the cap, a connection too many is answered and closed.
+// less 1024 for NATS, the data files and outbound requests, between 256
+// and 16,384. Past the descriptor limit, accept itself fails and the
+// server only retries; under the cap, a connection too many is answered
+// and closed. The upper bound is memory's: a hard limit of a million
+// (common under Docker and systemd) would cap nothing, and 16,384 idle
+// connections hold about 0.5 GiB. More event streams than that on a node
+// need --max-conns (docs/deployment.md).
 func defaultMaxConns() int {
 	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur > 1<<30 {
-		return 0
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 16384
 	}
-	return max(64, int(lim.Cur)-1024)
+	return int(min(max(int64(lim.Cur)-1024, 256), 16384))
 }
