@@ -47,11 +47,11 @@ func TestABodyIsNotReadBeforeItsSenderIsKnown(t *testing.T) {
 	h := start(t, withLimits(noLimits), withRequestTimeout(20*time.Second))
 	const size = 1 << 20
 	heads := map[string]string{
-		"/mcp":           "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream",
-		"a create":       "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json",
-		"a bad key":      "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer ak_forged",
+		"/mcp":                               "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream",
+		"a create":                           "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json",
+		"a bad key":                          "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer ak_forged",
 		"stripe webhook without a signature": "POST /billing/stripe/webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json",
-		"a form":         "POST /settings/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded",
+		"a form":                             "POST /settings/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded",
 	}
 	want := map[string]string{"/mcp": " 401 ", "a create": " 401 ", "a bad key": " 401 ", "stripe webhook without a signature": " 40", "a form": " 401 "}
 	runtime.GC()
