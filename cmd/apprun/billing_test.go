@@ -15,6 +15,7 @@ import (
 	"github.com/apprun/apprun/billing"
 	"github.com/apprun/apprun/billing/stripemock"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/node"
 	"github.com/chromedp/chromedp"
 )
 
@@ -29,7 +30,7 @@ func withStripeAt(t *testing.T, base string) option {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(c *Config) {
+	return func(c *node.Config) {
 		c.Billing = billing.Config{SecretKey: "sk_test_apprun", WebhookSecret: whsec, APIBase: base, Packs: packs}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apprun/apprun/node"
 )
 
 // Environment variables are parsed by their flags: a bad value stops the
@@ -86,7 +88,7 @@ func TestStartFailuresSayWhatToDoAndLeaveNothingBehind(t *testing.T) {
 	// A second node on the same data directory: at once, naming the holder.
 	cfg := h.cfg
 	cfg.Addr = "127.0.0.1:0"
-	n, err := NewNode(cfg)
+	n, err := node.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,14 +98,14 @@ func TestStartFailuresSayWhatToDoAndLeaveNothingBehind(t *testing.T) {
 		t.Fatalf("a second node on one data directory: %v after %s", err, time.Since(began))
 	}
 	// A busy port, and a bad apps directory: nothing created.
-	for name, mutate := range map[string]func(*Config){
-		"busy port":    func(c *Config) { c.Addr = h.node.Addr() },
-		"bad apps dir": func(c *Config) { c.AppsDir = filepath.Join(t.TempDir(), "missing") },
+	for name, mutate := range map[string]func(*node.Config){
+		"busy port":    func(c *node.Config) { c.Addr = h.node.Addr() },
+		"bad apps dir": func(c *node.Config) { c.AppsDir = filepath.Join(t.TempDir(), "missing") },
 	} {
 		cfg := h.cfg
 		cfg.Apps, cfg.DataDir, cfg.Addr = nil, filepath.Join(t.TempDir(), "data"), "127.0.0.1:0"
 		mutate(&cfg)
-		n, err := NewNode(cfg)
+		n, err := node.New(cfg)
 		if err == nil {
 			err = n.Start(context.Background())
 		}

@@ -190,7 +190,7 @@ func TestLogsNeverHoldKeysTokensOrInput(t *testing.T) {
 	h.waitRun(a, h.create(a, testRun("fail")))
 	h.do("POST", "/api/v1/runs", "ak_wrongkey", body)
 	h.do("POST", "/api/v1/runs", a.Key, map[string]any{"app_slug": "cold-email-writer", "input": map[string]any{"product_description": secret}})
-	h.node.ns.Stop() // errors get logged: make sure they carry nothing secret either
+	h.node.EmbeddedNATS().Stop() // errors get logged: make sure they carry nothing secret either
 	h.do("POST", "/api/v1/runs", a.Key, body)
 	if logs.String() == "" {
 		t.Fatal("nothing was logged: the test proves nothing")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/httpapi"
+	"github.com/apprun/apprun/node"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -31,8 +32,8 @@ const testAppSlug = "test-app"
 type harness struct {
 	t       testing.TB
 	dir     string
-	cfg     Config
-	node    *Node
+	cfg     node.Config
+	node    *node.Node
 	srv     *httptest.Server
 	release chan struct{}
 	relOnce *sync.Once
@@ -40,29 +41,29 @@ type harness struct {
 	faults  []string // contract faults (contract_test.go)
 }
 
-type option func(*Config)
+type option func(*node.Config)
 
-func withLimits(l engine.Limits) option { return func(c *Config) { c.Limits = l } }
+func withLimits(l engine.Limits) option { return func(c *node.Config) { c.Limits = l } }
 func withAppTimeout(slug string, d time.Duration) option {
-	return func(c *Config) { c.AppTimeouts = map[string]time.Duration{slug: d} }
+	return func(c *node.Config) { c.AppTimeouts = map[string]time.Duration{slug: d} }
 }
 func withRetention(slug string, d time.Duration) option {
-	return func(c *Config) {
+	return func(c *node.Config) {
 		c.AppRetention = map[string]time.Duration{slug: d}
 		c.RetentionSweep = 20 * time.Millisecond
 	}
 }
-func withStreamsPerKey(n int) option { return func(c *Config) { c.StreamsPerKey = n } }
+func withStreamsPerKey(n int) option { return func(c *node.Config) { c.StreamsPerKey = n } }
 func withRequestTimeout(d time.Duration) option {
-	return func(c *Config) { c.RequestTimeout = d }
+	return func(c *node.Config) { c.RequestTimeout = d }
 }
-func withLogger(l *slog.Logger) option     { return func(c *Config) { c.Logger = l } }
-func withWriteWait(d time.Duration) option { return func(c *Config) { c.WriteWait = d } }
+func withLogger(l *slog.Logger) option     { return func(c *node.Config) { c.Logger = l } }
+func withWriteWait(d time.Duration) option { return func(c *node.Config) { c.WriteWait = d } }
 
 // withDataDir runs the node on dir rather than a new temporary directory.
-func withDataDir(dir string) option { return func(c *Config) { c.DataDir = dir } }
+func withDataDir(dir string) option { return func(c *node.Config) { c.DataDir = dir } }
 func withHeartbeat(d time.Duration) option {
-	return func(c *Config) { c.Heartbeat = d }
+	return func(c *node.Config) { c.Heartbeat = d }
 }
 
 // noLimits leaves rate and concurrency limits off so a test pins only what it means to.
@@ -74,7 +75,7 @@ func start(t testing.TB, opts ...option) *harness {
 	// Passwords at bcrypt's least cost: under the race detector one hash
 	// at the default cost takes most of a second, and the website's tests
 	// sign up and in often.
-	h.cfg = Config{Addr: "127.0.0.1:0", AdminToken: testAdminToken, Heartbeat: 15 * time.Second, PasswordCost: bcrypt.MinCost,
+	h.cfg = node.Config{Addr: "127.0.0.1:0", AdminToken: testAdminToken, Heartbeat: 15 * time.Second, PasswordCost: bcrypt.MinCost,
 		Limits:   engine.Limits{CreatePerMinute: 10, ReadsPerMinute: 120, OwnerActiveRuns: 3, PlatformActiveRuns: 12},
 		Refusals: httpapi.RefusalLimits{PerKeyPerMinute: 60, PerAddrPerMinute: 120}, Conns: httpapi.ConnLimits{PerAddr: 128}}
 	for _, o := range opts {
@@ -115,7 +116,7 @@ func (h *harness) apps() []engine.App {
 		})}
 	unpriced := engine.App{Slug: "unpriced", Name: "Unpriced", Runnable: true, InputSchema: []byte(`{"type":"object"}`),
 		Executor: test.Executor}
-	shipped, err := h.cfg.loadApps()
+	shipped, err := h.cfg.LoadApps()
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func (h *harness) apps() []engine.App {
 func (h *harness) boot() {
 	h.t.Helper()
 	h.cfg.Apps = h.apps()
-	n, err := NewNode(h.cfg)
+	n, err := node.New(h.cfg)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/node"
 )
 
 // The hostile-client tests: what an attacker can do to one node without a
@@ -299,7 +300,7 @@ func TestSignInThrottleHoldsUnderConcurrencyAndLocksOutNoOwner(t *testing.T) {
 // metadata address among them), and the delivery log names a failure's
 // class, never an address of the network apprun runs in.
 func TestWebhooksReachNoSpecialPurposeAddressAndLeakNoInternals(t *testing.T) {
-	h := start(t, withLimits(noLimits), func(c *Config) { c.Webhooks = engine.WebhookConfig{Backoff: 50 * time.Millisecond} })
+	h := start(t, withLimits(noLimits), func(c *node.Config) { c.Webhooks = engine.WebhookConfig{Backoff: 50 * time.Millisecond} })
 	a := h.account(100)
 	for _, target := range []string{"http://100.100.100.200/latest/meta-data", "http://198.18.0.1/", "http://192.0.0.192/",
 		"http://[::ffff:127.0.0.1]/", "http://[fd00::1]/", "http://169.254.169.254/"} {
@@ -397,7 +398,7 @@ func TestRevocationEndsAKeysStreamsAndItsStreamTokens(t *testing.T) {
 // Finding 7 (streams): an account's keys share one cap of open streams,
 // so more keys do not mean more streams (15 keys held 300).
 func TestAnAccountsKeysShareOneStreamCap(t *testing.T) {
-	h := start(t, withLimits(noLimits), withStreamsPerKey(2), func(c *Config) { c.StreamsPerAccount = 3 })
+	h := start(t, withLimits(noLimits), withStreamsPerKey(2), func(c *node.Config) { c.StreamsPerAccount = 3 })
 	a := h.account(100)
 	runNo := h.create(a, testRun("hold"))
 	defer h.releaseHeld()
@@ -548,7 +549,7 @@ func TestSignUpProbesAreRateLimitedPerAddress(t *testing.T) {
 }
 
 // The node's server bounds a request's head (its line and headers) at
-// maxHeaderBytes: net/http's default, 1 MiB, let each connection hold a
+// node.MaxHeaderBytes: net/http's default, 1 MiB, let each connection hold a
 // megabyte for the whole header timeout. A head under the bound is served;
 // one over it is 431.
 func TestTheNodesServerBoundsARequestsHead(t *testing.T) {
@@ -565,11 +566,11 @@ func TestTheNodesServerBoundsARequestsHead(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if st := status(maxHeaderBytes / 2); st != 200 {
-		t.Errorf("a %d KiB head: %d, want 200", maxHeaderBytes/2>>10, st)
+	if st := status(node.MaxHeaderBytes / 2); st != 200 {
+		t.Errorf("a %d KiB head: %d, want 200", node.MaxHeaderBytes/2>>10, st)
 	}
-	if st := status(4 * maxHeaderBytes); st != http.StatusRequestHeaderFieldsTooLarge {
-		t.Errorf("a %d KiB head: %d, want 431", 4*maxHeaderBytes>>10, st)
+	if st := status(4 * node.MaxHeaderBytes); st != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("a %d KiB head: %d, want 431", 4*node.MaxHeaderBytes>>10, st)
 	}
 }
 

@@ -14,12 +14,13 @@ import (
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/llm"
 	"github.com/apprun/apprun/llm/llmtest"
+	"github.com/apprun/apprun/node"
 )
 
 // withModel points the node at a fake OpenAI-compatible provider, with
 // retries quick enough for a test.
 func withModel(fake *llmtest.Server) option {
-	return func(c *Config) {
+	return func(c *node.Config) {
 		c.Model = llm.Config{BaseURL: fake.BaseURL(), APIKey: "sk-test", Model: "fake-model", MaxAttempts: 3, Backoff: 20 * time.Millisecond}
 	}
 }
@@ -156,7 +157,7 @@ func TestOSSGrowthRunReadsTheRepositoryAndWritesAPlan(t *testing.T) {
 		`"channels":[{"channel":"Indie Hackers","tactic":"A build-in-public thread"}],"plan":[{"when":"Week 1","actions":["Rewrite the README intro"]},` +
 		`{"when":"Week 2","actions":["Post the thread"]}],"metrics":["Weekly installs"]}`
 	fake.Script(llmtest.Reply{Text: plan})
-	h := start(t, withLimits(noLimits), withModel(fake), func(c *Config) { c.GitHubAPI = gh.URL })
+	h := start(t, withLimits(noLimits), withModel(fake), func(c *node.Config) { c.GitHubAPI = gh.URL })
 	a := h.account(100)
 	runNo := h.create(a, map[string]any{"app_slug": "oss-growth", "input": map[string]any{"repo_url": "https://github.com/acme/ledger"}})
 	run := h.waitRun(a, runNo)
@@ -231,8 +232,8 @@ func TestServeRefusesABadCatalogOrModelConfig(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("slug: broken\nname: Broken\nprise: 3\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{AppsDir: dir}
-	if _, err := cfg.apps(); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), `unknown field "prise"`) {
+	cfg := node.Config{AppsDir: dir}
+	if _, err := cfg.Catalog(); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), `unknown field "prise"`) {
 		t.Fatalf("a broken definition: %v, want an error naming %s and the field", err, bad)
 	}
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
@@ -246,7 +247,7 @@ func TestServeRefusesABadCatalogOrModelConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.apps(); err == nil || !strings.Contains(err.Error(), "JSON mode") {
+	if _, err := c.Catalog(); err == nil || !strings.Contains(err.Error(), "JSON mode") {
 		t.Fatalf("an unknown JSON mode: %v", err)
 	}
 }
@@ -268,7 +269,7 @@ func TestEveryShippedAppRunsThroughTheAPIWithTheModel(t *testing.T) {
 	}))
 	defer gh.Close()
 	web := exampleSources(t) // the examples' https://example.com, served here
-	h := start(t, withLimits(noLimits), withModel(fake), withSourcesAllowPrivate(), func(c *Config) { c.GitHubAPI = gh.URL })
+	h := start(t, withLimits(noLimits), withModel(fake), withSourcesAllowPrivate(), func(c *node.Config) { c.GitHubAPI = gh.URL })
 	a := h.account(100_000)
 	for _, d := range defs {
 		for _, ex := range d.Examples {

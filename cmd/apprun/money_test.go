@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/node"
 )
 
 func TestFailedRunIsRefunded(t *testing.T) {
@@ -85,7 +86,7 @@ func TestAppTimeoutsConfig(t *testing.T) {
 			t.Errorf("--app-timeouts %q accepted", bad)
 		}
 	}
-	if _, err := (Config{AppTimeouts: map[string]time.Duration{"nope": time.Second}}).apps(); err == nil {
+	if _, err := (node.Config{AppTimeouts: map[string]time.Duration{"nope": time.Second}}).Catalog(); err == nil {
 		t.Error("a timeout for an unknown App was accepted")
 	}
 }

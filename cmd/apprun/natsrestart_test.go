@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apprun/apprun/node"
 	"github.com/nats-io/nats-server/v2/server"
 )
 
@@ -41,7 +42,7 @@ func TestANodeServesAgainAfterItsExternalNATSRestarts(t *testing.T) {
 	ns := startNATS()
 	// The harness's limits are on (10 creates, 120 reads a minute): every
 	// API call counts in a window.
-	h := start(t, withWebhooks(50*time.Millisecond), func(c *Config) { c.NATSURL = "nats://" + addr })
+	h := start(t, withWebhooks(50*time.Millisecond), func(c *node.Config) { c.NATSURL = "nats://" + addr })
 	a := h.account(100)
 	before := h.create(a, testRun("ok"))
 	if run := h.waitRun(a, before); run["status"] != "completed" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/embednats"
+	"github.com/apprun/apprun/node"
 )
 
 func TestServiceResumesWhenNATSIsBack(t *testing.T) {
@@ -24,7 +25,7 @@ func TestServiceResumesWhenNATSIsBack(t *testing.T) {
 		return ns
 	}
 	ns := startNATS()
-	h := start(t, withLimits(noLimits), func(c *Config) { c.NATSURL = "nats://apprun:" + testClusterSecret + "@" + addr })
+	h := start(t, withLimits(noLimits), func(c *node.Config) { c.NATSURL = "nats://apprun:" + testClusterSecret + "@" + addr })
 	a := h.account(100)
 	h.waitRun(a, h.create(a, testRun("ok")))
 

@@ -12,10 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/apprun/apprun/node"
 )
 
 // serve runs a node until ctx ends (SIGINT/SIGTERM), then stops it.
-func serve(ctx context.Context, cfg Config, out io.Writer) error {
+func serve(ctx context.Context, cfg node.Config, out io.Writer) error {
 	var dev *devCredentials
 	if cfg.Dev {
 		var err error
@@ -29,7 +31,7 @@ func serve(ctx context.Context, cfg Config, out io.Writer) error {
 			cfg.AdminToken = dev.AdminToken
 		}
 	}
-	n, err := NewNode(cfg)
+	n, err := node.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -45,12 +47,13 @@ func serve(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	model := "none (Apps that need one are not runnable; cold-email-writer uses its built-in writer)"
 	if cfg.Model.BaseURL != "" {
-		model = cfg.Model.Model + " at " + redactURL(cfg.Model.BaseURL)
+		model = cfg.Model.Model + " at " + node.RedactURL(cfg.Model.BaseURL)
 	}
-	n.cfg.Logger.Info("apprun serving", "addr", n.Addr(), "data", cfg.DataDir, "embedded_nats", cfg.NATSURL == "",
-		"model", model, "apps", n.apps, "runnable", n.runnable, "version", version())
+	all, runnable := n.Apps()
+	n.Logger().Info("apprun serving", "addr", n.Addr(), "data", cfg.DataDir, "embedded_nats", cfg.NATSURL == "",
+		"model", model, "apps", all, "runnable", runnable, "version", version())
 	<-ctx.Done()
-	n.cfg.Logger.Info("apprun shutting down")
+	n.Logger().Info("apprun shutting down")
 	return nil
 }
 
@@ -78,7 +81,7 @@ func loadDevCredentials(dataDir string) (*devCredentials, error) {
 	return d, nil
 }
 
-func (d *devCredentials) ensureAccount(ctx context.Context, n *Node, cfg Config) error {
+func (d *devCredentials) ensureAccount(ctx context.Context, n *node.Node, cfg node.Config) error {
 	if d.APIKey != "" {
 		return nil
 	}

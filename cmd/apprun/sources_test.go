@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/apprun/apprun/apps"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -10,10 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apprun/apprun/apps"
+	"github.com/apprun/apprun/node"
+
 	"github.com/apprun/apprun/llm/llmtest"
 )
 
-func withSourcesAllowPrivate() option { return func(c *Config) { c.SourcesAllowPrivate = true } }
+func withSourcesAllowPrivate() option { return func(c *node.Config) { c.SourcesAllowPrivate = true } }
 
 const pricingPage = `<!doctype html><html><head><title>Pricing · Rival</title></head><body><nav>Home Blog</nav>
 <article><h1>Pricing</h1><p>Starter costs $29 a month for one user and includes invoicing, receipts and bank sync for small teams.</p>
@@ -166,12 +168,12 @@ func TestEveryToolUsingAppFailsWithARefundWhenItsSourceFails(t *testing.T) {
 	}
 	fake := llmtest.New()
 	defer fake.Close()
-	h := start(t, withLimits(noLimits), withModel(fake), withSourcesAllowPrivate(), func(c *Config) {
+	h := start(t, withLimits(noLimits), withModel(fake), withSourcesAllowPrivate(), func(c *node.Config) {
 		c.GitHubAPI, c.SourceMaxBytes, c.SourceTimeout = gh.URL, 4096, 300*time.Millisecond
 	})
 	// A node as shipped: sources on loopback are refused, whatever the
 	// GitHub API base is.
-	strict := start(t, withLimits(noLimits), withModel(fake), func(c *Config) { c.GitHubAPI = "https://api.github.com" })
+	strict := start(t, withLimits(noLimits), withModel(fake), func(c *node.Config) { c.GitHubAPI = "https://api.github.com" })
 	a, s := h.account(10_000), strict.account(10_000)
 	sources := sourceFields(t)
 	if len(sources) < 8 {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/apprun/apprun/node"
 )
 
 func eventNames(evs []sseEvent) string {
@@ -195,7 +197,7 @@ func TestAStreamOpensWithARetryHint(t *testing.T) {
 
 func TestStreamTokensOpenOnlyTheirRunAndExpire(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits), func(c *Config) { c.StreamTokenTTL = 2 * time.Second })
+	h := start(t, withLimits(noLimits), func(c *node.Config) { c.StreamTokenTTL = 2 * time.Second })
 	a := h.account(100)
 	runNo := h.create(a, testRun("ok"))
 	other := h.create(a, testRun("ok"))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/httpapi"
+	"github.com/apprun/apprun/node"
 )
 
 // holdBody opens a connection to addr, sends head and sent bytes of the
@@ -91,7 +92,7 @@ func TestABodyIsNotReadBeforeItsSenderIsKnown(t *testing.T) {
 // frees its place.
 func TestAnAddressHoldsAtMostItsCapOfUnknownConnections(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits), func(c *Config) { c.Conns = httpapi.ConnLimits{PerAddr: 8} })
+	h := start(t, withLimits(noLimits), func(c *node.Config) { c.Conns = httpapi.ConnLimits{PerAddr: 8} })
 	a := h.account(100)
 	addr := h.node.Addr()
 	dial := func() net.Conn {
@@ -120,7 +121,7 @@ func TestAnAddressHoldsAtMostItsCapOfUnknownConnections(t *testing.T) {
 		return strings.TrimSpace(status)
 	}
 	open := func() int {
-		_, unknown := h.node.conns.Open()
+		_, unknown := h.node.Conns().Open()
 		return unknown
 	}
 	var conns []net.Conn

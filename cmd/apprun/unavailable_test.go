@@ -12,7 +12,7 @@ import (
 func TestEventLogUnreachableIsInternalErrorAndWritesNothing(t *testing.T) {
 	h := start(t)
 	a := h.account(100)
-	h.node.ns.Stop() // the embedded NATS server goes away under a running node
+	h.node.EmbeddedNATS().Stop() // the embedded NATS server goes away under a running node
 	for _, req := range []struct {
 		method, path string
 		body         any
@@ -41,7 +41,7 @@ func TestAStoredWriteIsAnsweredAsStoredWhenTheReadModelsLag(t *testing.T) {
 	t.Parallel()
 	h := start(t, withLimits(noLimits), withWriteWait(100*time.Millisecond))
 	a := h.account(100)
-	h.node.store.Stop() // the read models apply nothing more
+	h.node.Projections().Stop() // the read models apply nothing more
 	if r := h.do("POST", "/admin/v1/accounts/"+a.ID+"/credits", testAdminToken, map[string]any{"amount": 50}); r.Status != 200 || r.json(t)["balance"] != float64(150) {
 		t.Errorf("a grant the log stored: %d %s, want 200 with the balance 150", r.Status, r.Body)
 	}
@@ -79,7 +79,7 @@ func TestAStoredWriteIsAnsweredAsStoredWhenTheReadModelsLag(t *testing.T) {
 func TestStoppedReadModelsSayWhyInTheProbes(t *testing.T) {
 	t.Parallel()
 	h := start(t, withLimits(noLimits))
-	js, err := jetstream.New(h.node.nc)
+	js, err := jetstream.New(h.node.NATS())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/node"
 )
 
 // browser is a cookie-keeping client for the website that does not follow
@@ -113,7 +114,7 @@ func (b *browser) startColdEmail() string {
 	return strings.TrimPrefix(p.Location, "/runs/")
 }
 
-func withSignupCredits(n int64) option { return func(c *Config) { c.SignupCredits = n } }
+func withSignupCredits(n int64) option { return func(c *node.Config) { c.SignupCredits = n } }
 
 func TestSignUpOpensAnAccountWithTheWelcomeBalance(t *testing.T) {
 	h := start(t, withLimits(noLimits), withSignupCredits(300))
@@ -226,7 +227,7 @@ func mustURL(s string) *url.URL {
 
 func TestSessionsExpire(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits), func(c *Config) { c.SessionTTL = 1500 * time.Millisecond })
+	h := start(t, withLimits(noLimits), func(c *node.Config) { c.SessionTTL = 1500 * time.Millisecond })
 	b := h.browser(t)
 	b.signUp("exp@example.com")
 	if p := b.get("/credits"); p.Status != 200 {

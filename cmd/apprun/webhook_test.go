@@ -16,10 +16,11 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/node"
 )
 
 func withWebhooks(backoff time.Duration) option {
-	return func(c *Config) { c.Webhooks = engine.WebhookConfig{AllowPrivate: true, Backoff: backoff} }
+	return func(c *node.Config) { c.Webhooks = engine.WebhookConfig{AllowPrivate: true, Backoff: backoff} }
 }
 
 // receiver is a webhook endpoint that answers from a script of statuses

@@ -1,4 +1,8 @@
-package main
+// Package node is one apprun service: NATS (embedded or external), the
+// engine, the read models and the HTTP server (API, event streams, MCP,
+// the website), started and stopped in order. cmd/apprun parses its
+// flags into a Config and runs one; tests start one with nodetest.
+package node
 
 import (
 	"context"
@@ -53,8 +57,8 @@ type Node struct {
 	apps, runnable int
 }
 
-// NewNode checks cfg; Start brings the node up.
-func NewNode(cfg Config) (*Node, error) {
+// New checks cfg; Start brings the node up.
+func New(cfg Config) (*Node, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -76,7 +80,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}()
 	// What can fail without touching the disk fails first: the catalog,
 	// then the port. Nothing is created in the data directory before.
-	list, err := n.cfg.apps()
+	list, err := n.cfg.Catalog()
 	if err != nil {
 		return err
 	}
@@ -193,7 +197,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	n.mux = n.api.Edge(oneOrigin(n.api, n.site, n.api.Metered(n.api.RequireKey(n.api.ReadMessage(httpapi.Enveloped(mcpHandler))))))
 	conns := httpapi.LimitConns(n.ln, n.cfg.Conns, n.cfg.Logger)
 	srv, ln := &http.Server{Handler: n.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
-		MaxHeaderBytes: maxHeaderBytes, ConnContext: conns.ConnContext}, conns
+		MaxHeaderBytes: MaxHeaderBytes, ConnContext: conns.ConnContext}, conns
 	n.srv, n.conns = srv, conns
 	go func() { // its own copies: Stop clears the node's fields
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -216,11 +220,11 @@ func bodyBudgets(c httpapi.ConnLimits) (forms, events httpapi.BodyBudget) {
 	return forms, events
 }
 
-// maxHeaderBytes bounds a request's line and headers. A client sends an
+// MaxHeaderBytes bounds a request's line and headers. A client sends an
 // API key, a session cookie and a few more; net/http's default, 1 MiB,
 // let every connection hold a megabyte through the header timeout;
 // proxies in front commonly accept 32 to 64 KiB.
-const maxHeaderBytes = 64 << 10
+const MaxHeaderBytes = 64 << 10
 
 // externalConnectWait is how long a node waits for an external NATS that
 // does not answer at start (started at the same moment, restarting)
@@ -389,3 +393,26 @@ func drainConn(nc *nats.Conn, timeout time.Duration) {
 	}
 	nc.Close()
 }
+
+// Logger is the node's logger.
+func (n *Node) Logger() *slog.Logger { return n.cfg.Logger }
+
+// Apps counts the catalog's Apps and those that can run (with the model
+// provider configured, or without one).
+func (n *Node) Apps() (all, runnable int) { return n.apps, n.runnable }
+
+// EmbeddedNATS is the node's embedded nats-server, or nil on an external
+// NATS (tests stop it under a running node).
+func (n *Node) EmbeddedNATS() *embednats.Server { return n.ns }
+
+// NATS is the node's connection to NATS.
+func (n *Node) NATS() *nats.Conn { return n.nc }
+
+// Projections is the node's read-model store (tests stop it).
+func (n *Node) Projections() *projections.Store { return n.store }
+
+// Conns counts the connections the node's listener holds.
+func (n *Node) Conns() *httpapi.ConnListener { return n.conns }
+
+// RedactURL hides the credentials of a URL for a log line.
+func RedactURL(u string) string { return redactURL(u) }

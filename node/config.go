@@ -1,0 +1,200 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/apprun/apprun/apps"
+	"github.com/apprun/apprun/billing"
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/httpapi"
+	"github.com/apprun/apprun/llm"
+	"github.com/apprun/apprun/outbound"
+)
+
+// Config is everything `apprun serve` is configured with.
+type Config struct {
+	Addr    string
+	DataDir string
+	NATSURL string
+	// NATSListen opens a client port on the embedded server ("" = none).
+	NATSListen string
+	// NATSCreds, NATSToken, NATSCA, NATSCert and NATSKey authenticate to an
+	// external NATS (a creds file, a token, TLS CA and client certificate).
+	NATSCreds, NATSToken, NATSCA, NATSCert, NATSKey string
+	// ServerName, ClusterName, ClusterListen and Routes make the embedded
+	// server a member of a JetStream cluster of apprun nodes.
+	ServerName    string
+	ClusterName   string
+	ClusterListen string
+	Routes        []string
+	// ClusterSecret (APPRUN_CLUSTER_SECRET) authenticates routes and
+	// clients of an embedded server that opens a port: required then.
+	ClusterSecret string
+	AdminToken    string
+	Dev           bool
+	Limits        engine.Limits
+	Heartbeat     time.Duration
+	// StreamsPerKey caps open event streams per API key and node.
+	StreamsPerKey int
+	// StreamsPerAccount caps them per account (all its keys) and node
+	// (default twice StreamsPerKey).
+	StreamsPerAccount int
+	// Conns caps the node's connections, and those of one client address
+	// that have not authenticated (APPRUN_MAX_CONNS, default the
+	// descriptor limit less 1024; APPRUN_CONNS_PER_ADDR, default 128).
+	Conns httpapi.ConnLimits
+	// Refusals bounds refused requests per API key (APPRUN_REFUSED_PER_MIN,
+	// default 60) and, without a key, per client address
+	// (APPRUN_ADDR_REFUSED_PER_MIN, default 120), a minute.
+	Refusals httpapi.RefusalLimits
+	// RequestTimeout bounds each non-streaming request (tests shorten it).
+	RequestTimeout time.Duration
+	// WriteWait bounds how long a write's answer waits for the read
+	// models to show it (default 5s; tests shorten it).
+	WriteWait time.Duration
+	Replicas  int
+	// AppTimeouts overrides Apps' timeouts by slug (APPRUN_APP_TIMEOUTS,
+	// "slug=duration,slug=duration").
+	AppTimeouts map[string]time.Duration
+	// AppRetention overrides Apps' retention windows by slug
+	// (APPRUN_APP_RETENTION), and RetentionSweep is how often expired runs
+	// are removed (APPRUN_RETENTION_SWEEP, default 1m).
+	AppRetention   map[string]time.Duration
+	RetentionSweep time.Duration
+	// TestApps adds the test fixture Apps (APPRUN_TEST_APPS=1).
+	TestApps bool
+	// TestAmbiguousAdmissions > 0 leaves every n-th admission's outcome
+	// unknown to the node (a test fault; needs TestApps).
+	TestAmbiguousAdmissions int
+	// AppsDir adds or replaces App definitions (APPRUN_APPS_DIR).
+	AppsDir string
+	// Model is the model provider (OPENAI_BASE_URL, OPENAI_API_KEY,
+	// APPRUN_LLM_MODEL, APPRUN_LLM_JSON_MODE, APPRUN_LLM_MAX_ATTEMPTS);
+	// no base URL means none: Apps that need a model are not runnable.
+	Model llm.Config
+	// SignupCredits is the website's welcome balance (APPRUN_SIGNUP_CREDITS),
+	// SessionTTL how long a sign-in lasts (APPRUN_SESSION_TTL), and
+	// SecureCookies marks the session cookie Secure behind a TLS proxy
+	// (APPRUN_SECURE_COOKIES=1).
+	SignupCredits int64
+	SessionTTL    time.Duration
+	SecureCookies bool
+	// Webhooks configures webhook deliveries: loopback and private
+	// receivers only with APPRUN_WEBHOOKS_ALLOW_PRIVATE=1 (or --dev).
+	Webhooks engine.WebhookConfig
+	// StreamTokenTTL is how long a browser stream token works
+	// (APPRUN_STREAM_TOKEN_TTL, default 10m).
+	StreamTokenTTL time.Duration
+	// SourcesAllowPrivate lets the tools that read a source (web pages,
+	// sitemaps, feeds, changelogs) reach loopback and private addresses
+	// (APPRUN_SOURCES_ALLOW_PRIVATE=1): for Apps that read an intranet, and
+	// for trying a node with pages served on the same machine.
+	SourcesAllowPrivate bool
+	// PasswordCost is the bcrypt cost of the website's new passwords
+	// (default bcrypt.DefaultCost). A test option: no flag or variable
+	// sets it.
+	PasswordCost int
+	// SourceMaxBytes and SourceTimeout bound one fetch of a source by an
+	// App's tool (APPRUN_SOURCE_MAX_BYTES, default 2 MiB;
+	// APPRUN_SOURCE_TIMEOUT, default 15s). A source over either fails the
+	// run with source_unavailable, refunded.
+	SourceMaxBytes int64
+	SourceTimeout  time.Duration
+	// GitHubAPI and GitHubToken are where oss-growth reads repositories
+	// (APPRUN_GITHUB_API_URL, GITHUB_TOKEN).
+	GitHubAPI, GitHubToken string
+	// Billing sells Credits through Stripe Checkout: the secret keys
+	// (APPRUN_STRIPE_SECRET_KEY, APPRUN_STRIPE_WEBHOOK_SECRET; environment
+	// only), the API base (APPRUN_STRIPE_API_BASE, for tests) and the packs
+	// (APPRUN_CREDIT_PACKS). Without the keys nothing is sold.
+	Billing billing.Config
+	// PublicURL is where buyers come back to after Checkout
+	// (APPRUN_PUBLIC_URL; default http:// + the listen address).
+	PublicURL string
+	// Apps replaces the shipped catalog (tests add Apps that fail).
+	Apps   []engine.App
+	Logger *slog.Logger
+}
+
+// PublicGitHubAPI is GitHub's own REST API, the default GitHubAPI.
+const PublicGitHubAPI = "https://api.github.com"
+
+// Catalog is the Apps the node runs: Apps, or the definitions (LoadApps),
+// with the test fixture when TestApps is set and the timeouts and retention
+// windows AppTimeouts and AppRetention give.
+func (c Config) Catalog() ([]engine.App, error) {
+	list := c.Apps
+	if list == nil {
+		var err error
+		if list, err = c.LoadApps(); err != nil {
+			return nil, err
+		}
+	}
+	list = append([]engine.App(nil), list...)
+	if c.TestApps {
+		list = append(list, apps.TestSleepOn(c.ServerName))
+	}
+	for _, o := range []struct {
+		what string
+		by   map[string]time.Duration
+		set  func(*engine.App, time.Duration)
+	}{
+		{"timeout", c.AppTimeouts, func(a *engine.App, d time.Duration) { a.Timeout = d }},
+		{"retention", c.AppRetention, func(a *engine.App, d time.Duration) { a.Retention = d }},
+	} {
+		for slug, d := range o.by {
+			found := false
+			for i := range list {
+				if list[i].Slug == slug {
+					o.set(&list[i], d)
+					found = true
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("config: %s for unknown App %q", o.what, slug)
+			}
+		}
+	}
+	return list, nil
+}
+
+// LoadApps is the catalog of definitions, shipped and from AppsDir, with
+// the model provider when one is configured.
+func (c Config) LoadApps() ([]engine.App, error) {
+	// App tools reach the internet through the outbound check. Sources
+	// come from users, so loopback and private addresses are refused
+	// (but for a test's SourcesAllowPrivate). The GitHub API base is the
+	// operator's own choice (a GitHub Enterprise, a test's fake), so one
+	// set away from the public API may be private; users pick only the
+	// repository's path on it.
+	env := &apps.Env{GitHubAPI: c.GitHubAPI, GitHubToken: c.GitHubToken, SourceMaxBytes: c.SourceMaxBytes, SourceTimeout: c.SourceTimeout,
+		HTTPClient:   outbound.FetchClient(c.SourcesAllowPrivate, 30*time.Second),
+		GitHubClient: outbound.FetchClient(c.SourcesAllowPrivate || (c.GitHubAPI != "" && c.GitHubAPI != PublicGitHubAPI), 30*time.Second)}
+	if c.Model.BaseURL != "" {
+		m, err := llm.New(c.Model)
+		if err != nil {
+			return nil, fmt.Errorf("config: model provider: %w", err)
+		}
+		env.Model = m
+	}
+	return apps.Load(c.AppsDir, env)
+}
+
+func (c Config) validate() error {
+	if c.DataDir == "" {
+		return errors.New("config: data directory is required")
+	}
+	if c.AdminToken == "" {
+		return errors.New("config: APPRUN_ADMIN_TOKEN is required outside dev mode")
+	}
+	if len(c.AdminToken) < 16 {
+		return errors.New("config: APPRUN_ADMIN_TOKEN must be at least 16 characters")
+	}
+	if _, err := billing.New(c.Billing, nil); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	return nil
+}
