@@ -11,14 +11,14 @@ import (
 	"testing"
 )
 
-// freeAddr is a loopback address nothing listens on, for a server the
+// FreeAddr is a loopback address nothing listens on, for a server the
 // test starts, and often stops and starts again, itself. Its port lies
 // below the kernel's ephemeral range: a port taken from a bind to port 0
 // (what every other test's listener does) or given to an outgoing
 // connection could be taken by either while that server is down, and its
 // restart would fail. Within the test binary no port is handed out
 // twice.
-func freeAddr(t *testing.T) string {
+func FreeAddr(t *testing.T) string {
 	t.Helper()
 	top := ephemeralPorts()
 	const bottom = 10000
@@ -56,7 +56,7 @@ func TestFreeAddrsStayOutOfTheEphemeralRange(t *testing.T) {
 	first := ephemeralPorts()
 	seen := map[string]bool{}
 	for range 50 {
-		addr := freeAddr(t)
+		addr := FreeAddr(t)
 		_, p, err := net.SplitHostPort(addr)
 		if err != nil {
 			t.Fatal(err)

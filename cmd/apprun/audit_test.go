@@ -15,15 +15,15 @@ import (
 
 func TestAuditCommandPassesOnAHealthyDataDirAndCatchesDrift(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits))
+	h := Start(t, WithLimits(NoLimits))
 	a, _ := activity(t, h)
 	var out bytes.Buffer
-	if err := auditCommand([]string{"--data", h.dir}, &out); err == nil || !strings.Contains(err.Error(), "still running") {
+	if err := auditCommand([]string{"--data", h.Dir}, &out); err == nil || !strings.Contains(err.Error(), "still running") {
 		t.Fatalf("audit beside a running node: %v", err)
 	}
-	h.stop()
+	h.Stop()
 	out.Reset()
-	if err := auditCommand([]string{"--data", h.dir}, &out); err != nil {
+	if err := auditCommand([]string{"--data", h.Dir}, &out); err != nil {
 		t.Fatalf("audit of a healthy data dir failed: %v\n%s", err, out.String())
 	}
 	for _, want := range []string{"runs 3 (completed 2, failed 1 (canceled 0), unfinished 0; 0 expired after retention)", "invariant violations 0, projection mismatches 0"} {
@@ -32,12 +32,12 @@ func TestAuditCommandPassesOnAHealthyDataDirAndCatchesDrift(t *testing.T) {
 		}
 	}
 	// A read model that drifted from the log is caught.
-	rewrite(t, filepath.Join(h.dir, "projections.db"), "accounts", a.ID, func(v []byte) []byte {
+	rewrite(t, filepath.Join(h.Dir, "projections.db"), "accounts", a.ID, func(v []byte) []byte {
 		// A record that decodes and passes its checksum, but says otherwise.
 		return sealed([]byte(a.ID), []byte(strings.Replace(string(v[:len(v)-4]), `"balance":`, `"balance":1`, 1)))
 	})
 	out.Reset()
-	if err := auditCommand([]string{"--data", h.dir}, &out); err == nil || !strings.Contains(out.String(), "account "+a.ID+": read model has balance") {
+	if err := auditCommand([]string{"--data", h.Dir}, &out); err == nil || !strings.Contains(out.String(), "account "+a.ID+": read model has balance") {
 		t.Fatalf("drift not caught: %v\n%s", err, out.String())
 	}
 }
@@ -75,10 +75,10 @@ func sealed(key, val []byte) []byte {
 // a raw parse error; the next start rebuilds it and the audit passes again.
 func TestAuditReportsADamagedProjectionAndTheNextStartRebuildsIt(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits))
+	h := Start(t, WithLimits(NoLimits))
 	_, runs := activity(t, h)
-	h.stop()
-	path := filepath.Join(h.dir, "projections.db")
+	h.Stop()
+	path := filepath.Join(h.Dir, "projections.db")
 	damages := []struct {
 		name   string
 		damage func(t *testing.T)
@@ -104,7 +104,7 @@ func TestAuditReportsADamagedProjectionAndTheNextStartRebuildsIt(t *testing.T) {
 	for _, d := range damages {
 		d.damage(t)
 		var out bytes.Buffer
-		err := auditCommand([]string{"--data", h.dir}, &out)
+		err := auditCommand([]string{"--data", h.Dir}, &out)
 		if err == nil || !strings.Contains(out.String(), d.want) || strings.Contains(out.String(), "invalid character") ||
 			strings.Contains(out.String(), "unexpected end of JSON") {
 			t.Fatalf("%s: audit %v, want a failure with the finding %q and no parse error:\n%s", d.name, err, d.want, out.String())
@@ -113,10 +113,10 @@ func TestAuditReportsADamagedProjectionAndTheNextStartRebuildsIt(t *testing.T) {
 		if !strings.Contains(out.String(), "invariant violations 0") {
 			t.Fatalf("%s: the log's own audit should still pass:\n%s", d.name, out.String())
 		}
-		h.restart() // moves the damaged file aside and rebuilds it from the log
-		h.stop()
+		h.Restart() // moves the damaged file aside and rebuilds it from the log
+		h.Stop()
 		out.Reset()
-		if err := auditCommand([]string{"--data", h.dir}, &out); err != nil {
+		if err := auditCommand([]string{"--data", h.Dir}, &out); err != nil {
 			t.Fatalf("%s: audit after the rebuild: %v\n%s", d.name, err, out.String())
 		}
 	}

@@ -14,10 +14,10 @@ import (
 //
 //	go test ./cmd/apprun -run '^$' -bench CreateRun -benchtime 2000x
 func BenchmarkCreateRun(b *testing.B) {
-	h := start(b, withLimits(noLimits))
-	accts := make([]account, 64)
+	h := Start(b, WithLimits(NoLimits))
+	accts := make([]Account, 64)
 	for i := range accts {
-		accts[i] = h.account(1_000_000)
+		accts[i] = h.Account(1_000_000)
 	}
 	var n atomic.Int64
 	b.SetParallelism(16) // 32 concurrent clients on 2 cores
@@ -25,7 +25,7 @@ func BenchmarkCreateRun(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			a := accts[n.Add(1)%int64(len(accts))]
-			if r := h.do("POST", "/api/v1/runs", a.Key, coldEmailRun()); r.Status != 201 {
+			if r := h.Do("POST", "/api/v1/runs", a.Key, ColdEmailRun()); r.Status != 201 {
 				b.Errorf("create: %d %s", r.Status, r.Body)
 				return
 			}
@@ -43,7 +43,7 @@ func BenchmarkGetRun(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if r := h.do("GET", "/api/v1/runs/"+runNo, a.Key, nil); r.Status != 200 {
+			if r := h.Do("GET", "/api/v1/runs/"+runNo, a.Key, nil); r.Status != 200 {
 				b.Errorf("get: %d %s", r.Status, r.Body)
 				return
 			}
@@ -59,7 +59,7 @@ func BenchmarkGetRun(b *testing.B) {
 //	go test ./cmd/apprun -run '^$' -bench GetRunHandler -benchmem
 func BenchmarkGetRunHandler(b *testing.B) {
 	h, a, runNo := readBench(b)
-	handler := h.node.Handler()
+	handler := h.Node.Handler()
 	req := httptest.NewRequest("GET", "/api/v1/runs/"+runNo, nil)
 	req.Header.Set("Authorization", "Bearer "+a.Key)
 	b.ReportAllocs()
@@ -101,12 +101,12 @@ func (w *answer) SetWriteDeadline(time.Time) error { return nil }
 
 // readBench is a node whose read limit is set too high to refuse, with a
 // finished cold-email-writer run and the account that owns it.
-func readBench(b *testing.B) (*harness, account, string) {
-	h := start(b, withLimits(noLimits))
-	h.cfg.Limits.ReadsPerMinute = 1_000_000_000
-	h.restart()
-	a := h.account(100)
-	runNo := h.create(a, coldEmailRun())
-	h.waitRun(a, runNo)
+func readBench(b *testing.B) (*Harness, Account, string) {
+	h := Start(b, WithLimits(NoLimits))
+	h.Cfg.Limits.ReadsPerMinute = 1_000_000_000
+	h.Restart()
+	a := h.Account(100)
+	runNo := h.Create(a, ColdEmailRun())
+	h.WaitRun(a, runNo)
 	return h, a, runNo
 }

@@ -19,26 +19,26 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-const whsec = "whsec_apprun_test"
+const Whsec = "whsec_apprun_test"
 
-// withStripe sells two packs through stripe-mock, Stripe's own mock.
-func withStripe(t *testing.T) option { return withStripeAt(t, stripemock.Start(t)) }
+// WithStripe sells two packs through stripe-mock, Stripe's own mock.
+func WithStripe(t *testing.T) Option { return WithStripeAt(t, stripemock.Start(t)) }
 
-// withStripeAt sells the two packs through the Stripe API at base.
-func withStripeAt(t *testing.T, base string) option {
+// WithStripeAt sells the two packs through the Stripe API at base.
+func WithStripeAt(t *testing.T, base string) Option {
 	packs, err := billing.ParsePacks("100:500:usd,500:2000:usd")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return func(c *node.Config) {
-		c.Billing = billing.Config{SecretKey: "sk_test_apprun", WebhookSecret: whsec, APIBase: base, Packs: packs}
+		c.Billing = billing.Config{SecretKey: "sk_test_apprun", WebhookSecret: Whsec, APIBase: base, Packs: packs}
 	}
 }
 
-// deliver posts one signed Stripe event to the node's webhook.
-func (h *harness) deliver(id, typ string, object map[string]any, secret string, at time.Time) response {
+// Deliver posts one signed Stripe event to the node's webhook.
+func (h *Harness) Deliver(id, typ string, object map[string]any, secret string, at time.Time) Response {
 	body, sig := stripemock.Event(secret, id, typ, object, at)
-	return h.do("POST", "/billing/stripe/webhook", "", raw{string(body), "application/json"}, "Stripe-Signature", sig)
+	return h.Do("POST", "/billing/stripe/webhook", "", Raw{string(body), "application/json"}, "Stripe-Signature", sig)
 }
 
 // A pack bought through Checkout: the session is made on stripe-mock,
@@ -48,37 +48,37 @@ func (h *harness) deliver(id, typ string, object map[string]any, secret string, 
 // share, and the statement and the audit show it all.
 func TestBuyingCreditsGrantsEachPaymentOnce(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits), withStripe(t))
-	a := h.account(0)
-	packs := h.do("GET", "/api/v1/billing/packs", a.Key, nil).json(t)
+	h := Start(t, WithLimits(NoLimits), WithStripe(t))
+	a := h.Account(0)
+	packs := h.Do("GET", "/api/v1/billing/packs", a.Key, nil).JSON(t)
 	if packs["selling"] != true || len(packs["data"].([]any)) != 2 {
 		t.Fatalf("packs %v", packs)
 	}
-	co := h.do("POST", "/api/v1/billing/checkout", a.Key, map[string]any{"pack": "100-500-usd"})
-	session := co.json(t)
+	co := h.Do("POST", "/api/v1/billing/checkout", a.Key, map[string]any{"pack": "100-500-usd"})
+	session := co.JSON(t)
 	if co.Status != 201 || !strings.HasPrefix(session["session_id"].(string), "cs_") || !strings.HasPrefix(session["url"].(string), "https://") {
 		t.Fatalf("checkout: %d %s", co.Status, co.Body)
 	}
-	if again := h.do("POST", "/api/v1/billing/checkout", a.Key, map[string]any{"pack": "100-500-usd"}).json(t); again["session_id"] != session["session_id"] {
+	if again := h.Do("POST", "/api/v1/billing/checkout", a.Key, map[string]any{"pack": "100-500-usd"}).JSON(t); again["session_id"] != session["session_id"] {
 		t.Fatalf("a second checkout of the pack: %v, want the open session %v", again, session)
 	}
-	if r := h.do("POST", "/api/v1/billing/checkout", a.Key, map[string]any{"pack": "1-1-usd"}); r.Status != 422 || r.errorCode(t) != "invalid_input" {
+	if r := h.Do("POST", "/api/v1/billing/checkout", a.Key, map[string]any{"pack": "1-1-usd"}); r.Status != 422 || r.ErrorCode(t) != "invalid_input" {
 		t.Fatalf("an unknown pack: %d %s", r.Status, r.Body)
 	}
 	// The session id stripe-mock gives is a fixture shared by every
 	// session; the events below name sessions of their own.
 	now := time.Now()
 	paid := stripemock.Session("cs_test_paid1", a.ID, "100-500-usd", "paid", "pi_paid1", 500)
-	if r := h.deliver("evt_sig", "checkout.session.completed", paid, "whsec_other", now); r.Status != 400 || r.errorCode(t) != "invalid_signature" {
+	if r := h.Deliver("evt_sig", "checkout.session.completed", paid, "whsec_other", now); r.Status != 400 || r.ErrorCode(t) != "invalid_signature" {
 		t.Fatalf("a bad signature: %d %s", r.Status, r.Body)
 	}
-	if r := h.deliver("evt_old", "checkout.session.completed", paid, whsec, now.Add(-10*time.Minute)); r.Status != 400 {
+	if r := h.Deliver("evt_old", "checkout.session.completed", paid, Whsec, now.Add(-10*time.Minute)); r.Status != 400 {
 		t.Fatalf("an old signature: %d %s", r.Status, r.Body)
 	}
-	if r := h.deliver("evt_ahead", "checkout.session.completed", paid, whsec, now.Add(24*time.Hour)); r.Status != 400 || r.errorCode(t) != "invalid_signature" {
+	if r := h.Deliver("evt_ahead", "checkout.session.completed", paid, Whsec, now.Add(24*time.Hour)); r.Status != 400 || r.ErrorCode(t) != "invalid_signature" {
 		t.Fatalf("a signature dated a day ahead: %d %s", r.Status, r.Body)
 	}
-	if bal, _ := h.balance(a); bal != 0 {
+	if bal, _ := h.Balance(a); bal != 0 {
 		t.Fatalf("balance %d after refused deliveries, want 0", bal)
 	}
 	var wg sync.WaitGroup
@@ -86,63 +86,63 @@ func TestBuyingCreditsGrantsEachPaymentOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if r := h.deliver("evt_paid1", "checkout.session.completed", paid, whsec, now); r.Status != 200 {
+			if r := h.Deliver("evt_paid1", "checkout.session.completed", paid, Whsec, now); r.Status != 200 {
 				t.Errorf("a delivery: %d %s", r.Status, r.Body)
 			}
 		}()
 	}
 	wg.Wait()
-	if bal, _ := h.balance(a); bal != 100 {
+	if bal, _ := h.Balance(a); bal != 100 {
 		t.Fatalf("balance %d after ten deliveries of one payment, want 100", bal)
 	}
 	// A restart between two deliveries: still once.
-	h.restart()
-	if r := h.deliver("evt_paid1", "checkout.session.completed", paid, whsec, time.Now()); r.Status != 200 {
+	h.Restart()
+	if r := h.Deliver("evt_paid1", "checkout.session.completed", paid, Whsec, time.Now()); r.Status != 200 {
 		t.Fatalf("a delivery after a restart: %d", r.Status)
 	}
-	if bal, _ := h.balance(a); bal != 100 {
+	if bal, _ := h.Balance(a); bal != 100 {
 		t.Fatalf("balance %d after a redelivery across a restart, want 100", bal)
 	}
 	// An asynchronous payment: pending first, granted when it succeeds.
 	pending := stripemock.Session("cs_test_async1", a.ID, "500-2000-usd", "unpaid", "pi_async1", 2000)
-	h.deliver("evt_async_pending", "checkout.session.completed", pending, whsec, time.Now())
-	if bal, _ := h.balance(a); bal != 100 {
+	h.Deliver("evt_async_pending", "checkout.session.completed", pending, Whsec, time.Now())
+	if bal, _ := h.Balance(a); bal != 100 {
 		t.Fatalf("balance %d after a pending payment, want 100", bal)
 	}
 	pending["payment_status"] = "paid"
 	for range 2 {
-		if r := h.deliver("evt_async_ok", "checkout.session.async_payment_succeeded", pending, whsec, time.Now()); r.Status != 200 {
+		if r := h.Deliver("evt_async_ok", "checkout.session.async_payment_succeeded", pending, Whsec, time.Now()); r.Status != 200 {
 			t.Fatalf("async payment succeeded: %d %s", r.Status, r.Body)
 		}
 	}
-	if bal, _ := h.balance(a); bal != 600 {
+	if bal, _ := h.Balance(a); bal != 600 {
 		t.Fatalf("balance %d after the async payment succeeded (twice), want 600", bal)
 	}
 	// A refund of half the first payment revokes half its Credits, once.
 	for range 2 {
-		h.deliver("evt_refund1", "charge.refunded", stripemock.Charge("ch_paid1", "pi_paid1", 500, 250), whsec, time.Now())
+		h.Deliver("evt_refund1", "charge.refunded", stripemock.Charge("ch_paid1", "pi_paid1", 500, 250), Whsec, time.Now())
 	}
-	if bal, _ := h.balance(a); bal != 550 {
+	if bal, _ := h.Balance(a); bal != 550 {
 		t.Fatalf("balance %d after a half refund, want 550", bal)
 	}
 	// Unknown accounts and packs are answered 200 and kept for the operator.
-	h.deliver("evt_ghost", "checkout.session.completed", stripemock.Session("cs_test_ghost", "acct_nobodyhere", "100-500-usd", "paid", "pi_ghost", 500), whsec, time.Now())
-	h.deliver("evt_oldpack", "checkout.session.completed", stripemock.Session("cs_test_oldpack", a.ID, "5-5-usd", "paid", "pi_oldpack", 5), whsec, time.Now())
-	un := h.do("GET", "/admin/v1/billing/unmatched", testAdminToken, nil).json(t)["data"].([]any)
+	h.Deliver("evt_ghost", "checkout.session.completed", stripemock.Session("cs_test_ghost", "acct_nobodyhere", "100-500-usd", "paid", "pi_ghost", 500), Whsec, time.Now())
+	h.Deliver("evt_oldpack", "checkout.session.completed", stripemock.Session("cs_test_oldpack", a.ID, "5-5-usd", "paid", "pi_oldpack", 5), Whsec, time.Now())
+	un := h.Do("GET", "/admin/v1/billing/unmatched", AdminToken, nil).JSON(t)["data"].([]any)
 	if len(un) != 2 || !strings.Contains(fmt.Sprint(un), "unknown account") || !strings.Contains(fmt.Sprint(un), "unknown pack") {
 		t.Fatalf("unmatched %v", un)
 	}
 	// The statement names each payment.
-	lines := fmt.Sprint(h.do("GET", "/api/v1/account/ledger", a.Key, nil).json(t)["data"])
+	lines := fmt.Sprint(h.Do("GET", "/api/v1/account/ledger", a.Key, nil).JSON(t)["data"])
 	for _, want := range []string{"type:purchase", "reference:cs_test_paid1", "reference:cs_test_async1", "type:revocation", "amount:-50"} {
 		if !strings.Contains(lines, want) {
 			t.Fatalf("the statement lacks %q: %s", want, lines)
 		}
 	}
 	// The audit replays the log: two payments, one revocation, no violation.
-	h.stop()
+	h.Stop()
 	var out bytes.Buffer
-	if err := auditCommand([]string{"--data", h.dir}, &out); err != nil || !strings.Contains(out.String(), "credits purchased 600 in 2 payments, revoked on refunds 50") {
+	if err := auditCommand([]string{"--data", h.Dir}, &out); err != nil || !strings.Contains(out.String(), "credits purchased 600 in 2 payments, revoked on refunds 50") {
 		t.Fatalf("audit: %v\n%s", err, out.String())
 	}
 }
@@ -155,13 +155,13 @@ func TestBuyingCreditsGrantsEachPaymentOnce(t *testing.T) {
 func TestCheckoutsAreReusedAndLimitedPerAccount(t *testing.T) {
 	t.Parallel()
 	mock := stripemock.StartCounted(t)
-	h := start(t, withLimits(noLimits), withStripeAt(t, mock.URL))
-	b := h.browser(t)
-	b.signUp("many-checkouts@example.com")
-	key := b.createKey("buyer")
-	acct := accountOfSession(t, h, b)
-	checkout := func(pack string) response {
-		return h.do("POST", "/api/v1/billing/checkout", key, map[string]any{"pack": pack})
+	h := Start(t, WithLimits(NoLimits), WithStripeAt(t, mock.URL))
+	b := h.Browser(t)
+	b.SignUp("many-checkouts@example.com")
+	key := b.CreateKey("buyer")
+	acct := AccountOfSession(t, h, b)
+	checkout := func(pack string) Response {
+		return h.Do("POST", "/api/v1/billing/checkout", key, map[string]any{"pack": pack})
 	}
 	var last string
 	for i := range billing.CheckoutsPerHour {
@@ -169,9 +169,9 @@ func TestCheckoutsAreReusedAndLimitedPerAccount(t *testing.T) {
 		if r.Status != 201 {
 			t.Fatalf("checkout %d: %d %s", i+1, r.Status, r.Body)
 		}
-		last = r.json(t)["session_id"].(string)
+		last = r.JSON(t)["session_id"].(string)
 		if i < billing.CheckoutsPerHour-1 { // completed (paid later): the next is a new one
-			if d := h.deliver("evt_"+last, "checkout.session.completed", stripemock.Session(last, acct, "100-500-usd", "unpaid", "pi_"+last, 500), whsec, time.Now()); d.Status != 200 {
+			if d := h.Deliver("evt_"+last, "checkout.session.completed", stripemock.Session(last, acct, "100-500-usd", "unpaid", "pi_"+last, 500), Whsec, time.Now()); d.Status != 200 {
 				t.Fatalf("webhook: %d %s", d.Status, d.Body)
 			}
 		}
@@ -181,14 +181,14 @@ func TestCheckoutsAreReusedAndLimitedPerAccount(t *testing.T) {
 		t.Fatalf("%d sessions made at Stripe, want %d", made, billing.CheckoutsPerHour)
 	}
 	r := checkout("500-2000-usd")
-	if ra, _ := strconv.Atoi(r.Header.Get("Retry-After")); r.Status != 429 || r.errorCode(t) != "rate_limited" || ra < 3500 || ra > 3601 {
+	if ra, _ := strconv.Atoi(r.Header.Get("Retry-After")); r.Status != 429 || r.ErrorCode(t) != "rate_limited" || ra < 3500 || ra > 3601 {
 		t.Fatalf("checkout %d within the hour: %d Retry-After %q %s, want 429 rate_limited for about an hour", billing.CheckoutsPerHour+1, r.Status, r.Header.Get("Retry-After"), r.Body)
 	}
-	if again := checkout("100-500-usd"); again.Status != 201 || again.json(t)["session_id"] != last {
+	if again := checkout("100-500-usd"); again.Status != 201 || again.JSON(t)["session_id"] != last {
 		t.Fatalf("the open session while limited: %d %s, want %s again", again.Status, again.Body, last)
 	}
-	if p := b.post("/credits/buy", url.Values{"pack": {"500-2000-usd"}}); p.Location != "/credits" ||
-		!strings.Contains(b.get("/credits").Body, fmt.Sprintf("You opened %d checkouts in the last hour", billing.CheckoutsPerHour)) {
+	if p := b.Post("/credits/buy", url.Values{"pack": {"500-2000-usd"}}); p.Location != "/credits" ||
+		!strings.Contains(b.Get("/credits").Body, fmt.Sprintf("You opened %d checkouts in the last hour", billing.CheckoutsPerHour)) {
 		t.Fatalf("Buy when limited: %d to %q, want the Credits page saying why", p.Status, p.Location)
 	}
 	if n := len(mock.Sessions()); n != made {
@@ -200,16 +200,16 @@ func TestCheckoutsAreReusedAndLimitedPerAccount(t *testing.T) {
 // are added instead.
 func TestWithoutStripeNothingIsSold(t *testing.T) {
 	t.Parallel()
-	h := start(t)
-	a := h.account(0)
-	packs := h.do("GET", "/api/v1/billing/packs", a.Key, nil).json(t)
+	h := Start(t)
+	a := h.Account(0)
+	packs := h.Do("GET", "/api/v1/billing/packs", a.Key, nil).JSON(t)
 	if packs["selling"] != false || len(packs["data"].([]any)) != 0 || !strings.Contains(packs["how_to_add"].(string), "apprun admin credits grant") {
 		t.Fatalf("packs without Stripe: %v", packs)
 	}
-	if r := h.do("POST", "/api/v1/billing/checkout", a.Key, map[string]any{"pack": "100-500-usd"}); r.Status != 404 || r.errorCode(t) != "credits_not_sold" {
+	if r := h.Do("POST", "/api/v1/billing/checkout", a.Key, map[string]any{"pack": "100-500-usd"}); r.Status != 404 || r.ErrorCode(t) != "credits_not_sold" {
 		t.Fatalf("checkout without Stripe: %d %s", r.Status, r.Body)
 	}
-	if r := h.deliver("evt_1", "checkout.session.completed", stripemock.Session("cs_1", a.ID, "100-500-usd", "paid", "pi_1", 500), whsec, time.Now()); r.Status != 404 {
+	if r := h.Deliver("evt_1", "checkout.session.completed", stripemock.Session("cs_1", a.ID, "100-500-usd", "paid", "pi_1", 500), Whsec, time.Now()); r.Status != 404 {
 		t.Fatalf("a webhook without Stripe: %d %s", r.Status, r.Body)
 	}
 }
@@ -220,44 +220,44 @@ func TestWithoutStripeNothingIsSold(t *testing.T) {
 // Without Stripe the page says how Credits are added instead.
 func TestTheCreditsPageSellsPacks(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits), withStripe(t))
-	b := h.browser(t)
-	b.signUp("buyer@example.com")
-	credits := b.get("/credits").Body
+	h := Start(t, WithLimits(NoLimits), WithStripe(t))
+	b := h.Browser(t)
+	b.SignUp("buyer@example.com")
+	credits := b.Get("/credits").Body
 	if !strings.Contains(credits, "<h2>Buy Credits</h2>") || !strings.Contains(credits, `value="500-2000-usd"`) ||
 		!strings.Contains(credits, "20.00 USD") || strings.Contains(credits, "apprun admin credits grant") {
 		t.Fatal("the Credits page does not offer the packs")
 	}
-	buy := b.post("/credits/buy", url.Values{"pack": {"100-500-usd"}})
+	buy := b.Post("/credits/buy", url.Values{"pack": {"100-500-usd"}})
 	if buy.Status != http.StatusSeeOther || !strings.HasPrefix(buy.Location, "https://checkout.stripe.com/") {
 		t.Fatalf("Buy: %d to %q, want 303 to Stripe's checkout", buy.Status, buy.Location)
 	}
-	if p := b.post("/credits/buy", url.Values{"pack": {"3-3-usd"}}); p.Location != "/credits" || !strings.Contains(b.get("/credits").Body, "no longer on sale") {
+	if p := b.Post("/credits/buy", url.Values{"pack": {"3-3-usd"}}); p.Location != "/credits" || !strings.Contains(b.Get("/credits").Body, "no longer on sale") {
 		t.Fatal("an old pack is not refused with a reason")
 	}
-	if !strings.Contains(b.get("/credits?purchase=complete").Body, "as soon as Stripe confirms the payment") {
+	if !strings.Contains(b.Get("/credits?purchase=complete").Body, "as soon as Stripe confirms the payment") {
 		t.Fatal("the return from Stripe does not say when the Credits come")
 	}
-	acct := accountOfSession(t, h, b)
-	if r := h.deliver("evt_web1", "checkout.session.completed", stripemock.Session("cs_test_web1", acct, "500-2000-usd", "paid", "pi_web1", 2000), whsec, time.Now()); r.Status != 200 {
+	acct := AccountOfSession(t, h, b)
+	if r := h.Deliver("evt_web1", "checkout.session.completed", stripemock.Session("cs_test_web1", acct, "500-2000-usd", "paid", "pi_web1", 2000), Whsec, time.Now()); r.Status != 200 {
 		t.Fatalf("webhook: %d %s", r.Status, r.Body)
 	}
-	page := b.get("/credits").Body
+	page := b.Get("/credits").Body
 	if !strings.Contains(page, `id="balance">500 Credits<`) || !strings.Contains(page, "purchase") || !strings.Contains(page, "<code>cs_test_web1</code>") {
 		t.Fatal("the purchase is not on the Credits page")
 	}
-	csv := b.get("/credits/statement.csv").Body
+	csv := b.Get("/credits/statement.csv").Body
 	if !strings.Contains(csv, ",reference\n") || !strings.Contains(csv, "purchase,500,500,,,cs_test_web1") {
 		t.Fatalf("the CSV does not name the payment:\n%s", csv)
 	}
 
-	plain := start(t)
-	pb := plain.browser(t)
-	pb.signUp("nostripe@example.com")
-	if page := pb.get("/credits").Body; strings.Contains(page, "Buy Credits") || !strings.Contains(page, "apprun admin credits grant") {
+	plain := Start(t)
+	pb := plain.Browser(t)
+	pb.SignUp("nostripe@example.com")
+	if page := pb.Get("/credits").Body; strings.Contains(page, "Buy Credits") || !strings.Contains(page, "apprun admin credits grant") {
 		t.Fatal("without Stripe the Credits page should say how Credits are added")
 	}
-	if p := pb.post("/credits/buy", url.Values{"pack": {"100-500-usd"}}); p.Location != "/credits" {
+	if p := pb.Post("/credits/buy", url.Values{"pack": {"100-500-usd"}}); p.Location != "/credits" {
 		t.Fatalf("Buy without Stripe: %d %q", p.Status, p.Location)
 	}
 }
@@ -269,14 +269,14 @@ func TestTheCreditsPageSellsPacks(t *testing.T) {
 // Credits page, reloaded, shows the new balance and the purchase.
 func TestBrowserBuysAPackUpToStripeAndSeesTheCredits(t *testing.T) {
 	t.Parallel() // a browser waits on pages much of its time: it runs beside the other parallel tests
-	bin := chromiumOrSkip(t)
+	bin := ChromiumOrSkip(t)
 	stripePage := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		fmt.Fprint(w, `<!doctype html><title>Stripe Checkout</title><h1 id="stripe">Stripe Checkout (stand-in)</h1>`)
 	}))
 	defer stripePage.Close()
-	h := start(t, withLimits(noLimits), withStripe(t))
-	ctx := startChromium(t, bin, 1280, 900, 60*time.Second,
+	h := Start(t, WithLimits(NoLimits), WithStripe(t))
+	ctx := StartChromium(t, bin, 1280, 900, 60*time.Second,
 		chromedp.Flag("host-resolver-rules", "MAP checkout.stripe.com:443 "+strings.TrimPrefix(stripePage.URL, "https://")),
 		chromedp.Flag("ignore-certificate-errors", true))
 	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -287,16 +287,16 @@ func TestBrowserBuysAPackUpToStripeAndSeesTheCredits(t *testing.T) {
 	}
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	do("sign up",
-		chromedp.Navigate(h.srv.URL+"/signup"),
+		chromedp.Navigate(h.Srv.URL+"/signup"),
 		chromedp.WaitVisible(css("#email")),
 		chromedp.SendKeys(css("#email"), "chromium-buyer@example.com"),
-		chromedp.SendKeys(css("#password"), webPassword),
-		chromedp.SendKeys(css("#password_again"), webPassword),
+		chromedp.SendKeys(css("#password"), WebPassword),
+		chromedp.SendKeys(css("#password_again"), WebPassword),
 		chromedp.Submit(css("#email")),
 		chromedp.WaitVisible(css(".apps")),
 	)
 	do("buy a pack",
-		chromedp.Navigate(h.srv.URL+"/credits"),
+		chromedp.Navigate(h.Srv.URL+"/credits"),
 		chromedp.WaitVisible(css(`form[action="/credits/buy"] button`)),
 		chromedp.Click(css(`input[value="100-500-usd"] + button`)),
 		chromedp.WaitVisible(css("#stripe")),
@@ -308,7 +308,7 @@ func TestBrowserBuysAPackUpToStripeAndSeesTheCredits(t *testing.T) {
 	// Stripe confirms the payment to the webhook: the account is the one
 	// the browser's key belongs to.
 	do("make a key",
-		chromedp.Navigate(h.srv.URL+"/settings/keys"),
+		chromedp.Navigate(h.Srv.URL+"/settings/keys"),
 		chromedp.WaitVisible(css(`input[name="name"]`)),
 		chromedp.SendKeys(css(`input[name="name"]`), "buyer"),
 		chromedp.Submit(css(`input[name="name"]`)),
@@ -318,15 +318,15 @@ func TestBrowserBuysAPackUpToStripeAndSeesTheCredits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := h.node.Reads().KeyByHash(engine.HashKey(strings.TrimSpace(key)))
+	k, err := h.Node.Reads().KeyByHash(engine.HashKey(strings.TrimSpace(key)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := h.deliver("evt_chromium", "checkout.session.completed", stripemock.Session("cs_test_chromium", k.AccountID, "100-500-usd", "paid", "pi_chromium", 500), whsec, time.Now()); r.Status != 200 {
+	if r := h.Deliver("evt_chromium", "checkout.session.completed", stripemock.Session("cs_test_chromium", k.AccountID, "100-500-usd", "paid", "pi_chromium", 500), Whsec, time.Now()); r.Status != 200 {
 		t.Fatalf("webhook: %d %s", r.Status, r.Body)
 	}
 	do("back on the Credits page",
-		chromedp.Navigate(h.srv.URL+"/credits?purchase=complete"),
+		chromedp.Navigate(h.Srv.URL+"/credits?purchase=complete"),
 		chromedp.WaitVisible(css("#balance")),
 	)
 	balance, err := chromedp.Run(ctx, chromedp.Text(css("#balance")))

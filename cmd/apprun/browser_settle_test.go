@@ -88,10 +88,10 @@ func TestTheBrowserCheckAsksAgainForAStylesheetThatFailed(t *testing.T) {
 // not at all).
 func phoneBehind(t *testing.T, front func(w http.ResponseWriter, r *http.Request, node http.Handler)) *webDriver {
 	t.Helper()
-	bin := chromiumOrSkip(t)
-	node := start(t).srv.Config.Handler
+	bin := ChromiumOrSkip(t)
+	node := Start(t).Srv.Config.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { front(w, r, node) }))
 	t.Cleanup(srv.Close)
-	ctx := startChromium(t, bin, 390, 844, 60*time.Second)
+	ctx := StartChromium(t, bin, 390, 844, 60*time.Second)
 	return &webDriver{t: t, ctx: ctx, base: srv.URL, shots: t.TempDir(), size: "phone", w: 390, h: 844}
 }

@@ -50,10 +50,10 @@ func axeSource(t *testing.T) string {
 // sizes (shotsDir).
 func TestBrowserWebsiteAtDesktopAndPhone(t *testing.T) {
 	t.Parallel() // a browser waits on pages much of its time: it runs beside the other parallel tests
-	bin := chromiumOrSkip(t)
+	bin := ChromiumOrSkip(t)
 	fake := llmtest.New()
 	t.Cleanup(fake.Close) // after the sizes, which run side by side
-	h := start(t, withLimits(noLimits), withSignupCredits(500), withModel(fake))
+	h := Start(t, WithLimits(NoLimits), WithSignupCredits(500), WithModel(fake))
 	shots, axe := shotsDir(t), axeSource(t)
 	t.Logf("screenshots: %s", shots)
 	for _, size := range []struct {
@@ -63,8 +63,8 @@ func TestBrowserWebsiteAtDesktopAndPhone(t *testing.T) {
 	}{{"desktop", 1280, 900, nil}, {"phone", 390, 844, []int64{320}}} {
 		t.Run(size.name, func(t *testing.T) {
 			t.Parallel() // each size has its own browser and account; the model's replies are all alike
-			ctx := startChromium(t, bin, size.w, size.h, 240*time.Second)
-			w := &webDriver{t: t, ctx: ctx, fake: fake, base: h.srv.URL, shots: shots, size: size.name, w: size.w, h: size.h, widths: size.widths, axe: axe}
+			ctx := StartChromium(t, bin, size.w, size.h, 240*time.Second)
+			w := &webDriver{t: t, ctx: ctx, fake: fake, base: h.Srv.URL, shots: shots, size: size.name, w: size.w, h: size.h, widths: size.widths, axe: axe}
 			w.flow(h)
 		})
 	}
@@ -169,7 +169,7 @@ func (d *webDriver) visit(name, path string) {
 	d.check(name)
 }
 
-func (d *webDriver) flow(h *harness) {
+func (d *webDriver) flow(h *Harness) {
 	t, css := d.t, func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	// Signed out.
 	d.visit("home", "/")
@@ -187,8 +187,8 @@ func (d *webDriver) flow(h *harness) {
 	email := d.size + "@example.com"
 	d.do("sign up",
 		chromedp.Navigate(d.base+"/signup"), chromedp.WaitVisible(css("#email")),
-		chromedp.SendKeys(css("#email"), email), chromedp.SendKeys(css("#password"), webPassword),
-		chromedp.SendKeys(css("#password_again"), webPassword), chromedp.Submit(css("#email")),
+		chromedp.SendKeys(css("#email"), email), chromedp.SendKeys(css("#password"), WebPassword),
+		chromedp.SendKeys(css("#password_again"), WebPassword), chromedp.Submit(css("#email")),
 		chromedp.WaitVisible(css(".apps")))
 	d.check("apps-welcome")
 
@@ -224,7 +224,7 @@ func (d *webDriver) flow(h *harness) {
 	}
 
 	// Bug 4: cancel from the run page ends the run and shows the refund.
-	d.do("start a held run", chromedp.Navigate(d.base+"/apps/"+testAppSlug), chromedp.WaitVisible(css("#run-form")),
+	d.do("start a held run", chromedp.Navigate(d.base+"/apps/"+TestAppSlug), chromedp.WaitVisible(css("#run-form")),
 		chromedp.SetValue(css("#f-mode"), "hold"), chromedp.Submit(css("#run-form")), chromedp.WaitVisible(css("#cancel-form")))
 	d.check("run-active")
 	d.do("cancel it", chromedp.Submit(css("#cancel-form")), chromedp.WaitVisible(css("#refund")))
@@ -240,7 +240,7 @@ func (d *webDriver) flow(h *harness) {
 	d.check("run-again")
 
 	// A finished cold email run: its emails as cards.
-	d.fake.Script(llmtest.Reply{Text: modelSequence})
+	d.fake.Script(llmtest.Reply{Text: ModelSequence})
 	d.do("a cold email run", chromedp.Navigate(d.base+"/apps/cold-email-writer"), chromedp.WaitVisible(css("#run-form")),
 		chromedp.SendKeys(css("#f-product_description"), "Acme Ledger automates bookkeeping for small agencies."),
 		chromedp.SendKeys(css("#f-target_role"), "Agency founders"), chromedp.Submit(css("#run-form")),

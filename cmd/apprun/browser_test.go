@@ -16,18 +16,18 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// chromiumOrSkip is chromium's binary, or skips the test without one.
-func chromiumOrSkip(t *testing.T) string {
+// ChromiumOrSkip is chromium's binary, or skips the test without one.
+func ChromiumOrSkip(t *testing.T) string {
 	t.Helper()
-	bin := chromium()
+	bin := Chromium()
 	if bin == "" {
 		t.Skip("no Chromium installed: `apt-get install chromium` (.ci/run installs it) to run the browser test")
 	}
 	return bin
 }
 
-// chromium finds a Chromium or Chrome binary (.ci/run installs Debian's).
-func chromium() string {
+// Chromium finds a Chromium or Chrome binary (.ci/run installs Debian's).
+func Chromium() string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
@@ -36,10 +36,10 @@ func chromium() string {
 	return ""
 }
 
-// startChromium starts a headless Chromium of its own (a fresh profile)
+// StartChromium starts a headless Chromium of its own (a fresh profile)
 // with a viewport of w×h, and returns a context for its first tab that
 // ends after budget; the browser is closed when the test ends.
-func startChromium(t *testing.T, bin string, w, h int64, budget time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
+func StartChromium(t *testing.T, bin string, w, h int64, budget time.Duration, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(int(w), int(h)))
@@ -63,12 +63,12 @@ func startChromium(t *testing.T, bin string, w, h int64, budget time.Duration, e
 // test's temp dir, or to $APPRUN_BROWSER_SHOTS to keep them.
 func TestBrowserSignUpKeyRunAndAPI(t *testing.T) {
 	t.Parallel() // a browser waits on pages much of its time: it runs beside the other parallel tests
-	bin := chromiumOrSkip(t)
+	bin := ChromiumOrSkip(t)
 	fake := llmtest.New()
 	defer fake.Close()
 	// The model writes slowly enough for the live view to show progress.
-	fake.Script(llmtest.Reply{Text: modelSequence, Chunks: 12, ChunkDelay: 150 * time.Millisecond})
-	h := start(t, withLimits(noLimits), withSignupCredits(500), withModel(fake))
+	fake.Script(llmtest.Reply{Text: ModelSequence, Chunks: 12, ChunkDelay: 150 * time.Millisecond})
+	h := Start(t, WithLimits(NoLimits), WithSignupCredits(500), WithModel(fake))
 	shots := filepath.Join(t.TempDir(), "screenshots")
 	if keep := os.Getenv("APPRUN_BROWSER_SHOTS"); keep != "" {
 		shots = keep // to look at them after the test
@@ -78,7 +78,7 @@ func TestBrowserSignUpKeyRunAndAPI(t *testing.T) {
 	}
 	t.Logf("screenshots: %s", shots)
 
-	ctx := startChromium(t, bin, 1280, 900, 90*time.Second)
+	ctx := StartChromium(t, bin, 1280, 900, 90*time.Second)
 
 	n := 0
 	shot := func(name string) chromedp.Action[chromedp.Void] {
@@ -108,17 +108,17 @@ func TestBrowserSignUpKeyRunAndAPI(t *testing.T) {
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 
 	do("sign up",
-		chromedp.Navigate(h.srv.URL+"/signup"),
+		chromedp.Navigate(h.Srv.URL+"/signup"),
 		chromedp.WaitVisible(css("#email")),
 		shot("signup"),
 		chromedp.SendKeys(css("#email"), "browser@example.com"),
-		chromedp.SendKeys(css("#password"), webPassword),
-		chromedp.SendKeys(css("#password_again"), webPassword),
+		chromedp.SendKeys(css("#password"), WebPassword),
+		chromedp.SendKeys(css("#password_again"), WebPassword),
 		chromedp.Submit(css("#email")),
 		chromedp.WaitVisible(css(".apps")), // sign-up lands on the Apps
 	)
 	do("create an API key",
-		chromedp.Navigate(h.srv.URL+"/settings/keys"),
+		chromedp.Navigate(h.Srv.URL+"/settings/keys"),
 		chromedp.WaitVisible(css(`input[name="name"]`)),
 		chromedp.SendKeys(css(`input[name="name"]`), "from the browser"),
 		chromedp.Submit(css(`input[name="name"]`)),
@@ -130,7 +130,7 @@ func TestBrowserSignUpKeyRunAndAPI(t *testing.T) {
 		t.Fatalf("the key shown: %q", key)
 	}
 	do("start a cold-email-writer run from its reference page",
-		chromedp.Navigate(h.srv.URL+"/apps/cold-email-writer"),
+		chromedp.Navigate(h.Srv.URL+"/apps/cold-email-writer"),
 		chromedp.WaitVisible(css("#run-form")),
 		shot("reference-page"),
 		chromedp.SendKeys(css("#f-product_description"), "Acme Ledger automates bookkeeping for small agencies."),
@@ -159,15 +159,15 @@ func TestBrowserSignUpKeyRunAndAPI(t *testing.T) {
 		t.Fatalf("first email body %q", first)
 	}
 	do("the other pages",
-		chromedp.Navigate(h.srv.URL+"/runs"), chromedp.WaitVisible(css("table")), shot("runs"),
-		chromedp.Navigate(h.srv.URL+"/credits"), chromedp.WaitVisible(css("#balance")), shot("credits"),
-		chromedp.Navigate(h.srv.URL+"/settings/keys"), chromedp.WaitVisible(css("table")), shot("api-keys"),
-		chromedp.Navigate(h.srv.URL+"/apps"), chromedp.WaitVisible(css(".apps")), shot("apps"),
+		chromedp.Navigate(h.Srv.URL+"/runs"), chromedp.WaitVisible(css("table")), shot("runs"),
+		chromedp.Navigate(h.Srv.URL+"/credits"), chromedp.WaitVisible(css("#balance")), shot("credits"),
+		chromedp.Navigate(h.Srv.URL+"/settings/keys"), chromedp.WaitVisible(css("table")), shot("api-keys"),
+		chromedp.Navigate(h.Srv.URL+"/apps"), chromedp.WaitVisible(css(".apps")), shot("apps"),
 	)
 
 	// The key from the website works on the API and sees the same run.
 	runNo := runURL[strings.LastIndex(runURL, "/")+1:]
-	req, _ := http.NewRequest("GET", h.srv.URL+"/api/v1/runs/"+runNo, nil)
+	req, _ := http.NewRequest("GET", h.Srv.URL+"/api/v1/runs/"+runNo, nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -60,8 +60,8 @@ func TestACanceledRunGivesItsWorkerBackAtOnce(t *testing.T) {
 	fake.Answer = func(llmtest.Received) llmtest.Reply {
 		return llmtest.Reply{Text: strings.Repeat("x", 600), Chunks: 600, ChunkDelay: 100 * time.Millisecond}
 	}
-	h := start(t, withLimits(noLimits), withModel(fake), withSourcesAllowPrivate())
-	a := h.account(1000)
+	h := Start(t, WithLimits(NoLimits), WithModel(fake), WithSourcesAllowPrivate())
+	a := h.Account(1000)
 
 	for _, tc := range []struct {
 		name  string
@@ -72,26 +72,26 @@ func TestACanceledRunGivesItsWorkerBackAtOnce(t *testing.T) {
 			func() bool { return len(served) > 0 && <-served == "/page" }},
 		{"a feed built to be slow", map[string]any{"app_slug": "newsletter-from-feed", "input": map[string]any{"feed_url": web.URL + "/feed"}},
 			func() bool { return len(served) > 0 && <-served == "/feed" }},
-		{"a slow model", coldEmailRun(), func() bool { return len(fake.Received()) > 0 }},
+		{"a slow model", ColdEmailRun(), func() bool { return len(fake.Received()) > 0 }},
 	} {
-		runNo := h.create(a, tc.body)
-		waitFor(t, 30*time.Second, tc.name+": the step began", tc.begun)
-		if r := h.do("POST", "/api/v1/runs/"+runNo+"/cancel", a.Key, nil); r.Status != 200 {
+		runNo := h.Create(a, tc.body)
+		WaitFor(t, 30*time.Second, tc.name+": the step began", tc.begun)
+		if r := h.Do("POST", "/api/v1/runs/"+runNo+"/cancel", a.Key, nil); r.Status != 200 {
 			t.Fatalf("%s: cancel: %d %s", tc.name, r.Status, r.Body)
 		}
 		canceled := time.Now()
-		waitFor(t, 5*time.Second, tc.name+": the worker given back after the cancel", func() bool {
-			return h.node.Engine().Stats().WorkersBusy == 0
+		WaitFor(t, 5*time.Second, tc.name+": the worker given back after the cancel", func() bool {
+			return h.Node.Engine().Stats().WorkersBusy == 0
 		})
 		t.Logf("%s: the worker was back %s after the cancel", tc.name, time.Since(canceled).Round(time.Millisecond))
 	}
-	if bal, active := h.balance(a); bal != 1000 || active != 0 {
+	if bal, active := h.Balance(a); bal != 1000 || active != 0 {
 		t.Fatalf("after three canceled runs: balance %d, %d active; want 1000 and 0", bal, active)
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after within.
-func waitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
+// WaitFor polls cond until it holds, failing the test after within.
+func WaitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for !cond() {

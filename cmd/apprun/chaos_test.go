@@ -76,7 +76,7 @@ type chaos struct {
 
 func (c *chaos) start() *proc {
 	c.t.Helper()
-	p := c.spawn(freeAddr(c.t), "--data", c.dir, "--create-per-min", "0", "--reads-per-min", "0",
+	p := c.spawn(FreeAddr(c.t), "--data", c.dir, "--create-per-min", "0", "--reads-per-min", "0",
 		"--owner-active-runs", "0", "--platform-active-runs", "64")
 	c.waitHealthy(p, time.Now().Add(60*time.Second))
 	return p
@@ -86,7 +86,7 @@ func (c *chaos) start() *proc {
 // token). A process the test has not stopped is killed when it ends.
 func (c *chaos) spawn(addr string, args ...string) *proc {
 	c.t.Helper()
-	args = append([]string{"serve", "--addr", addr, "--admin-token", testAdminToken}, args...)
+	args = append([]string{"serve", "--addr", addr, "--admin-token", AdminToken}, args...)
 	cmd := exec.Command(c.bin, args...)
 	cmd.Env = append(os.Environ(), c.env...)
 	cmd.Stdout, cmd.Stderr = c.logs, c.logs
@@ -211,7 +211,7 @@ func TestChaosKillsLoseNoRunAndNoCredit(t *testing.T) {
 	p := c.start()
 	keys := make([]string, 6)
 	for i := range keys {
-		status, m, err := c.call(p, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": fmt.Sprintf("chaos%d@example.com", i), "credits": credits})
+		status, m, err := c.call(p, "POST", "/admin/v1/accounts", AdminToken, map[string]any{"email": fmt.Sprintf("chaos%d@example.com", i), "credits": credits})
 		if err != nil || status != 201 {
 			t.Fatalf("open account: %d %v %v", status, m, err)
 		}
@@ -363,7 +363,7 @@ func TestChaosKillsLoseNoRunAndNoCredit(t *testing.T) {
 // both ends of a charge meet the kills whatever the machine's speed.
 func chaosRun(seq int) map[string]any {
 	if seq%2 == 0 {
-		return coldEmailRun()
+		return ColdEmailRun()
 	}
 	return map[string]any{"app_slug": "test-sleep", "input": map[string]any{"ms": 20, "fail": true}}
 }

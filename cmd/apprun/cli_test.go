@@ -10,9 +10,9 @@ import (
 )
 
 func TestCLIRunShowsProgressAndPrintsTheEmails(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	t.Setenv("APPRUN_URL", h.srv.URL)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	t.Setenv("APPRUN_URL", h.Srv.URL)
 	t.Setenv("APPRUN_API_KEY", a.Key)
 	in := filepath.Join(t.TempDir(), "input.json")
 	if err := os.WriteFile(in, []byte(`{"product_description":"Acme Ledger automates bookkeeping.","target_role":"Agency founders","cta_goal":"Meeting"}`), 0o600); err != nil {
@@ -63,7 +63,7 @@ func TestCLIRunShowsProgressAndPrintsTheEmails(t *testing.T) {
 	if err := runsCommand([]string{"--limit", "5"}, &out); err != nil || strings.Count(out.String(), "cold-email-writer") != 2 || !strings.Contains(out.String(), run.RunNo) {
 		t.Fatalf("apprun runs: %v\n%s", err, out.String())
 	}
-	held := h.create(a, testRun("hold"))
+	held := h.Create(a, RunTestApp("hold"))
 	out.Reset()
 	if err := cancelCommand([]string{held}, &out); err != nil || !strings.Contains(out.String(), "canceled; 10 Credits refunded") {
 		t.Fatalf("apprun cancel: %v %q", err, out.String())

@@ -25,7 +25,7 @@ func clusterStreamLeaderKilledMidRunReExecutesNothing(t *testing.T) {
 	c := startCluster(t)
 	keys := make([]string, 3)
 	for i := range keys {
-		_, m, err := c.call(c.nodes[0], "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": fmt.Sprintf("f%d@example.com", i), "credits": 100})
+		_, m, err := c.call(c.nodes[0], "POST", "/admin/v1/accounts", AdminToken, map[string]any{"email": fmt.Sprintf("f%d@example.com", i), "credits": 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func clusterStreamLeaderKilledMidRunReExecutesNothing(t *testing.T) {
 	executor := make(chan string, 1)
 	var once sync.Once
 	go func() {
-		_, _ = c.events(ctx, c.nodes[1], keys[0], runNo, 0, func(ev sseEvent) {
+		_, _ = c.events(ctx, c.nodes[1], keys[0], runNo, 0, func(ev SSEEvent) {
 			if msg, _ := ev.Data["message"].(string); ev.Event == "tool_running" {
 				once.Do(func() { executor <- strings.TrimPrefix(msg, "tick on ") })
 			}
@@ -87,7 +87,7 @@ func clusterStreamLeaderKilledMidRunReExecutesNothing(t *testing.T) {
 	// browser's EventSource gives up on a 503) and follows the run to its
 	// end; creates sent to the surviving nodes answer within their deadline.
 	var wg sync.WaitGroup
-	var during []sseEvent
+	var during []SSEEvent
 	var duringErr error
 	wg.Add(1)
 	go func() {

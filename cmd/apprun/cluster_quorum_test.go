@@ -14,7 +14,7 @@ import (
 func clusterWithoutAQuorumFailsFastAndTwoOfThreeRestart(t *testing.T) {
 	c := startCluster(t)
 	n0 := c.nodes[0]
-	_, m, err := c.call(n0, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "q@example.com", "credits": 100})
+	_, m, err := c.call(n0, "POST", "/admin/v1/accounts", AdminToken, map[string]any{"email": "q@example.com", "credits": 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,12 +25,12 @@ func clusterReadsItsOwnWritesAndNeverHidesACharge(t *testing.T) {
 	outcomes := map[string]int{}
 	for i := range iterations {
 		a, b, d := c.nodes[i%3], c.nodes[(i+1)%3], c.nodes[(i+2)%3]
-		st, m, err := c.call(a, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "rw@example.com", "credits": 10})
+		st, m, err := c.call(a, "POST", "/admin/v1/accounts", AdminToken, map[string]any{"email": "rw@example.com", "credits": 10})
 		if err != nil || st != 201 {
 			t.Fatalf("iteration %d: open account: %d %v %v", i, st, m, err)
 		}
 		key, id := m["api_key"].(string), m["account_id"].(string)
-		st, m, err = c.call(b, "POST", "/admin/v1/accounts/"+id+"/credits", testAdminToken, map[string]any{"amount": 5})
+		st, m, err = c.call(b, "POST", "/admin/v1/accounts/"+id+"/credits", AdminToken, map[string]any{"amount": 5})
 		if err != nil || st != 200 || m["balance"] != float64(15) {
 			t.Fatalf("iteration %d: grant on another node: %d %v %v", i, st, m, err)
 		}
@@ -47,7 +47,7 @@ func clusterReadsItsOwnWritesAndNeverHidesACharge(t *testing.T) {
 			t.Fatalf("iteration %d: create: %v", i, err)
 		}
 		if st != 201 {
-			outcomes[fmt.Sprintf("%d %v", st, errCode(m))]++
+			outcomes[fmt.Sprintf("%d %v", st, ErrCode(m))]++
 			// A refusal charged nothing and left no run behind.
 			balance(a, 15, fmt.Sprintf("a refused create (%d)", st))
 			if st, page, _ := c.call(b, "GET", "/api/v1/runs", key, nil); st != 200 || len(page["data"].([]any)) != 0 {
@@ -91,7 +91,7 @@ func clusterReadsItsOwnWritesAndNeverHidesACharge(t *testing.T) {
 	t.Logf("audit: %s", out)
 }
 
-func errCode(m map[string]any) any {
+func ErrCode(m map[string]any) any {
 	if e, ok := m["error"].(map[string]any); ok {
 		return e["code"]
 	}

@@ -36,9 +36,9 @@ func startCluster(t *testing.T, extra ...string) *cluster {
 	t.Helper()
 	c := &cluster{chaos: newChaos(t)}
 	c.env = []string{"APPRUN_CLUSTER_SECRET=" + testClusterSecret}
-	routes := []string{freeAddr(t), freeAddr(t), freeAddr(t)}
+	routes := []string{FreeAddr(t), FreeAddr(t), FreeAddr(t)}
 	c.routes = routes
-	natsAddr := freeAddr(t)
+	natsAddr := FreeAddr(t)
 	c.nats = "nats://" + natsAddr
 	for i := range routes {
 		args := []string{"--data", filepath.Join(c.dir, fmt.Sprintf("node%d", i)), "--cluster-name", "apprun-test",
@@ -49,7 +49,7 @@ func startCluster(t *testing.T, extra ...string) *cluster {
 			args = append(args, "--nats-listen", natsAddr)
 		}
 		c.args = append(c.args, args)
-		c.addrs = append(c.addrs, freeAddr(t))
+		c.addrs = append(c.addrs, FreeAddr(t))
 		c.nodes = append(c.nodes, c.spawn(c.addrs[i], args...))
 	}
 	t.Cleanup(func() {
@@ -75,7 +75,7 @@ func (c *cluster) restart(i int) {
 
 // events reads a run's stream from a node until it ends or ctx does; on
 // each event it calls seen (nil: none).
-func (c *cluster) events(ctx context.Context, p *proc, key, runNo string, after uint64, seen func(sseEvent)) ([]sseEvent, error) {
+func (c *cluster) events(ctx context.Context, p *proc, key, runNo string, after uint64, seen func(SSEEvent)) ([]SSEEvent, error) {
 	req, _ := http.NewRequestWithContext(ctx, "GET", p.base+"/api/v1/runs/"+runNo+"/events", nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	if after > 0 {
@@ -89,8 +89,8 @@ func (c *cluster) events(ctx context.Context, p *proc, key, runNo string, after 
 	if resp.StatusCode != 200 {
 		return nil, fmt.Errorf("stream answered %d", resp.StatusCode)
 	}
-	var out []sseEvent
-	err = readSSE(resp.Body, func(ev sseEvent) {
+	var out []SSEEvent
+	err = ReadSSE(resp.Body, func(ev SSEEvent) {
 		out = append(out, ev)
 		if seen != nil {
 			seen(ev)
@@ -182,7 +182,7 @@ func clusterOfThreeNodesBehavesAsOneService(t *testing.T) {
 	c.closedToStrangers(t)
 
 	// An account made on node 0 works on node 2 at once.
-	_, m, err := c.call(n0, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "a@example.com", "credits": 1000})
+	_, m, err := c.call(n0, "POST", "/admin/v1/accounts", AdminToken, map[string]any{"email": "a@example.com", "credits": 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,11 +201,11 @@ func clusterOfThreeNodesBehavesAsOneService(t *testing.T) {
 	defer cancel()
 	all, err := c.events(ctx, n2, key, runNo, 0, nil)
 	if err != nil || len(all) < 2 || all[len(all)-1].Event != "completed" {
-		t.Fatalf("stream on node 2: %s %v", eventNames(all), err)
+		t.Fatalf("stream on node 2: %s %v", EventNames(all), err)
 	}
 	rest, err := c.events(ctx, n1, key, runNo, all[0].ID, nil)
 	if err != nil || !sameEvents(rest, all[1:]) {
-		t.Fatalf("resume on node 1 after %d: %s, want %s (%v)", all[0].ID, eventNames(rest), eventNames(all[1:]), err)
+		t.Fatalf("resume on node 1 after %d: %s, want %s (%v)", all[0].ID, EventNames(rest), EventNames(all[1:]), err)
 	}
 
 	// Concurrent creates over all nodes never exceed the limits or a balance:
@@ -214,7 +214,7 @@ func clusterOfThreeNodesBehavesAsOneService(t *testing.T) {
 	credits := []float64{100, 100, 100, 100, 100, 2}
 	keys := make([]string, len(credits))
 	for i := range keys {
-		_, m, _ := c.call(n0, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "b@example.com", "credits": credits[i]})
+		_, m, _ := c.call(n0, "POST", "/admin/v1/accounts", AdminToken, map[string]any{"email": "b@example.com", "credits": credits[i]})
 		keys[i] = m["api_key"].(string)
 	}
 	var mu sync.Mutex
@@ -263,7 +263,7 @@ func clusterOfThreeNodesBehavesAsOneService(t *testing.T) {
 	// The per-key creation limit (10 a minute) holds across nodes: of 15
 	// concurrent creates by one key over the three nodes, exactly 5 are
 	// rate limited (a refusal at admission still spent its place).
-	_, m, _ = c.call(n0, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "r@example.com", "credits": 100})
+	_, m, _ = c.call(n0, "POST", "/admin/v1/accounts", AdminToken, map[string]any{"email": "r@example.com", "credits": 100})
 	rkey := m["api_key"].(string)
 	limited := 0
 	for i := 0; i < 15; i++ {
@@ -298,7 +298,7 @@ func clusterOfThreeNodesBehavesAsOneService(t *testing.T) {
 	fctx, stopFollow := context.WithCancel(ctx)
 	got := make(chan struct{})
 	go func() {
-		_, _ = c.events(fctx, n1, key, followed[0], 0, func(ev sseEvent) {
+		_, _ = c.events(fctx, n1, key, followed[0], 0, func(ev SSEEvent) {
 			if lastID == 0 {
 				lastID = ev.ID
 				close(got)
@@ -314,11 +314,11 @@ func clusterOfThreeNodesBehavesAsOneService(t *testing.T) {
 	stopFollow()
 	rest, err = c.events(ctx, n2, key, followed[0], lastID, nil)
 	if err != nil || len(rest) == 0 || rest[len(rest)-1].Event != "completed" || rest[0].ID <= lastID {
-		t.Fatalf("resumed on node 2 after the kill: %s (first id %d, last seen %d) %v", eventNames(rest), firstID(rest), lastID, err)
+		t.Fatalf("resumed on node 2 after the kill: %s (first id %d, last seen %d) %v", EventNames(rest), firstID(rest), lastID, err)
 	}
 	whole, _ := c.events(ctx, n2, key, followed[0], 0, nil)
 	if !sameEvents(rest, tail(whole, lastID)) {
-		t.Fatalf("resume after the kill %s is not the rest of the log %s", eventNames(rest), eventNames(tail(whole, lastID)))
+		t.Fatalf("resume after the kill %s is not the rest of the log %s", EventNames(rest), EventNames(tail(whole, lastID)))
 	}
 
 	// The killed node comes back and catches up; every run ends; the audit is clean.
@@ -372,7 +372,7 @@ func clusterOfThreeNodesBehavesAsOneService(t *testing.T) {
 	}
 }
 
-func sameEvents(a, b []sseEvent) bool {
+func sameEvents(a, b []SSEEvent) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -384,8 +384,8 @@ func sameEvents(a, b []sseEvent) bool {
 	return true
 }
 
-func tail(evs []sseEvent, after uint64) []sseEvent {
-	var out []sseEvent
+func tail(evs []SSEEvent, after uint64) []SSEEvent {
+	var out []SSEEvent
 	for _, e := range evs {
 		if e.ID > after {
 			out = append(out, e)
@@ -394,7 +394,7 @@ func tail(evs []sseEvent, after uint64) []sseEvent {
 	return out
 }
 
-func firstID(evs []sseEvent) uint64 {
+func firstID(evs []SSEEvent) uint64 {
 	if len(evs) == 0 {
 		return 0
 	}

@@ -84,9 +84,9 @@ func TestHelpAndVersionExitZero(t *testing.T) {
 // configuration or its port creates nothing in the data directory (a bad
 // APPRUN_APPS_DIR or a busy port first created nats/ and projections.db).
 func TestStartFailuresSayWhatToDoAndLeaveNothingBehind(t *testing.T) {
-	h := start(t, withLimits(noLimits))
+	h := Start(t, WithLimits(NoLimits))
 	// A second node on the same data directory: at once, naming the holder.
-	cfg := h.cfg
+	cfg := h.Cfg
 	cfg.Addr = "127.0.0.1:0"
 	n, err := node.New(cfg)
 	if err != nil {
@@ -99,10 +99,10 @@ func TestStartFailuresSayWhatToDoAndLeaveNothingBehind(t *testing.T) {
 	}
 	// A busy port, and a bad apps directory: nothing created.
 	for name, mutate := range map[string]func(*node.Config){
-		"busy port":    func(c *node.Config) { c.Addr = h.node.Addr() },
+		"busy port":    func(c *node.Config) { c.Addr = h.Node.Addr() },
 		"bad apps dir": func(c *node.Config) { c.AppsDir = filepath.Join(t.TempDir(), "missing") },
 	} {
-		cfg := h.cfg
+		cfg := h.Cfg
 		cfg.Apps, cfg.DataDir, cfg.Addr = nil, filepath.Join(t.TempDir(), "data"), "127.0.0.1:0"
 		mutate(&cfg)
 		n, err := node.New(cfg)

@@ -27,12 +27,12 @@ var contracts = struct {
 }{byDoc: map[[32]byte]*contract.Checker{}}
 
 // checked wraps a node's handler in the checker for the document it serves.
-func (h *harness) checked(handler http.Handler) http.Handler {
-	h.t.Helper()
+func (h *Harness) checked(handler http.Handler) http.Handler {
+	h.T.Helper()
 	rec := httptest.NewRecorder()
 	handler.ServeHTTP(rec, httptest.NewRequest("GET", "/api/v1/openapi.json", nil))
 	if rec.Code != 200 {
-		h.t.Fatalf("openapi.json: %d", rec.Code)
+		h.T.Fatalf("openapi.json: %d", rec.Code)
 	}
 	sum := sha256.Sum256(rec.Body.Bytes())
 	contracts.Lock()
@@ -41,7 +41,7 @@ func (h *harness) checked(handler http.Handler) http.Handler {
 		var err error
 		if c, err = contract.New(rec.Body.Bytes()); err != nil {
 			contracts.Unlock()
-			h.t.Fatalf("the OpenAPI document does not load: %v", err)
+			h.T.Fatalf("the OpenAPI document does not load: %v", err)
 		}
 		contracts.byDoc[sum] = c
 	}
@@ -54,11 +54,11 @@ func (h *harness) checked(handler http.Handler) http.Handler {
 }
 
 // reportFaults fails the harness's test with every contract fault found.
-func (h *harness) reportFaults() {
+func (h *Harness) reportFaults() {
 	h.faultMu.Lock()
 	defer h.faultMu.Unlock()
 	for _, f := range h.faults {
-		h.t.Errorf("contract: %s", f)
+		h.T.Errorf("contract: %s", f)
 	}
 	h.faults = nil
 }

@@ -35,11 +35,11 @@ func TestAFullDiskTakesTheNodeOutOfServiceUntilItRestarts(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
 	var logs logbuf.Buffer
-	h := start(t, withLimits(noLimits), withDataDir(dir), withLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	a := h.account(100)
-	held := h.create(a, testRun("hold"))
+	h := Start(t, WithLimits(NoLimits), WithDataDir(dir), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	a := h.Account(100)
+	held := h.Create(a, RunTestApp("hold"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	events, _, _ := h.stream(ctx, a, held)
+	events, _, _ := h.Stream(ctx, a, held)
 	for ev := range events { // until the run holds, after its first step
 		if ev.Event == "tool_running" {
 			break
@@ -55,7 +55,7 @@ func TestAFullDiskTakesTheNodeOutOfServiceUntilItRestarts(t *testing.T) {
 	// page fails, and the stream keeps the failure.
 	granted, unknown := int64(0), int64(0)
 	for i := 0; ; i++ {
-		r := h.do("POST", "/admin/v1/accounts/"+a.ID+"/credits", testAdminToken, map[string]any{"amount": 1})
+		r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 1})
 		if r.Status == 503 {
 			break
 		}
@@ -70,9 +70,9 @@ func TestAFullDiskTakesTheNodeOutOfServiceUntilItRestarts(t *testing.T) {
 	}
 
 	deadline := time.Now().Add(30 * time.Second)
-	var ready response
+	var ready Response
 	for {
-		if ready = h.do("GET", "/readyz", "", nil); ready.Status == 503 {
+		if ready = h.Do("GET", "/readyz", "", nil); ready.Status == 503 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -83,10 +83,10 @@ func TestAFullDiskTakesTheNodeOutOfServiceUntilItRestarts(t *testing.T) {
 	if !strings.Contains(string(ready.Body), "store failed a write") {
 		t.Errorf("/readyz: %s, want the reason: the log's store failed a write", ready.Body)
 	}
-	if r := h.do("GET", "/healthz", "", nil); r.Status != 503 || !strings.Contains(string(r.Body), "restart") {
+	if r := h.Do("GET", "/healthz", "", nil); r.Status != 503 || !strings.Contains(string(r.Body), "restart") {
 		t.Errorf("/healthz with the log's store failed: %d %s, want 503 asking for a restart", r.Status, r.Body)
 	}
-	if r := h.do("POST", "/api/v1/runs", a.Key, testRun("ok")); r.Status != 503 || r.errorCode(t) != "internal_error" {
+	if r := h.Do("POST", "/api/v1/runs", a.Key, RunTestApp("ok")); r.Status != 503 || r.ErrorCode(t) != "internal_error" {
 		t.Errorf("a create with the log's store failed: %d %s, want 503", r.Status, r.Body)
 	}
 	if !strings.Contains(logs.String(), "no space left on device") || !strings.Contains(logs.String(), "component=nats") {
@@ -96,15 +96,15 @@ func TestAFullDiskTakesTheNodeOutOfServiceUntilItRestarts(t *testing.T) {
 	if err := os.Remove(fill); err != nil {
 		t.Fatal(err)
 	}
-	if r := h.do("GET", "/readyz", "", nil); r.Status != 503 {
+	if r := h.Do("GET", "/readyz", "", nil); r.Status != 503 {
 		t.Errorf("/readyz with space again but no restart: %d %s, want 503 (the server keeps its store's failure)", r.Status, r.Body)
 	}
-	h.restart()
-	h.releaseHeld()
-	if run := h.waitRun(a, held); run["status"] != "completed" {
+	h.Restart()
+	h.ReleaseHeld()
+	if run := h.WaitRun(a, held); run["status"] != "completed" {
 		t.Fatalf("the held run after the restart: %v", run)
 	}
-	if balance, active := h.balance(a); balance < 90+granted || balance > 90+granted+unknown || active != 0 {
+	if balance, active := h.Balance(a); balance < 90+granted || balance > 90+granted+unknown || active != 0 {
 		t.Errorf("after the restart: balance %d, %d active, want %d (one run charged once, %d grants made, %d unknown, the refused one not made) and none",
 			balance, active, 90+granted, granted, unknown)
 	}

@@ -14,33 +14,33 @@ import (
 )
 
 func TestEventStreamsPerKeyAreCapped(t *testing.T) {
-	h := start(t, withLimits(noLimits), withStreamsPerKey(2))
-	a := h.account(100)
-	runNo := h.create(a, testRun("hold"))
+	h := Start(t, WithLimits(NoLimits), WithStreamsPerKey(2))
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("hold"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	first, cancelFirst := context.WithCancel(ctx)
 	for _, c := range []context.Context{first, ctx} {
-		evs, _, resp := h.stream(c, a, runNo)
+		evs, _, resp := h.Stream(c, a, runNo)
 		if resp.StatusCode != 200 {
 			t.Fatalf("stream within the cap: %d", resp.StatusCode)
 		}
 		<-evs // started: the stream is being served
 	}
-	r := h.do("GET", "/api/v1/runs/"+runNo+"/events", a.Key, nil)
-	if r.Status != 429 || r.errorCode(t) != "concurrency_limit" || r.Header.Get("Retry-After") == "" {
+	r := h.Do("GET", "/api/v1/runs/"+runNo+"/events", a.Key, nil)
+	if r.Status != 429 || r.ErrorCode(t) != "concurrency_limit" || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("third stream: %d %s", r.Status, r.Body)
 	}
 	// Another key of the same account has its own streams.
-	k2 := account{Key: h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil).json(t)["api_key"].(string)}
-	if _, _, resp := h.stream(ctx, k2, runNo); resp.StatusCode != 200 {
+	k2 := Account{Key: h.Do("POST", "/admin/v1/accounts/"+a.ID+"/keys", AdminToken, nil).JSON(t)["api_key"].(string)}
+	if _, _, resp := h.Stream(ctx, k2, runNo); resp.StatusCode != 200 {
 		t.Fatalf("another key: %d", resp.StatusCode)
 	}
 	// Closing a stream frees its place.
 	cancelFirst()
 	for {
 		c2, stop := context.WithCancel(ctx)
-		_, _, resp := h.stream(c2, a, runNo)
+		_, _, resp := h.Stream(c2, a, runNo)
 		stop()
 		if resp.StatusCode == 200 {
 			break
@@ -58,12 +58,12 @@ func TestEventStreamsPerKeyAreCapped(t *testing.T) {
 // its connection and reconnects at once finds its place free, long
 // before the next heartbeat (15 s here).
 func TestAStreamDroppedAtTheCapFreesItsPlaceAtOnce(t *testing.T) {
-	h := start(t, withLimits(noLimits), withStreamsPerKey(1))
-	a := h.account(100)
-	runNo := h.create(a, testRun("hold"))
-	defer h.releaseHeld()
+	h := Start(t, WithLimits(NoLimits), WithStreamsPerKey(1))
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("hold"))
+	defer h.ReleaseHeld()
 	conn := rawStream(t, h, a, runNo)
-	if r := h.do("GET", "/api/v1/runs/"+runNo+"/events", a.Key, nil); r.Status != 429 {
+	if r := h.Do("GET", "/api/v1/runs/"+runNo+"/events", a.Key, nil); r.Status != 429 {
 		t.Fatalf("a second stream past the cap of 1: %d %s", r.Status, r.Body)
 	}
 	conn.Close()
@@ -73,7 +73,7 @@ func TestAStreamDroppedAtTheCapFreesItsPlaceAtOnce(t *testing.T) {
 	defer cancel()
 	for began := time.Now(); ; time.Sleep(20 * time.Millisecond) {
 		c, stop := context.WithCancel(ctx)
-		_, _, resp := h.stream(c, a, runNo)
+		_, _, resp := h.Stream(c, a, runNo)
 		stop()
 		if resp.StatusCode == 200 {
 			t.Logf("reopened after %s", time.Since(began))
@@ -93,12 +93,12 @@ func TestAStreamDroppedAtTheCapFreesItsPlaceAtOnce(t *testing.T) {
 // whole connection is covered too: the write after a look that missed
 // fails.
 func TestADroppedStreamOnAQuietRunEndsByItsHeartbeat(t *testing.T) {
-	h := start(t, withLimits(noLimits), withHeartbeat(100*time.Millisecond))
-	a := h.account(100)
-	runNo := h.create(a, testRun("hold"))
-	defer h.releaseHeld()
+	h := Start(t, WithLimits(NoLimits), WithHeartbeat(100*time.Millisecond))
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("hold"))
+	defer h.ReleaseHeld()
 	open := func() string {
-		for _, line := range strings.Split(string(h.do("GET", "/metrics", "", nil).Body), "\n") {
+		for _, line := range strings.Split(string(h.Do("GET", "/metrics", "", nil).Body), "\n") {
 			if v, ok := strings.CutPrefix(line, "apprun_sse_clients "); ok {
 				return v
 			}
@@ -129,9 +129,9 @@ func TestADroppedStreamOnAQuietRunEndsByItsHeartbeat(t *testing.T) {
 
 // rawStream opens runNo's event stream on a bare connection, as the
 // bench's clients do, and returns it once the first event arrived.
-func rawStream(t *testing.T, h *harness, a account, runNo string) net.Conn {
+func rawStream(t *testing.T, h *Harness, a Account, runNo string) net.Conn {
 	t.Helper()
-	conn, err := net.Dial("tcp", hostAddr(h))
+	conn, err := net.Dial("tcp", HostAddr(h))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,12 +155,12 @@ func rawStream(t *testing.T, h *harness, a account, runNo string) net.Conn {
 
 func TestEventStreamsOutliveTheRequestTimeout(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits), withRequestTimeout(200*time.Millisecond), withHeartbeat(50*time.Millisecond))
-	a := h.account(100)
-	runNo := h.create(a, testRun("hold"))
+	h := Start(t, WithLimits(NoLimits), WithRequestTimeout(200*time.Millisecond), WithHeartbeat(50*time.Millisecond))
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("hold"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	events, comments, _ := h.stream(ctx, a, runNo)
+	events, comments, _ := h.Stream(ctx, a, runNo)
 	<-events
 	began := time.Now()
 	for time.Since(began) < 600*time.Millisecond {
@@ -170,8 +170,8 @@ func TestEventStreamsOutliveTheRequestTimeout(t *testing.T) {
 			t.Fatal("heartbeats stopped")
 		}
 	}
-	h.releaseHeld()
-	var last sseEvent
+	h.ReleaseHeld()
+	var last SSEEvent
 	for ev := range events {
 		last = ev
 	}
@@ -182,20 +182,20 @@ func TestEventStreamsOutliveTheRequestTimeout(t *testing.T) {
 
 func TestLogsNeverHoldKeysTokensOrInput(t *testing.T) {
 	var logs logbuf.Buffer
-	h := start(t, withLimits(noLimits), withLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
-	a := h.account(100)
+	h := Start(t, WithLimits(NoLimits), WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	a := h.Account(100)
 	secret := "SECRET-PRODUCT-do-not-log"
 	body := map[string]any{"app_slug": "cold-email-writer", "input": map[string]any{"product_description": secret, "target_role": "CFOs"}}
-	h.waitRun(a, h.create(a, body))
-	h.waitRun(a, h.create(a, testRun("fail")))
-	h.do("POST", "/api/v1/runs", "ak_wrongkey", body)
-	h.do("POST", "/api/v1/runs", a.Key, map[string]any{"app_slug": "cold-email-writer", "input": map[string]any{"product_description": secret}})
-	h.node.EmbeddedNATS().Stop() // errors get logged: make sure they carry nothing secret either
-	h.do("POST", "/api/v1/runs", a.Key, body)
+	h.WaitRun(a, h.Create(a, body))
+	h.WaitRun(a, h.Create(a, RunTestApp("fail")))
+	h.Do("POST", "/api/v1/runs", "ak_wrongkey", body)
+	h.Do("POST", "/api/v1/runs", a.Key, map[string]any{"app_slug": "cold-email-writer", "input": map[string]any{"product_description": secret}})
+	h.Node.EmbeddedNATS().Stop() // errors get logged: make sure they carry nothing secret either
+	h.Do("POST", "/api/v1/runs", a.Key, body)
 	if logs.String() == "" {
 		t.Fatal("nothing was logged: the test proves nothing")
 	}
-	for _, s := range []string{a.Key, testAdminToken, secret} {
+	for _, s := range []string{a.Key, AdminToken, secret} {
 		if strings.Contains(logs.String(), s) {
 			t.Fatalf("logs contain %q:\n%s", s, logs.String())
 		}

@@ -22,80 +22,80 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-const testAdminToken = "test-admin-token-0123456789"
+const AdminToken = "test-admin-token-0123456789"
 
 // testApp is an App whose runs the test steers through input.mode:
 // "ok" completes, "fail" fails (the failure seam), "hold" waits until the
 // harness releases held runs, then completes; "hold_fail" waits, then fails.
-const testAppSlug = "test-app"
+const TestAppSlug = "test-app"
 
-type harness struct {
-	t       testing.TB
-	dir     string
-	cfg     node.Config
-	node    *node.Node
-	srv     *httptest.Server
+type Harness struct {
+	T       testing.TB
+	Dir     string
+	Cfg     node.Config
+	Node    *node.Node
+	Srv     *httptest.Server
 	release chan struct{}
 	relOnce *sync.Once
 	faultMu sync.Mutex
 	faults  []string // contract faults (contract_test.go)
 }
 
-type option func(*node.Config)
+type Option func(*node.Config)
 
-func withLimits(l engine.Limits) option { return func(c *node.Config) { c.Limits = l } }
-func withAppTimeout(slug string, d time.Duration) option {
+func WithLimits(l engine.Limits) Option { return func(c *node.Config) { c.Limits = l } }
+func WithAppTimeout(slug string, d time.Duration) Option {
 	return func(c *node.Config) { c.AppTimeouts = map[string]time.Duration{slug: d} }
 }
-func withRetention(slug string, d time.Duration) option {
+func WithRetention(slug string, d time.Duration) Option {
 	return func(c *node.Config) {
 		c.AppRetention = map[string]time.Duration{slug: d}
 		c.RetentionSweep = 20 * time.Millisecond
 	}
 }
-func withStreamsPerKey(n int) option { return func(c *node.Config) { c.StreamsPerKey = n } }
-func withRequestTimeout(d time.Duration) option {
+func WithStreamsPerKey(n int) Option { return func(c *node.Config) { c.StreamsPerKey = n } }
+func WithRequestTimeout(d time.Duration) Option {
 	return func(c *node.Config) { c.RequestTimeout = d }
 }
-func withLogger(l *slog.Logger) option     { return func(c *node.Config) { c.Logger = l } }
-func withWriteWait(d time.Duration) option { return func(c *node.Config) { c.WriteWait = d } }
+func WithLogger(l *slog.Logger) Option     { return func(c *node.Config) { c.Logger = l } }
+func WithWriteWait(d time.Duration) Option { return func(c *node.Config) { c.WriteWait = d } }
 
-// withDataDir runs the node on dir rather than a new temporary directory.
-func withDataDir(dir string) option { return func(c *node.Config) { c.DataDir = dir } }
-func withHeartbeat(d time.Duration) option {
+// WithDataDir runs the node on dir rather than a new temporary directory.
+func WithDataDir(dir string) Option { return func(c *node.Config) { c.DataDir = dir } }
+func WithHeartbeat(d time.Duration) Option {
 	return func(c *node.Config) { c.Heartbeat = d }
 }
 
-// noLimits leaves rate and concurrency limits off so a test pins only what it means to.
-var noLimits = engine.Limits{}
+// NoLimits leaves rate and concurrency limits off so a test pins only what it means to.
+var NoLimits = engine.Limits{}
 
-func start(t testing.TB, opts ...option) *harness {
+func Start(t testing.TB, opts ...Option) *Harness {
 	t.Helper()
-	h := &harness{t: t, dir: t.TempDir(), release: make(chan struct{}), relOnce: &sync.Once{}}
+	h := &Harness{T: t, Dir: t.TempDir(), release: make(chan struct{}), relOnce: &sync.Once{}}
 	// Passwords at bcrypt's least cost: under the race detector one hash
 	// at the default cost takes most of a second, and the website's tests
 	// sign up and in often.
-	h.cfg = node.Config{Addr: "127.0.0.1:0", AdminToken: testAdminToken, Heartbeat: 15 * time.Second, PasswordCost: bcrypt.MinCost,
+	h.Cfg = node.Config{Addr: "127.0.0.1:0", AdminToken: AdminToken, Heartbeat: 15 * time.Second, PasswordCost: bcrypt.MinCost,
 		Limits:   engine.Limits{CreatePerMinute: 10, ReadsPerMinute: 120, OwnerActiveRuns: 3, PlatformActiveRuns: 12},
 		Refusals: httpapi.RefusalLimits{PerKeyPerMinute: 60, PerAddrPerMinute: 120}, Conns: httpapi.ConnLimits{PerAddr: 128}}
 	for _, o := range opts {
-		o(&h.cfg)
+		o(&h.Cfg)
 	}
-	if h.cfg.Logger == nil {
-		h.cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if h.Cfg.Logger == nil {
+		h.Cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if h.cfg.DataDir == "" {
-		h.cfg.DataDir = h.dir
+	if h.Cfg.DataDir == "" {
+		h.Cfg.DataDir = h.Dir
 	}
-	h.dir = h.cfg.DataDir
+	h.Dir = h.Cfg.DataDir
 	h.boot()
-	t.Cleanup(h.stop)
+	t.Cleanup(h.Stop)
 	return h
 }
 
-func (h *harness) apps() []engine.App {
+func (h *Harness) apps() []engine.App {
 	release := h.release
-	test := engine.App{Slug: testAppSlug, Name: "Test App", Description: "steered by tests", Price: 10,
+	test := engine.App{Slug: TestAppSlug, Name: "Test App", Description: "steered by tests", Price: 10,
 		Timeout: time.Minute, Runnable: true, AcceptsBrandContext: true,
 		InputSchema: []byte(`{"type":"object","properties":{"mode":{"enum":["ok","fail","hold","hold_fail"]}},"required":["mode"]}`),
 		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
@@ -116,80 +116,80 @@ func (h *harness) apps() []engine.App {
 		})}
 	unpriced := engine.App{Slug: "unpriced", Name: "Unpriced", Runnable: true, InputSchema: []byte(`{"type":"object"}`),
 		Executor: test.Executor}
-	shipped, err := h.cfg.LoadApps()
+	shipped, err := h.Cfg.LoadApps()
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	return append(shipped, test, unpriced)
 }
 
-func (h *harness) boot() {
-	h.t.Helper()
-	h.cfg.Apps = h.apps()
-	n, err := node.New(h.cfg)
+func (h *Harness) boot() {
+	h.T.Helper()
+	h.Cfg.Apps = h.apps()
+	n, err := node.New(h.Cfg)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := n.Start(ctx); err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
-	h.node = n
-	h.srv = httptest.NewServer(h.checked(n.Handler()))
-	h.waitReady()
+	h.Node = n
+	h.Srv = httptest.NewServer(h.checked(n.Handler()))
+	h.WaitReady()
 }
 
-func (h *harness) waitReady() {
-	h.t.Helper()
+func (h *Harness) WaitReady() {
+	h.T.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for !h.node.Reads().Ready() {
+	for !h.Node.Reads().Ready() {
 		if time.Now().After(deadline) {
-			h.t.Fatal("node not ready within 20s")
+			h.T.Fatal("node not ready within 20s")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-// releaseHeld lets every held run finish.
-func (h *harness) releaseHeld() { h.relOnce.Do(func() { close(h.release) }) }
+// ReleaseHeld lets every held run finish.
+func (h *Harness) ReleaseHeld() { h.relOnce.Do(func() { close(h.release) }) }
 
-func (h *harness) stop() {
-	h.releaseHeld()
-	h.halt()
+func (h *Harness) Stop() {
+	h.ReleaseHeld()
+	h.Halt()
 }
 
-// halt stops the node without releasing held runs: the engine's stop
+// Halt stops the node without releasing held runs: the engine's stop
 // cancels them, and they are still in flight for the next node. (A
 // release first raced the stop: a released run could complete on the
 // node that was stopping.)
-func (h *harness) halt() {
-	if h.srv != nil {
-		h.srv.CloseClientConnections()
-		h.srv.Close()
-		h.srv = nil
+func (h *Harness) Halt() {
+	if h.Srv != nil {
+		h.Srv.CloseClientConnections()
+		h.Srv.Close()
+		h.Srv = nil
 	}
-	if h.node != nil {
-		h.node.Stop()
-		h.node = nil
+	if h.Node != nil {
+		h.Node.Stop()
+		h.Node = nil
 	}
 	h.reportFaults()
 }
 
-// restart stops the node and starts a new one on the same data directory.
-func (h *harness) restart() {
-	h.halt()
+// Restart stops the node and starts a new one on the same data directory.
+func (h *Harness) Restart() {
+	h.Halt()
 	h.release, h.relOnce = make(chan struct{}), &sync.Once{}
 	h.boot()
 }
 
-type response struct {
+type Response struct {
 	Status int
 	Header http.Header
 	Body   []byte
 }
 
-func (r response) json(t testing.TB) map[string]any {
+func (r Response) JSON(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.Body, &m); err != nil {
@@ -198,8 +198,8 @@ func (r response) json(t testing.TB) map[string]any {
 	return m
 }
 
-// errorCode checks the error envelope and returns its code.
-func (r response) errorCode(t testing.TB) string {
+// ErrorCode checks the error envelope and returns its code.
+func (r Response) ErrorCode(t testing.TB) string {
 	t.Helper()
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		t.Fatalf("error answer Content-Type %q, want application/json", ct)
@@ -213,17 +213,17 @@ func (r response) errorCode(t testing.TB) string {
 	return env.Error.Code
 }
 
-// raw is a request body sent as it is, with its own Content-Type.
-type raw struct{ body, contentType string }
+// Raw is a request body sent as it is, with its own Content-Type.
+type Raw struct{ Body, ContentType string }
 
-func (h *harness) do(method, path, key string, body any, hdr ...string) response {
-	h.t.Helper()
+func (h *Harness) Do(method, path, key string, body any, hdr ...string) Response {
+	h.T.Helper()
 	var rd io.Reader
 	ctype := "application/json"
 	switch b := body.(type) {
 	case nil:
-	case raw:
-		rd, ctype = strings.NewReader(b.body), b.contentType
+	case Raw:
+		rd, ctype = strings.NewReader(b.Body), b.ContentType
 	case string:
 		rd = strings.NewReader(b)
 	case []byte:
@@ -232,9 +232,9 @@ func (h *harness) do(method, path, key string, body any, hdr ...string) response
 		data, _ := json.Marshal(b)
 		rd = bytes.NewReader(data)
 	}
-	req, err := http.NewRequest(method, h.srv.URL+path, rd)
+	req, err := http.NewRequest(method, h.Srv.URL+path, rd)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
@@ -247,21 +247,21 @@ func (h *harness) do(method, path, key string, body any, hdr ...string) response
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	return response{resp.StatusCode, resp.Header, data}
+	return Response{resp.StatusCode, resp.Header, data}
 }
 
-// send is a request sent as it is: the path not cleaned, each header
+// Send is a request sent as it is: the path not cleaned, each header
 // added (a name may come twice), and the answer returned as it came, a
 // redirect included.
-func (h *harness) send(method, path, key, body string, hdr ...string) response {
-	h.t.Helper()
-	req, err := http.NewRequest(method, h.srv.URL+path, strings.NewReader(body))
+func (h *Harness) Send(method, path, key, body string, hdr ...string) Response {
+	h.T.Helper()
+	req, err := http.NewRequest(method, h.Srv.URL+path, strings.NewReader(body))
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -269,89 +269,89 @@ func (h *harness) send(method, path, key, body string, hdr ...string) response {
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Add(hdr[i], hdr[i+1])
 	}
-	resp, err := noRedirects.Do(req)
+	resp, err := NoRedirects.Do(req)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	return response{resp.StatusCode, resp.Header, data}
+	return Response{resp.StatusCode, resp.Header, data}
 }
 
-var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+var NoRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-type account struct {
+type Account struct {
 	ID, Key, KeyID string
 }
 
-func (h *harness) account(credits int64) account {
-	h.t.Helper()
-	r := h.do("POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "user@example.com", "credits": credits})
+func (h *Harness) Account(credits int64) Account {
+	h.T.Helper()
+	r := h.Do("POST", "/admin/v1/accounts", AdminToken, map[string]any{"email": "user@example.com", "credits": credits})
 	if r.Status != 201 {
-		h.t.Fatalf("open account: %d %s", r.Status, r.Body)
+		h.T.Fatalf("open account: %d %s", r.Status, r.Body)
 	}
-	m := r.json(h.t)
-	return account{ID: m["account_id"].(string), Key: m["api_key"].(string), KeyID: m["key_id"].(string)}
+	m := r.JSON(h.T)
+	return Account{ID: m["account_id"].(string), Key: m["api_key"].(string), KeyID: m["key_id"].(string)}
 }
 
-func (h *harness) balance(a account) (int64, int64) {
-	h.t.Helper()
-	acct, err := h.node.Reads().Account(a.ID)
+func (h *Harness) Balance(a Account) (int64, int64) {
+	h.T.Helper()
+	acct, err := h.Node.Reads().Account(a.ID)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	return acct.Balance, int64(acct.Active)
 }
 
-func testRun(mode string) map[string]any {
-	return map[string]any{"app_slug": testAppSlug, "input": map[string]any{"mode": mode}}
+func RunTestApp(mode string) map[string]any {
+	return map[string]any{"app_slug": TestAppSlug, "input": map[string]any{"mode": mode}}
 }
 
-func coldEmailRun() map[string]any {
+func ColdEmailRun() map[string]any {
 	return map[string]any{"app_slug": "cold-email-writer", "input": map[string]any{
 		"product_description": "Acme Ledger automates bookkeeping.", "target_role": "Agency founders"}}
 }
 
-// create creates a run and fails the test unless it got 201.
-func (h *harness) create(a account, body any) string {
-	h.t.Helper()
-	r := h.do("POST", "/api/v1/runs", a.Key, body)
+// Create creates a run and fails the test unless it got 201.
+func (h *Harness) Create(a Account, body any) string {
+	h.T.Helper()
+	r := h.Do("POST", "/api/v1/runs", a.Key, body)
 	if r.Status != 201 {
-		h.t.Fatalf("create run: %d %s", r.Status, r.Body)
+		h.T.Fatalf("create run: %d %s", r.Status, r.Body)
 	}
-	return r.json(h.t)["run_no"].(string)
+	return r.JSON(h.T)["run_no"].(string)
 }
 
-// sseEvent is one event read off a stream.
-type sseEvent struct {
+// SSEEvent is one event read off a stream.
+type SSEEvent struct {
 	ID    uint64
 	Event string
 	Data  map[string]any
 }
 
-// stream opens a run's event stream; events and comments arrive on the
-// returned channels until the stream ends (events is then closed).
-func (h *harness) stream(ctx context.Context, a account, runNo string, hdr ...string) (<-chan sseEvent, <-chan string, *http.Response) {
-	h.t.Helper()
+// Stream opens a run's event Stream; events and comments arrive on the
+// returned channels until the Stream ends (events is then closed).
+func (h *Harness) Stream(ctx context.Context, a Account, runNo string, hdr ...string) (<-chan SSEEvent, <-chan string, *http.Response) {
+	h.T.Helper()
 	path := "/api/v1/runs/" + runNo + "/events"
 	if len(hdr) == 1 {
 		path += hdr[0]
 		hdr = nil
 	}
-	req, _ := http.NewRequestWithContext(ctx, "GET", h.srv.URL+path, nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", h.Srv.URL+path, nil)
 	req.Header.Set("Authorization", "Bearer "+a.Key)
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
-	events, comments := make(chan sseEvent, 100), make(chan string, 100)
+	events, comments := make(chan SSEEvent, 100), make(chan string, 100)
 	go func() {
 		defer close(events)
 		defer resp.Body.Close()
-		_ = readSSE(resp.Body, func(ev sseEvent) { events <- ev }, func(c string) {
+		_ = ReadSSE(resp.Body, func(ev SSEEvent) { events <- ev }, func(c string) {
 			select {
 			case comments <- c:
 			default:
@@ -361,42 +361,42 @@ func (h *harness) stream(ctx context.Context, a account, runNo string, hdr ...st
 	return events, comments, resp
 }
 
-// collect reads a stream to its end (bounded by 20s).
-func (h *harness) collect(a account, runNo string, hdr ...string) []sseEvent {
-	h.t.Helper()
+// Collect reads a stream to its end (bounded by 20s).
+func (h *Harness) Collect(a Account, runNo string, hdr ...string) []SSEEvent {
+	h.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	events, _, resp := h.stream(ctx, a, runNo, hdr...)
+	events, _, resp := h.Stream(ctx, a, runNo, hdr...)
 	if resp.StatusCode != 200 {
-		h.t.Fatalf("stream status %d", resp.StatusCode)
+		h.T.Fatalf("stream status %d", resp.StatusCode)
 	}
-	var out []sseEvent
+	var out []SSEEvent
 	for ev := range events {
 		out = append(out, ev)
 	}
 	if ctx.Err() != nil {
-		h.t.Fatalf("stream of %s did not end within 20s; got %+v", runNo, out)
+		h.T.Fatalf("stream of %s did not end within 20s; got %+v", runNo, out)
 	}
 	return out
 }
 
-// waitRun waits until a run reaches a terminal status and returns it.
-func (h *harness) waitRun(a account, runNo string) map[string]any {
-	h.t.Helper()
-	evs := h.collect(a, runNo)
+// WaitRun waits until a run reaches a terminal status and returns it.
+func (h *Harness) WaitRun(a Account, runNo string) map[string]any {
+	h.T.Helper()
+	evs := h.Collect(a, runNo)
 	if len(evs) == 0 {
-		h.t.Fatalf("run %s: empty stream", runNo)
+		h.T.Fatalf("run %s: empty stream", runNo)
 	}
-	r := h.do("GET", "/api/v1/runs/"+runNo, a.Key, nil)
+	r := h.Do("GET", "/api/v1/runs/"+runNo, a.Key, nil)
 	if r.Status != 200 {
-		h.t.Fatalf("get run: %d %s", r.Status, r.Body)
+		h.T.Fatalf("get run: %d %s", r.Status, r.Body)
 	}
-	return r.json(h.t)
+	return r.JSON(h.T)
 }
 
-// pages follows next_cursor through a list endpoint and returns every item.
-func (h *harness) pages(a account, path string) []map[string]any {
-	h.t.Helper()
+// Pages follows next_cursor through a list endpoint and returns every item.
+func (h *Harness) Pages(a Account, path string) []map[string]any {
+	h.T.Helper()
 	var out []map[string]any
 	cursor := ""
 	for {
@@ -404,11 +404,11 @@ func (h *harness) pages(a account, path string) []map[string]any {
 		if cursor != "" {
 			p += "&cursor=" + cursor
 		}
-		r := h.do("GET", p, a.Key, nil)
+		r := h.Do("GET", p, a.Key, nil)
 		if r.Status != 200 {
-			h.t.Fatalf("GET %s: %d %s", p, r.Status, r.Body)
+			h.T.Fatalf("GET %s: %d %s", p, r.Status, r.Body)
 		}
-		m := r.json(h.t)
+		m := r.JSON(h.T)
 		for _, e := range m["data"].([]any) {
 			out = append(out, e.(map[string]any))
 		}
@@ -420,11 +420,11 @@ func (h *harness) pages(a account, path string) []map[string]any {
 	}
 }
 
-// readSSE parses an event stream, calling event for each event and
+// ReadSSE parses an event stream, calling event for each event and
 // comment (when not nil) for each comment line, until the stream ends.
-func readSSE(r io.Reader, event func(sseEvent), comment func(string)) error {
+func ReadSSE(r io.Reader, event func(SSEEvent), comment func(string)) error {
 	sc := bufio.NewScanner(r)
-	var ev sseEvent
+	var ev SSEEvent
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
@@ -432,7 +432,7 @@ func readSSE(r io.Reader, event func(sseEvent), comment func(string)) error {
 			if ev.Event != "" {
 				event(ev)
 			}
-			ev = sseEvent{}
+			ev = SSEEvent{}
 		case strings.HasPrefix(line, ":"):
 			if comment != nil {
 				comment(line)

@@ -14,16 +14,16 @@ import (
 // link checkers send HEAD; it was 405 on every route.
 func TestEveryGETAnswersHEAD(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	runNo := h.create(a, testRun("ok"))
-	h.waitRun(a, runNo)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("ok"))
+	h.WaitRun(a, runNo)
 	for _, tc := range []struct{ path, key string }{
 		{"/healthz", ""}, {"/api/v1/openapi.json", ""}, {"/api/v1/runs/" + runNo, a.Key}, {"/api/v1/runs", a.Key},
 		{"/", ""}, {"/apps", ""}, {"/static/style.css", ""},
 	} {
-		get := h.do("GET", tc.path, tc.key, nil)
-		head := h.do("HEAD", tc.path, tc.key, nil)
+		get := h.Do("GET", tc.path, tc.key, nil)
+		head := h.Do("HEAD", tc.path, tc.key, nil)
 		if head.Status != get.Status || get.Status != 200 || len(head.Body) != 0 ||
 			head.Header.Get("Content-Type") != get.Header.Get("Content-Type") {
 			t.Errorf("HEAD %s: %d %q %d bytes; GET: %d %q", tc.path, head.Status, head.Header.Get("Content-Type"), len(head.Body),
@@ -33,13 +33,13 @@ func TestEveryGETAnswersHEAD(t *testing.T) {
 			t.Errorf("HEAD %s: Content-Length %s, GET's %s", tc.path, cl, get.Header.Get("Content-Length"))
 		}
 	}
-	if r := h.do("HEAD", "/api/v1/runs/"+runNo, "", nil); r.Status != 401 {
+	if r := h.Do("HEAD", "/api/v1/runs/"+runNo, "", nil); r.Status != 401 {
 		t.Errorf("HEAD of a run without a key: %d, want 401", r.Status)
 	}
 
 	// An event stream's HEAD is its headers, at once, and no stream: the
 	// connection carries the next request's answer right after them.
-	conn, err := net.Dial("tcp", hostAddr(h))
+	conn, err := net.Dial("tcp", HostAddr(h))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +72,8 @@ func TestEveryGETAnswersHEAD(t *testing.T) {
 // the API, the website and MCP.
 func TestA405SaysWhichMethodsThePathTakes(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
 	for _, tc := range []struct{ method, path, allow string }{
 		{"PUT", "/api/v1/runs", "GET, HEAD, POST"},
 		{"DELETE", "/healthz", "GET, HEAD"},
@@ -82,7 +82,7 @@ func TestA405SaysWhichMethodsThePathTakes(t *testing.T) {
 		{"PUT", "/signin", "GET, HEAD, POST"},
 		{"GET", "/mcp", "POST"},
 	} {
-		r := h.do(tc.method, tc.path, a.Key, nil)
+		r := h.Do(tc.method, tc.path, a.Key, nil)
 		if r.Status != 405 || r.Header.Get("Allow") != tc.allow {
 			t.Errorf("%s %s: %d Allow %q, want 405 Allow %q", tc.method, tc.path, r.Status, r.Header.Get("Allow"), tc.allow)
 		}

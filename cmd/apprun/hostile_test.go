@@ -23,11 +23,11 @@ import (
 // key, or with one, on every route class. Each is bounded in time and
 // memory; none needs a sleep to see the server act.
 
-// held opens a connection, sends head (a request head without its blank
+// Held opens a connection, sends head (a request head without its blank
 // line) and `sent` bytes of a body it announced as longer, then waits
 // until the server closes the connection, and returns how long that took
 // and what the server answered first (its status line, "" if none).
-func held(t *testing.T, addr, head string, sent int) (time.Duration, string) {
+func Held(t *testing.T, addr, head string, sent int) (time.Duration, string) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -45,14 +45,14 @@ func held(t *testing.T, addr, head string, sent int) (time.Duration, string) {
 	return time.Since(began), strings.TrimSpace(status)
 }
 
-func hostAddr(h *harness) string { return strings.TrimPrefix(h.srv.URL, "http://") }
+func HostAddr(h *Harness) string { return strings.TrimPrefix(h.Srv.URL, "http://") }
 
 // Finding 1: a slow body is cut at the request deadline on every route
 // class, the unknown route, the wrong method and /mcp without a key
 // included (they ran outside it and held connections for minutes).
 func TestSlowBodiesAreCutAtTheDeadlineOnEveryRouteClass(t *testing.T) {
-	h := start(t, withLimits(noLimits), withRequestTimeout(500*time.Millisecond))
-	a := h.account(100)
+	h := Start(t, WithLimits(NoLimits), WithRequestTimeout(500*time.Millisecond))
+	a := h.Account(100)
 	cases := map[string]string{
 		"unknown route":       "POST /api/v1/nope HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200000",
 		"wrong method":        "PUT /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 200000",
@@ -67,7 +67,7 @@ func TestSlowBodiesAreCutAtTheDeadlineOnEveryRouteClass(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			took, status := held(t, hostAddr(h), head, 1)
+			took, status := Held(t, HostAddr(h), head, 1)
 			if took > 5*time.Second {
 				t.Errorf("%s: connection held %s with a request deadline of 500ms (answer %q)", name, took, status)
 			}
@@ -79,7 +79,7 @@ func TestSlowBodiesAreCutAtTheDeadlineOnEveryRouteClass(t *testing.T) {
 // Finding 2: a multipart body is refused before it is read, so a stalled
 // 31 MiB file part holds no memory.
 func TestMultipartIsRefusedBeforeItIsRead(t *testing.T) {
-	h := start(t, withLimits(noLimits))
+	h := Start(t, WithLimits(NoLimits))
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -89,7 +89,7 @@ func TestMultipartIsRefusedBeforeItIsRead(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			head := "POST /signin HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 32505856"
-			took, status := held(t, hostAddr(h), head, 64<<10)
+			took, status := Held(t, HostAddr(h), head, 64<<10)
 			if !strings.Contains(status, " 400 ") || took > 5*time.Second {
 				t.Errorf("stalled multipart sign-in: %q after %s, want 400 at once", status, took)
 			}
@@ -102,25 +102,25 @@ func TestMultipartIsRefusedBeforeItIsRead(t *testing.T) {
 	if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > 32<<20 {
 		t.Errorf("heap grew by %d MiB over 25 stalled multipart sign-ins", grew>>20)
 	}
-	r := h.do("POST", "/api/v1/runs", "", nil, "Content-Type", "multipart/form-data; boundary=b")
-	if r.Status != 400 || r.errorCode(t) != "invalid_request" {
+	r := h.Do("POST", "/api/v1/runs", "", nil, "Content-Type", "multipart/form-data; boundary=b")
+	if r.Status != 400 || r.ErrorCode(t) != "invalid_request" {
 		t.Fatalf("multipart on the API: %d %s", r.Status, r.Body)
 	}
 }
 
 // Finding 4: /mcp bounds a message's body (it held 4 MiB per connection).
 func TestMCPBodiesAreBounded(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
 	head := fmt.Sprintf("POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d", a.Key, 4<<20)
-	took, status := held(t, hostAddr(h), head, 10)
+	took, status := Held(t, HostAddr(h), head, 10)
 	if !strings.Contains(status, " 400 ") || took > 5*time.Second {
 		t.Fatalf("a 4 MiB MCP message: %q after %s, want 400 at once", status, took)
 	}
 }
 
-// openFDs counts this process's open file descriptors.
-func openFDs(t *testing.T) int {
+// OpenFDs counts this process's open file descriptors.
+func OpenFDs(t *testing.T) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
@@ -129,8 +129,8 @@ func openFDs(t *testing.T) int {
 	return len(ents)
 }
 
-// residentKiB is this process's resident memory (VmRSS).
-func residentKiB(t *testing.T) int64 {
+// ResidentKiB is this process's resident memory (VmRSS).
+func ResidentKiB(t *testing.T) int64 {
 	t.Helper()
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
@@ -152,8 +152,8 @@ func residentKiB(t *testing.T) int64 {
 // at most 20 more file descriptors, 32 MiB more heap and 128 MiB more
 // resident memory than before (the race detector alone adds tens of MiB).
 func TestHeldConnectionsLeaveNothingBehind(t *testing.T) {
-	h := start(t, withLimits(noLimits), withRequestTimeout(time.Second))
-	a := h.account(100)
+	h := Start(t, WithLimits(NoLimits), WithRequestTimeout(time.Second))
+	a := h.Account(100)
 	heads := []string{
 		"POST /api/v1/nope HTTP/1.1\r\nHost: x\r\nContent-Length: 200000",
 		"PUT /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 200000",
@@ -168,33 +168,33 @@ func TestHeldConnectionsLeaveNothingBehind(t *testing.T) {
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	fds, rss := openFDs(t), residentKiB(t)
+	fds, rss := OpenFDs(t), ResidentKiB(t)
 	var wg sync.WaitGroup
 	for i := range 300 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if took, status := held(t, hostAddr(h), heads[i%len(heads)], 1000); took > 10*time.Second {
+			if took, status := Held(t, HostAddr(h), heads[i%len(heads)], 1000); took > 10*time.Second {
 				t.Errorf("%q held %s (answer %q)", heads[i%len(heads)], took, status)
 			}
 		}()
 	}
 	wg.Wait()
-	h.srv.CloseClientConnections()
+	h.Srv.CloseClientConnections()
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
-	if now := openFDs(t); now > fds+20 {
+	if now := OpenFDs(t); now > fds+20 {
 		t.Errorf("file descriptors: %d before, %d after the burst", fds, now)
 	}
 	if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > 32<<20 {
 		t.Errorf("heap grew by %d MiB over the burst", grew>>20)
 	}
-	if now := residentKiB(t); now-rss > 128<<10 {
+	if now := ResidentKiB(t); now-rss > 128<<10 {
 		t.Errorf("resident memory grew from %d to %d KiB over the burst", rss, now)
 	}
-	t.Logf("300 held connections: fds %d → %d, heap in use %d → %d MiB, RSS %d → %d MiB", fds, openFDs(t),
-		before.HeapInuse>>20, after.HeapInuse>>20, rss>>10, residentKiB(t)>>10)
+	t.Logf("300 held connections: fds %d → %d, heap in use %d → %d MiB, RSS %d → %d MiB", fds, OpenFDs(t),
+		before.HeapInuse>>20, after.HeapInuse>>20, rss>>10, ResidentKiB(t)>>10)
 }
 
 // JSON bodies that encoding/json would take are refused on the API and on
@@ -204,25 +204,25 @@ func TestHeldConnectionsLeaveNothingBehind(t *testing.T) {
 //     in their place, so the run charged would not be the input sent.
 func TestJSONBodiesTheDecoderTakesAreRefusedOnEverySurface(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
 	for _, tc := range []struct{ name, create, createWords, arguments, mcpWords string }{
-		{"a duplicate member", `{"app_slug":"nope","app_slug":"` + testAppSlug + `","input":{"mode":"ok"}}`, `duplicate member \"app_slug\"`,
+		{"a duplicate member", `{"app_slug":"nope","app_slug":"` + TestAppSlug + `","input":{"mode":"ok"}}`, `duplicate member \"app_slug\"`,
 			`{"mode":"ok","mode":"fail"}`, "duplicate member"},
-		{"a byte that is not UTF-8", `{"app_slug":"` + testAppSlug + `","input":{"mode":"ok","note":"caf` + "\xe9" + `"}}`, "not valid UTF-8",
+		{"a byte that is not UTF-8", `{"app_slug":"` + TestAppSlug + `","input":{"mode":"ok","note":"caf` + "\xe9" + `"}}`, "not valid UTF-8",
 			`{"mode":"ok","note":"` + "\xff" + `"}`, "not valid UTF-8"},
 	} {
-		r := h.do("POST", "/api/v1/runs", a.Key, tc.create)
-		if r.Status != 400 || r.errorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), tc.createWords) {
+		r := h.Do("POST", "/api/v1/runs", a.Key, tc.create)
+		if r.Status != 400 || r.ErrorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), tc.createWords) {
 			t.Errorf("API create with %s: %d %s", tc.name, r.Status, r.Body)
 		}
-		call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + testAppSlug + `","arguments":` + tc.arguments + `}}`
-		r = h.do("POST", "/mcp", a.Key, call, "Accept", "application/json, text/event-stream")
-		if r.Status != 400 || r.errorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), tc.mcpWords) {
+		call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + TestAppSlug + `","arguments":` + tc.arguments + `}}`
+		r = h.Do("POST", "/mcp", a.Key, call, "Accept", "application/json, text/event-stream")
+		if r.Status != 400 || r.ErrorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), tc.mcpWords) {
 			t.Errorf("MCP call with %s: %d %s", tc.name, r.Status, r.Body)
 		}
 	}
-	if bal, active := h.balance(a); bal != 100 || active != 0 {
+	if bal, active := h.Balance(a); bal != 100 || active != 0 {
 		t.Fatalf("after refused bodies: balance %d active %d, want 100 and 0", bal, active)
 	}
 }
@@ -232,11 +232,11 @@ func TestJSONBodiesTheDecoderTakesAreRefusedOnEverySurface(t *testing.T) {
 // other one would see another caller than the one served.
 func TestTwoAuthorizationHeadersAreRefused(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	for _, tc := range []struct{ path, good string }{{"/api/v1/account", a.Key}, {"/api/v1/runs/run_aaaaaaaaaaaaaaaa/events", a.Key}, {"/debug/pprof/cmdline", testAdminToken}} {
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	for _, tc := range []struct{ path, good string }{{"/api/v1/account", a.Key}, {"/api/v1/runs/run_aaaaaaaaaaaaaaaa/events", a.Key}, {"/debug/pprof/cmdline", AdminToken}} {
 		for _, pair := range [][2]string{{tc.good, "ak_someoneelse"}, {"ak_someoneelse", tc.good}, {tc.good, tc.good}} {
-			req, _ := http.NewRequest("GET", h.srv.URL+tc.path, nil)
+			req, _ := http.NewRequest("GET", h.Srv.URL+tc.path, nil)
 			req.Header.Add("Authorization", "Bearer "+pair[0])
 			req.Header.Add("Authorization", "Bearer "+pair[1])
 			resp, err := http.DefaultClient.Do(req)
@@ -252,10 +252,10 @@ func TestTwoAuthorizationHeadersAreRefused(t *testing.T) {
 	}
 }
 
-// browserFrom is a browser whose connections come from a given loopback
+// BrowserFrom is a browser whose connections come from a given loopback
 // address (every 127.x.y.z is this machine), to play a client elsewhere.
-func (h *harness) browserFrom(t *testing.T, ip string) *browser {
-	b := h.browser(t)
+func (h *Harness) BrowserFrom(t *testing.T, ip string) *Browser {
+	b := h.Browser(t)
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
 	b.client.Transport = &http.Transport{DialContext: d.DialContext}
 	return b
@@ -266,9 +266,9 @@ func (h *harness) browserFrom(t *testing.T, ip string) *browser {
 // checked and the right one then signed in), and a stranger's guesses do
 // not lock the owner out on the owner's own address.
 func TestSignInThrottleHoldsUnderConcurrencyAndLocksOutNoOwner(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	h.browser(t).signUp("owner@example.com")
-	attacker := h.browserFrom(t, "127.0.0.9")
+	h := Start(t, WithLimits(NoLimits))
+	h.Browser(t).SignUp("owner@example.com")
+	attacker := h.BrowserFrom(t, "127.0.0.9")
 	var mu sync.Mutex
 	answers := map[int]int{}
 	var wg sync.WaitGroup
@@ -276,7 +276,7 @@ func TestSignInThrottleHoldsUnderConcurrencyAndLocksOutNoOwner(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p := attacker.post("/signin", url.Values{"email": {"owner@example.com"}, "password": {"wrong wrong wrong"}})
+			p := attacker.Post("/signin", url.Values{"email": {"owner@example.com"}, "password": {"wrong wrong wrong"}})
 			mu.Lock()
 			answers[p.Status]++
 			mu.Unlock()
@@ -286,10 +286,10 @@ func TestSignInThrottleHoldsUnderConcurrencyAndLocksOutNoOwner(t *testing.T) {
 	if answers[401] > 5 || answers[401]+answers[429] != 60 {
 		t.Fatalf("60 concurrent wrong passwords: %v, want at most 5 checked (401), the rest 429", answers)
 	}
-	if p := attacker.post("/signin", url.Values{"email": {"owner@example.com"}, "password": {webPassword}}); p.Status != 429 {
+	if p := attacker.Post("/signin", url.Values{"email": {"owner@example.com"}, "password": {WebPassword}}); p.Status != 429 {
 		t.Fatalf("the right password from the guessing address: %d, want 429", p.Status)
 	}
-	if p := h.browserFrom(t, "127.0.0.10").post("/signin", url.Values{"email": {"owner@example.com"}, "password": {webPassword}}); p.Status != http.StatusSeeOther {
+	if p := h.BrowserFrom(t, "127.0.0.10").Post("/signin", url.Values{"email": {"owner@example.com"}, "password": {WebPassword}}); p.Status != http.StatusSeeOther {
 		t.Fatalf("the owner, from another address, during the attack: %d, want signed in (303)", p.Status)
 	}
 	t.Logf("60 concurrent wrong passwords: %v", answers)
@@ -300,24 +300,24 @@ func TestSignInThrottleHoldsUnderConcurrencyAndLocksOutNoOwner(t *testing.T) {
 // metadata address among them), and the delivery log names a failure's
 // class, never an address of the network apprun runs in.
 func TestWebhooksReachNoSpecialPurposeAddressAndLeakNoInternals(t *testing.T) {
-	h := start(t, withLimits(noLimits), func(c *node.Config) { c.Webhooks = engine.WebhookConfig{Backoff: 50 * time.Millisecond} })
-	a := h.account(100)
+	h := Start(t, WithLimits(NoLimits), func(c *node.Config) { c.Webhooks = engine.WebhookConfig{Backoff: 50 * time.Millisecond} })
+	a := h.Account(100)
 	for _, target := range []string{"http://100.100.100.200/latest/meta-data", "http://198.18.0.1/", "http://192.0.0.192/",
 		"http://[::ffff:127.0.0.1]/", "http://[fd00::1]/", "http://169.254.169.254/"} {
-		r := h.do("POST", "/api/v1/runs", a.Key, map[string]any{"app_slug": testAppSlug, "input": map[string]any{"mode": "ok"}, "webhook_url": target})
-		if r.Status != 400 || r.errorCode(t) != "invalid_request" {
+		r := h.Do("POST", "/api/v1/runs", a.Key, map[string]any{"app_slug": TestAppSlug, "input": map[string]any{"mode": "ok"}, "webhook_url": target})
+		if r.Status != 400 || r.ErrorCode(t) != "invalid_request" {
 			t.Errorf("webhook_url %s: %d %s, want 400", target, r.Status, r.Body)
 		}
 	}
 	// A name (here one that cannot resolve) fails at dial time; what the
 	// account sees is the class of the failure.
-	runNo := h.create(a, map[string]any{"app_slug": testAppSlug, "input": map[string]any{"mode": "ok"}, "webhook_url": "http://hooks.nonexistent.invalid/x"})
-	d := waitDelivery(t, h, a, runNo, "retrying")
+	runNo := h.Create(a, map[string]any{"app_slug": TestAppSlug, "input": map[string]any{"mode": "ok"}, "webhook_url": "http://hooks.nonexistent.invalid/x"})
+	d := WaitDelivery(t, h, a, runNo, "retrying")
 	last, _ := d["last_error"].(string)
 	if last != "host name not found" && last != "host name lookup failed" {
 		t.Fatalf("delivery last_error %q, want the class of the failure only", last)
 	}
-	if bal, _ := h.balance(a); bal != 100-10 {
+	if bal, _ := h.Balance(a); bal != 100-10 {
 		t.Fatalf("balance %d", bal)
 	}
 }
@@ -327,38 +327,38 @@ func TestWebhooksReachNoSpecialPurposeAddressAndLeakNoInternals(t *testing.T) {
 // key's read limit (200 tools/list answered after REST was at 429), and a
 // refusal is the error envelope with WWW-Authenticate (it was text/plain).
 func TestMCPMakesTheAPIsChecks(t *testing.T) {
-	h := start(t, withLimits(engine.Limits{ReadsPerMinute: 5}))
-	a := h.account(100)
-	s, err := mcpConnect(t, h, a.Key, nil)
+	h := Start(t, WithLimits(engine.Limits{ReadsPerMinute: 5}))
+	a := h.Account(100)
+	s, err := MCPConnect(t, h, a.Key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	res := callTool(t, s, "cold-email-writer", map[string]any{"product_description": "data:text/plain;base64,QUJD",
+	res := CallTool(t, s, "cold-email-writer", map[string]any{"product_description": "data:text/plain;base64,QUJD",
 		"target_role": "CFOs"}, nil)
-	if !res.IsError || !strings.Contains(mustJSON(res.StructuredContent), "invalid_request") || !strings.Contains(mustJSON(res.StructuredContent), "file field") {
-		t.Fatalf("a file value over MCP: %s, want invalid_request naming the file field", mustJSON(res.StructuredContent))
+	if !res.IsError || !strings.Contains(MustJSON(res.StructuredContent), "invalid_request") || !strings.Contains(MustJSON(res.StructuredContent), "file field") {
+		t.Fatalf("a file value over MCP: %s, want invalid_request naming the file field", MustJSON(res.StructuredContent))
 	}
-	if bal, active := h.balance(a); bal != 100 || active != 0 {
+	if bal, active := h.Balance(a); bal != 100 || active != 0 {
 		t.Fatalf("after the refused file: balance %d active %d, want nothing charged", bal, active)
 	}
 	// The read limit: REST and MCP draw from the one budget of the key.
-	for i := 0; h.do("GET", "/api/v1/account", a.Key, nil).Status != 429; i++ {
+	for i := 0; h.Do("GET", "/api/v1/account", a.Key, nil).Status != 429; i++ {
 		if i == 10 {
 			t.Fatal("the read limit of 5 never answered 429")
 		}
 	}
 	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`
-	r := h.do("POST", "/mcp", a.Key, list, "Accept", "application/json, text/event-stream")
-	if r.Status != 429 || r.errorCode(t) != "rate_limited" || r.Header.Get("Retry-After") == "" {
+	r := h.Do("POST", "/mcp", a.Key, list, "Accept", "application/json, text/event-stream")
+	if r.Status != 429 || r.ErrorCode(t) != "rate_limited" || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("tools/list with the read limit spent: %d %s", r.Status, r.Body)
 	}
 	// A refusal is the envelope, with the challenge.
-	r = h.do("POST", "/mcp", "", list, "Accept", "application/json, text/event-stream")
-	if r.Status != 401 || r.errorCode(t) != "unauthorized" || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
+	r = h.Do("POST", "/mcp", "", list, "Accept", "application/json, text/event-stream")
+	if r.Status != 401 || r.ErrorCode(t) != "unauthorized" || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
 		t.Fatalf("MCP without a key: %d %q %s", r.Status, r.Header.Get("WWW-Authenticate"), r.Body)
 	}
-	r = h.do("GET", "/api/v1/account", "", nil)
+	r = h.Do("GET", "/api/v1/account", "", nil)
 	if r.Status != 401 || !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
 		t.Fatalf("API without a key: %d %q", r.Status, r.Header.Get("WWW-Authenticate"))
 	}
@@ -368,18 +368,18 @@ func TestMCPMakesTheAPIsChecks(t *testing.T) {
 // and a stream token it minted stops working (its open stream kept
 // delivering, and its token still opened the stream).
 func TestRevocationEndsAKeysStreamsAndItsStreamTokens(t *testing.T) {
-	h := start(t, withLimits(noLimits), withHeartbeat(time.Hour))
-	a := h.account(100)
-	runNo := h.create(a, testRun("hold"))
+	h := Start(t, WithLimits(NoLimits), WithHeartbeat(time.Hour))
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("hold"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	evs, _, resp := h.stream(ctx, a, runNo)
+	evs, _, resp := h.Stream(ctx, a, runNo)
 	if resp.StatusCode != 200 {
 		t.Fatalf("stream: %d", resp.StatusCode)
 	}
 	<-evs // the stream is being served
-	tok := h.do("POST", "/api/v1/runs/"+runNo+"/stream-token", a.Key, nil).json(t)["token"].(string)
-	if r := h.do("DELETE", "/admin/v1/keys/"+a.KeyID, testAdminToken, nil); r.Status != 204 {
+	tok := h.Do("POST", "/api/v1/runs/"+runNo+"/stream-token", a.Key, nil).JSON(t)["token"].(string)
+	if r := h.Do("DELETE", "/admin/v1/keys/"+a.KeyID, AdminToken, nil); r.Status != 204 {
 		t.Fatalf("revoke: %d", r.Status)
 	}
 	revoked := time.Now()
@@ -388,37 +388,37 @@ func TestRevocationEndsAKeysStreamsAndItsStreamTokens(t *testing.T) {
 	if took := time.Since(revoked); took > 2*time.Second {
 		t.Fatalf("the revoked key's stream ended %s after the revocation, want within a second", took)
 	}
-	r := h.do("GET", "/api/v1/runs/"+runNo+"/events?token="+url.QueryEscape(tok), "", nil)
-	if r.Status != 401 || r.errorCode(t) != "unauthorized" {
+	r := h.Do("GET", "/api/v1/runs/"+runNo+"/events?token="+url.QueryEscape(tok), "", nil)
+	if r.Status != 401 || r.ErrorCode(t) != "unauthorized" {
 		t.Fatalf("the revoked key's stream token: %d %s, want 401", r.Status, r.Body)
 	}
-	h.releaseHeld()
+	h.ReleaseHeld()
 }
 
 // Finding 7 (streams): an account's keys share one cap of open streams,
 // so more keys do not mean more streams (15 keys held 300).
 func TestAnAccountsKeysShareOneStreamCap(t *testing.T) {
-	h := start(t, withLimits(noLimits), withStreamsPerKey(2), func(c *node.Config) { c.StreamsPerAccount = 3 })
-	a := h.account(100)
-	runNo := h.create(a, testRun("hold"))
-	defer h.releaseHeld()
+	h := Start(t, WithLimits(NoLimits), WithStreamsPerKey(2), func(c *node.Config) { c.StreamsPerAccount = 3 })
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("hold"))
+	defer h.ReleaseHeld()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	opened := 0
 	for i := range 3 {
 		k := a
 		if i > 0 {
-			k = account{Key: h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil).json(t)["api_key"].(string)}
+			k = Account{Key: h.Do("POST", "/admin/v1/accounts/"+a.ID+"/keys", AdminToken, nil).JSON(t)["api_key"].(string)}
 		}
 		for range 2 {
-			evs, _, resp := h.stream(ctx, k, runNo)
+			evs, _, resp := h.Stream(ctx, k, runNo)
 			if resp.StatusCode == 200 {
 				<-evs
 				opened++
 				continue
 			}
-			r := h.do("GET", "/api/v1/runs/"+runNo+"/events", k.Key, nil)
-			if r.Status != 429 || r.errorCode(t) != "concurrency_limit" || !strings.Contains(string(r.Body), "account") {
+			r := h.Do("GET", "/api/v1/runs/"+runNo+"/events", k.Key, nil)
+			if r.Status != 429 || r.ErrorCode(t) != "concurrency_limit" || !strings.Contains(string(r.Body), "account") {
 				t.Fatalf("a stream past the account's cap: %d %s", r.Status, r.Body)
 			}
 		}
@@ -432,8 +432,8 @@ func TestAnAccountsKeysShareOneStreamCap(t *testing.T) {
 // keys, even when they are made concurrently (100 were made in 1 s); a
 // revoked key frees its place.
 func TestAnAccountHoldsAtMostTenActiveKeys(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100) // its first key counts
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100) // its first key counts
 	var mu sync.Mutex
 	made, refused := []string{}, 0
 	var wg sync.WaitGroup
@@ -441,12 +441,12 @@ func TestAnAccountHoldsAtMostTenActiveKeys(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil)
+			r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/keys", AdminToken, nil)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case r.Status == 201:
-				made = append(made, r.json(t)["key_id"].(string))
+				made = append(made, r.JSON(t)["key_id"].(string))
 			case r.Status == 400 && strings.Contains(string(r.Body), "active API keys"):
 				refused++
 			default:
@@ -458,13 +458,13 @@ func TestAnAccountHoldsAtMostTenActiveKeys(t *testing.T) {
 	if len(made) != engine.MaxActiveKeys-1 || refused != 30-len(made) {
 		t.Fatalf("30 concurrent key creations beside the first key: %d made, %d refused; want %d made", len(made), refused, engine.MaxActiveKeys-1)
 	}
-	if r := h.do("DELETE", "/admin/v1/keys/"+made[0], testAdminToken, nil); r.Status != 204 {
+	if r := h.Do("DELETE", "/admin/v1/keys/"+made[0], AdminToken, nil); r.Status != 204 {
 		t.Fatalf("revoke: %d", r.Status)
 	}
-	if r := h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil); r.Status != 201 {
+	if r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/keys", AdminToken, nil); r.Status != 201 {
 		t.Fatalf("a key after one was revoked: %d %s", r.Status, r.Body)
 	}
-	if r := h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil); r.Status != 400 {
+	if r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/keys", AdminToken, nil); r.Status != 400 {
 		t.Fatalf("an eleventh active key: %d %s", r.Status, r.Body)
 	}
 }
@@ -473,19 +473,19 @@ func TestAnAccountHoldsAtMostTenActiveKeys(t *testing.T) {
 // endpoints and a webhook_url made 220 outbound POSTs): of 20 concurrent
 // calls one is accepted, the rest answer 429 with Retry-After.
 func TestRedeliverIsLimitedPerRun(t *testing.T) {
-	h := start(t, withLimits(noLimits), withWebhooks(50*time.Millisecond))
-	a := h.account(100)
-	rc := newReceiver(t)
+	h := Start(t, WithLimits(NoLimits), WithWebhooks(50*time.Millisecond))
+	a := h.Account(100)
+	rc := NewReceiver(t)
 	for i := range 3 {
-		if r := h.do("POST", "/api/v1/webhooks/endpoints", a.Key, map[string]any{"url": fmt.Sprintf("%s/ep%d", rc.URL, i)}); r.Status != 201 {
+		if r := h.Do("POST", "/api/v1/webhooks/endpoints", a.Key, map[string]any{"url": fmt.Sprintf("%s/ep%d", rc.URL, i)}); r.Status != 201 {
 			t.Fatalf("endpoint: %d %s", r.Status, r.Body)
 		}
 	}
-	body := testRun("ok")
+	body := RunTestApp("ok")
 	body["webhook_url"] = rc.URL + "/run"
-	runNo := h.create(a, body)
-	h.waitRun(a, runNo)
-	targets := len(rc.await(t, 4)) // the run's url and the 3 endpoints
+	runNo := h.Create(a, body)
+	h.WaitRun(a, runNo)
+	targets := len(rc.Await(t, 4)) // the run's url and the 3 endpoints
 	var mu sync.Mutex
 	answers := map[int]int{}
 	var wg sync.WaitGroup
@@ -493,7 +493,7 @@ func TestRedeliverIsLimitedPerRun(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := h.do("POST", "/api/v1/webhooks/deliveries/"+runNo+"/redeliver", a.Key, nil)
+			r := h.Do("POST", "/api/v1/webhooks/deliveries/"+runNo+"/redeliver", a.Key, nil)
 			if r.Status == 429 && r.Header.Get("Retry-After") == "" {
 				t.Error("429 without Retry-After")
 			}
@@ -506,7 +506,7 @@ func TestRedeliverIsLimitedPerRun(t *testing.T) {
 	if answers[202] != 1 || answers[429] != 19 {
 		t.Fatalf("20 concurrent redeliveries: %v, want one 202 and 19 x 429", answers)
 	}
-	got := rc.await(t, 2*targets)
+	got := rc.Await(t, 2*targets)
 	time.Sleep(300 * time.Millisecond) // room for any extra delivery to show (none may)
 	rc.mu.Lock()
 	n := len(rc.got)
@@ -523,27 +523,27 @@ func TestRedeliverIsLimitedPerRun(t *testing.T) {
 // after 10 from an address within 5 minutes the next answers 429 whatever
 // the email, and another address is not affected.
 func TestSignUpProbesAreRateLimitedPerAddress(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	h.browserFrom(t, "127.0.0.20").signUp("taken@example.com")
-	prober := h.browserFrom(t, "127.0.0.21")
+	h := Start(t, WithLimits(NoLimits))
+	h.BrowserFrom(t, "127.0.0.20").SignUp("taken@example.com")
+	prober := h.BrowserFrom(t, "127.0.0.21")
 	form := func(email string) url.Values {
-		return url.Values{"email": {email}, "password": {webPassword}, "password_again": {webPassword}}
+		return url.Values{"email": {email}, "password": {WebPassword}, "password_again": {WebPassword}}
 	}
 	for i := range 10 {
 		email := fmt.Sprintf("new%d@example.com", i)
 		if i%2 == 0 {
 			email = "taken@example.com"
 		}
-		if p := prober.post("/signup", form(email)); p.Status == 429 {
+		if p := prober.Post("/signup", form(email)); p.Status == 429 {
 			t.Fatalf("try %d refused as too many: %d", i+1, p.Status)
 		}
 	}
 	for _, email := range []string{"taken@example.com", "brand-new@example.com"} {
-		if p := prober.post("/signup", form(email)); p.Status != 429 {
+		if p := prober.Post("/signup", form(email)); p.Status != 429 {
 			t.Fatalf("the 11th sign-up from one address (%s): %d, want 429", email, p.Status)
 		}
 	}
-	if p := h.browserFrom(t, "127.0.0.22").post("/signup", form("other@example.com")); p.Status != http.StatusSeeOther {
+	if p := h.BrowserFrom(t, "127.0.0.22").Post("/signup", form("other@example.com")); p.Status != http.StatusSeeOther {
 		t.Fatalf("a sign-up from another address: %d", p.Status)
 	}
 }
@@ -554,10 +554,10 @@ func TestSignUpProbesAreRateLimitedPerAddress(t *testing.T) {
 // one over it is 431.
 func TestTheNodesServerBoundsARequestsHead(t *testing.T) {
 	t.Parallel()
-	h := start(t)
+	h := Start(t)
 	status := func(pad int) int {
 		t.Helper()
-		req, _ := http.NewRequest("GET", "http://"+h.node.Addr()+"/healthz", nil)
+		req, _ := http.NewRequest("GET", "http://"+h.Node.Addr()+"/healthz", nil)
 		req.Header.Set("X-Pad", strings.Repeat("a", pad))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -581,8 +581,8 @@ func TestTheNodesServerBoundsARequestsHead(t *testing.T) {
 // node's listener.)
 func TestTheNodesServerCutsAHeldHead(t *testing.T) {
 	t.Parallel()
-	h := start(t)
-	conn, err := net.Dial("tcp", h.node.Addr())
+	h := Start(t)
+	conn, err := net.Dial("tcp", h.Node.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -605,10 +605,10 @@ func TestTheNodesServerCutsAHeldHead(t *testing.T) {
 // page), and a create so refused charges nothing.
 func TestARepeatedParameterIsRefused(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	runNo := h.create(a, coldEmailRun())
-	h.collect(a, runNo)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	runNo := h.Create(a, ColdEmailRun())
+	h.Collect(a, runNo)
 	events := "/api/v1/runs/" + runNo + "/events"
 	const create = `{"app_slug":"cold-email-writer","input":{"product_description":"Acme","target_role":"Founders"}}`
 	for _, tc := range []struct {
@@ -631,7 +631,7 @@ func TestARepeatedParameterIsRefused(t *testing.T) {
 		{"two Content-Type headers on a form", "POST", "/signin", "", "email=a%40b.c&password=x",
 			[]string{"Content-Type", "application/x-www-form-urlencoded", "Content-Type", "multipart/form-data; boundary=b"}, "Content-Type"},
 	} {
-		r := h.send(tc.method, tc.path, tc.key, tc.body, tc.hdr...)
+		r := h.Send(tc.method, tc.path, tc.key, tc.body, tc.hdr...)
 		if tc.path == "/signin" { // the website: the site's page
 			if r.Status != 400 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(r.Body), tc.names) {
 				t.Errorf("%s: %d %.300s, want the site's 400 page naming %s", tc.name, r.Status, r.Body, tc.names)
@@ -643,7 +643,7 @@ func TestARepeatedParameterIsRefused(t *testing.T) {
 			t.Errorf("%s: %d %.300s, want 400 invalid_request naming %s", tc.name, r.Status, r.Body, tc.names)
 		}
 	}
-	if balance, active := h.balance(a); balance != 75 || active != 0 {
+	if balance, active := h.Balance(a); balance != 75 || active != 0 {
 		t.Errorf("after the refused creates: balance %d, %d active, want 75 and 0 (one run charged)", balance, active)
 	}
 }
@@ -656,20 +656,20 @@ func TestARepeatedParameterIsRefused(t *testing.T) {
 // was made.
 func TestAnAPIPathIsNotRedirected(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
 	for _, tc := range []struct{ method, path, key, body string }{
 		{"POST", "/api/v1//runs", a.Key, `{"app_slug":"cold-email-writer","input":{"product_description":"Acme","target_role":"Founders"}}`},
 		{"GET", "/api/v1//account", a.Key, ""},
 		{"GET", "/api/v1/runs/./", a.Key, ""},
-		{"POST", "/api/../admin/v1/accounts", testAdminToken, `{"email":"x@example.com","credits":5}`},
+		{"POST", "/api/../admin/v1/accounts", AdminToken, `{"email":"x@example.com","credits":5}`},
 	} {
-		r := h.send(tc.method, tc.path, tc.key, tc.body, "Content-Type", "application/json")
+		r := h.Send(tc.method, tc.path, tc.key, tc.body, "Content-Type", "application/json")
 		if r.Status != 404 || !strings.Contains(string(r.Body), `"code":"not_found"`) {
 			t.Errorf("%s %s: %d (Location %q) %s, want 404 not_found in the envelope", tc.method, tc.path, r.Status, r.Header.Get("Location"), r.Body)
 		}
 	}
-	if balance, _ := h.balance(a); balance != 100 {
+	if balance, _ := h.Balance(a); balance != 100 {
 		t.Errorf("balance %d after a create on an unclean path, want 100", balance)
 	}
 }

@@ -8,9 +8,9 @@ import (
 )
 
 // webBalance is an account's balance as the read model has it.
-func webBalance(t *testing.T, h *harness, accountID string) int64 {
+func webBalance(t *testing.T, h *Harness, accountID string) int64 {
 	t.Helper()
-	acct, err := h.node.Reads().Account(accountID)
+	acct, err := h.Node.Reads().Account(accountID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,16 +23,16 @@ func webBalance(t *testing.T, h *harness, accountID string) int64 {
 // website by going back to the form, post-redirect-get, with the reason),
 // and a refused input must charge nothing.
 func TestTheSameInputChecksOnEverySurface(t *testing.T) {
-	h := start(t, withLimits(noLimits), withSignupCredits(1000))
-	a := h.account(1000)
-	s, err := mcpConnect(t, h, a.Key, nil)
+	h := Start(t, WithLimits(NoLimits), WithSignupCredits(1000))
+	a := h.Account(1000)
+	s, err := MCPConnect(t, h, a.Key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	b := h.browser(t)
-	b.signUp("table@example.com")
-	webAcct := accountOfSession(t, h, b)
+	b := h.Browser(t)
+	b.SignUp("table@example.com")
+	webAcct := AccountOfSession(t, h, b)
 
 	long := strings.Repeat("x", 2001)
 	cases := []struct {
@@ -54,20 +54,20 @@ func TestTheSameInputChecksOnEverySurface(t *testing.T) {
 			for k, v := range c.input {
 				input[k], form[k] = v, []string{v}
 			}
-			restBal, _ := h.balance(a)
+			restBal, _ := h.Balance(a)
 			webBal := webBalance(t, h, webAcct)
 
 			// REST
-			r := h.do("POST", "/api/v1/runs", a.Key, map[string]any{"app_slug": "cold-email-writer", "input": input})
+			r := h.Do("POST", "/api/v1/runs", a.Key, map[string]any{"app_slug": "cold-email-writer", "input": input})
 			switch {
 			case c.code == "" && r.Status != 201:
 				t.Errorf("REST: %d %s, want 201", r.Status, r.Body)
-			case c.code != "" && (r.Status == 201 || r.errorCode(t) != c.code):
+			case c.code != "" && (r.Status == 201 || r.ErrorCode(t) != c.code):
 				t.Errorf("REST: %d %s, want %s", r.Status, r.Body, c.code)
 			}
 			// MCP
-			res := callTool(t, s, "cold-email-writer", input, nil)
-			got := mustJSON(res.StructuredContent)
+			res := CallTool(t, s, "cold-email-writer", input, nil)
+			got := MustJSON(res.StructuredContent)
 			switch {
 			case c.code == "" && res.IsError:
 				t.Errorf("MCP: %s, want a run", got)
@@ -75,17 +75,17 @@ func TestTheSameInputChecksOnEverySurface(t *testing.T) {
 				t.Errorf("MCP: %s, want %s", got, c.code)
 			}
 			// The website's form
-			p := b.post("/apps/cold-email-writer/runs", form)
+			p := b.Post("/apps/cold-email-writer/runs", form)
 			switch {
 			case c.code == "" && p.Status != http.StatusSeeOther:
 				t.Errorf("website: %d, want 303 to the run", p.Status)
 			case c.code != "" && (p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Location, "/apps/cold-email-writer")):
 				t.Errorf("website: %d to %q, want the form again (%s)", p.Status, p.Location, c.code)
-			case c.code != "" && !strings.Contains(b.get(p.Location).Body, `class="problem" role="alert">The run was not started`):
+			case c.code != "" && !strings.Contains(b.Get(p.Location).Body, `class="problem" role="alert">The run was not started`):
 				t.Errorf("website: the form again does not say the run was not started (%s)", c.code)
 			}
 			if c.code != "" {
-				if bal, _ := h.balance(a); bal != restBal {
+				if bal, _ := h.Balance(a); bal != restBal {
 					t.Errorf("API account charged for a refused input: %d → %d", restBal, bal)
 				}
 				if bal := webBalance(t, h, webAcct); bal != webBal {

@@ -28,9 +28,9 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
-// mcpConnect connects the official SDK's client to the node's /mcp over
+// MCPConnect connects the official SDK's client to the node's /mcp over
 // real HTTP with key.
-func mcpConnect(t *testing.T, h *harness, key string, progress func(*sdk.ProgressNotificationParams)) (*sdk.ClientSession, error) {
+func MCPConnect(t *testing.T, h *Harness, key string, progress func(*sdk.ProgressNotificationParams)) (*sdk.ClientSession, error) {
 	t.Helper()
 	client := sdk.NewClient(&sdk.Implementation{Name: "apprun-test", Version: "v1"}, &sdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
@@ -40,11 +40,11 @@ func mcpConnect(t *testing.T, h *harness, key string, progress func(*sdk.Progres
 		}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: h.srv.URL + "/mcp",
+	return client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: h.Srv.URL + "/mcp",
 		HTTPClient: &http.Client{Transport: bearer{key: key, next: http.DefaultTransport}}, MaxRetries: -1}, nil)
 }
 
-func callTool(t *testing.T, s *sdk.ClientSession, name string, args map[string]any, token any) *sdk.CallToolResult {
+func CallTool(t *testing.T, s *sdk.ClientSession, name string, args map[string]any, token any) *sdk.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -71,11 +71,11 @@ func structured(t *testing.T, res *sdk.CallToolResult) map[string]any {
 }
 
 func TestMCPRunsAppsAsToolsWithTheSameCreditsAndHistory(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
 	var mu sync.Mutex
 	var progress []string
-	s, err := mcpConnect(t, h, a.Key, func(p *sdk.ProgressNotificationParams) {
+	s, err := MCPConnect(t, h, a.Key, func(p *sdk.ProgressNotificationParams) {
 		mu.Lock()
 		defer mu.Unlock()
 		progress = append(progress, p.Message)
@@ -92,7 +92,7 @@ func TestMCPRunsAppsAsToolsWithTheSameCreditsAndHistory(t *testing.T) {
 	for _, tl := range tools.Tools {
 		byName[tl.Name] = tl
 	}
-	for _, want := range []string{"cold-email-writer", "list_apps", "get_run", "get_balance", testAppSlug} {
+	for _, want := range []string{"cold-email-writer", "list_apps", "get_run", "get_balance", TestAppSlug} {
 		if byName[want] == nil {
 			t.Fatalf("tools %v lack %s", tools.Tools, want)
 		}
@@ -106,7 +106,7 @@ func TestMCPRunsAppsAsToolsWithTheSameCreditsAndHistory(t *testing.T) {
 		t.Fatal("an App that needs a model is a tool without one")
 	}
 
-	res := callTool(t, s, "cold-email-writer", map[string]any{"product_description": "Acme Ledger automates bookkeeping.",
+	res := CallTool(t, s, "cold-email-writer", map[string]any{"product_description": "Acme Ledger automates bookkeeping.",
 		"target_role": "Agency founders"}, "progress-1")
 	out := structured(t, res)
 	emails, _ := out["output"].(map[string]any)["emails"].([]any)
@@ -120,46 +120,46 @@ func TestMCPRunsAppsAsToolsWithTheSameCreditsAndHistory(t *testing.T) {
 		t.Fatalf("progress notifications %q: want the run's steps", got)
 	}
 	runNo := out["run_no"].(string)
-	if bal := structured(t, callTool(t, s, "get_balance", nil, nil)); bal["balance"] != float64(75) {
+	if bal := structured(t, CallTool(t, s, "get_balance", nil, nil)); bal["balance"] != float64(75) {
 		t.Fatalf("balance after a 25-Credit run: %v", bal)
 	}
 	// The same run in the API's history and through get_run.
 	found := false
-	for _, r := range h.pages(a, "/api/v1/runs?limit=50") {
+	for _, r := range h.Pages(a, "/api/v1/runs?limit=50") {
 		found = found || r["run_no"] == runNo
 	}
 	if !found {
 		t.Fatalf("run %s is not in the API's run history", runNo)
 	}
-	if r := structured(t, callTool(t, s, "get_run", map[string]any{"run_no": runNo}, nil)); r["status"] != "completed" || r["output"] == nil {
+	if r := structured(t, CallTool(t, s, "get_run", map[string]any{"run_no": runNo}, nil)); r["status"] != "completed" || r["output"] == nil {
 		t.Fatalf("get_run: %v", r)
 	}
-	apps := structured(t, callTool(t, s, "list_apps", nil, nil))
-	if !strings.Contains(mustJSON(apps), `"slug":"cold-email-writer"`) || !strings.Contains(mustJSON(apps), `"credit_cost":25`) {
+	apps := structured(t, CallTool(t, s, "list_apps", nil, nil))
+	if !strings.Contains(MustJSON(apps), `"slug":"cold-email-writer"`) || !strings.Contains(MustJSON(apps), `"credit_cost":25`) {
 		t.Fatalf("list_apps: %v", apps)
 	}
 	// Another account's run is not found.
-	other := h.account(100)
-	otherRun := h.create(other, coldEmailRun())
-	if r := callTool(t, s, "get_run", map[string]any{"run_no": otherRun}, nil); !r.IsError || !strings.Contains(mustJSON(r.StructuredContent), "run_not_found") {
+	other := h.Account(100)
+	otherRun := h.Create(other, ColdEmailRun())
+	if r := CallTool(t, s, "get_run", map[string]any{"run_no": otherRun}, nil); !r.IsError || !strings.Contains(MustJSON(r.StructuredContent), "run_not_found") {
 		t.Fatalf("get_run of another account's run: %+v", r.StructuredContent)
 	}
 }
 
-func mustJSON(v any) string {
+func MustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
 
 func TestMCPToolErrorsCarryTheAPICodes(t *testing.T) {
-	h := start(t, withLimits(engine.Limits{CreatePerMinute: 2}))
-	poor, rich := h.account(10), h.account(1000)
-	sp, err := mcpConnect(t, h, poor.Key, nil)
+	h := Start(t, WithLimits(engine.Limits{CreatePerMinute: 2}))
+	poor, rich := h.Account(10), h.Account(1000)
+	sp, err := MCPConnect(t, h, poor.Key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sp.Close()
-	sr, err := mcpConnect(t, h, rich.Key, nil)
+	sr, err := MCPConnect(t, h, rich.Key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestMCPToolErrorsCarryTheAPICodes(t *testing.T) {
 	valid := map[string]any{"product_description": "p", "target_role": "r"}
 	expect := func(s *sdk.ClientSession, args map[string]any, code, says string) {
 		t.Helper()
-		res := callTool(t, s, "cold-email-writer", args, nil)
+		res := CallTool(t, s, "cold-email-writer", args, nil)
 		e, _ := structured(t, res)["error"].(map[string]any)
 		text := res.Content[0].(*sdk.TextContent).Text
 		if !res.IsError || e["code"] != code || !strings.Contains(text, says) {
@@ -180,41 +180,41 @@ func TestMCPToolErrorsCarryTheAPICodes(t *testing.T) {
 	expect(sp, valid, "insufficient_credits", "Credits")
 	expect(sr, map[string]any{"product_description": "p", "cta_goal": "Sell hard"}, "invalid_input", "target_role")
 	for range 2 { // the creation limit is 2 a minute
-		if res := callTool(t, sr, "cold-email-writer", valid, nil); res.IsError {
+		if res := CallTool(t, sr, "cold-email-writer", valid, nil); res.IsError {
 			t.Fatalf("create within the limit: %v", res.StructuredContent)
 		}
 	}
 	expect(sr, valid, "rate_limited", "(retry after ")
 	// The seconds are in the message: an MCP client sees no Retry-After header.
-	if res := callTool(t, sr, "cold-email-writer", valid, nil); strings.Contains(res.Content[0].(*sdk.TextContent).Text, "Retry-After") {
+	if res := CallTool(t, sr, "cold-email-writer", valid, nil); strings.Contains(res.Content[0].(*sdk.TextContent).Text, "Retry-After") {
 		t.Fatalf("the rate_limited text points at a header MCP clients never see: %q", res.Content[0].(*sdk.TextContent).Text)
 	}
-	if bal, _ := h.balance(poor); bal != 10 {
+	if bal, _ := h.Balance(poor); bal != 10 {
 		t.Fatalf("poor balance %d after a refused call, want 10", bal)
 	}
-	if bal, _ := h.balance(rich); bal != 1000-2*25 {
+	if bal, _ := h.Balance(rich); bal != 1000-2*25 {
 		t.Fatalf("rich balance %d, want two runs charged and nothing for the refused calls", bal)
 	}
 }
 
 func TestMCPRefusesMissingAndRevokedKeys(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	if _, err := mcpConnect(t, h, "", nil); err == nil {
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	if _, err := MCPConnect(t, h, "", nil); err == nil {
 		t.Fatal("connected without a key")
 	}
-	if _, err := mcpConnect(t, h, "ak_notakeyatall0000000000000000000", nil); err == nil {
+	if _, err := MCPConnect(t, h, "ak_notakeyatall0000000000000000000", nil); err == nil {
 		t.Fatal("connected with an unknown key")
 	}
-	s, err := mcpConnect(t, h, a.Key, nil)
+	s, err := MCPConnect(t, h, a.Key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	if r := h.do("DELETE", "/admin/v1/keys/"+a.KeyID, testAdminToken, nil); r.Status != 204 {
+	if r := h.Do("DELETE", "/admin/v1/keys/"+a.KeyID, AdminToken, nil); r.Status != 204 {
 		t.Fatalf("revoke: %d", r.Status)
 	}
-	if _, err := mcpConnect(t, h, a.Key, nil); err == nil || !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToLower(err.Error()), "unauthorized") {
+	if _, err := MCPConnect(t, h, a.Key, nil); err == nil || !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToLower(err.Error()), "unauthorized") {
 		t.Fatalf("connected with a revoked key: %v", err)
 	}
 }
@@ -223,7 +223,7 @@ func TestMCPRefusesMissingAndRevokedKeys(t *testing.T) {
 // client registration next. Those paths answer the JSON error envelope,
 // saying apprun takes API keys, not the website's HTML 404 page.
 func TestOAuthDiscoveryAnswersAJSONNotFound(t *testing.T) {
-	h := start(t)
+	h := Start(t)
 	for _, probe := range []struct{ method, path string }{
 		{"GET", "/.well-known/oauth-protected-resource"},
 		{"GET", "/.well-known/oauth-protected-resource/mcp"},
@@ -231,11 +231,11 @@ func TestOAuthDiscoveryAnswersAJSONNotFound(t *testing.T) {
 		{"GET", "/.well-known/openid-configuration"},
 		{"POST", "/register"},
 	} {
-		r := h.do(probe.method, probe.path, "", nil)
-		if r.Status != 404 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") || r.errorCode(t) != "not_found" {
+		r := h.Do(probe.method, probe.path, "", nil)
+		if r.Status != 404 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") || r.ErrorCode(t) != "not_found" {
 			t.Fatalf("%s %s: %d %s %s", probe.method, probe.path, r.Status, r.Header.Get("Content-Type"), r.Body)
 		}
-		if msg := r.json(t)["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "OAuth") || !strings.Contains(msg, "API key") {
+		if msg := r.JSON(t)["error"].(map[string]any)["message"].(string); !strings.Contains(msg, "OAuth") || !strings.Contains(msg, "API key") {
 			t.Fatalf("%s %s: message %q does not say to use an API key", probe.method, probe.path, msg)
 		}
 	}
@@ -246,9 +246,9 @@ func TestOAuthDiscoveryAnswersAJSONNotFound(t *testing.T) {
 // results carry structured content, declares their schema with the App's
 // output schema inside.
 func TestMCPAdvertisesWhatItDoes(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	s, err := mcpConnect(t, h, a.Key, nil)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	s, err := MCPConnect(t, h, a.Key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,8 +284,8 @@ func TestMCPAdvertisesWhatItDoes(t *testing.T) {
 // SDK's status and words.
 func TestMCPTransportRefusalsAreTheErrorEnvelope(t *testing.T) {
 	t.Parallel()
-	h := start(t)
-	a := h.account(100)
+	h := Start(t)
+	a := h.Account(100)
 	acc := []string{"Accept", "application/json, text/event-stream"}
 	for _, tc := range []struct {
 		name, method string
@@ -300,15 +300,15 @@ func TestMCPTransportRefusalsAreTheErrorEnvelope(t *testing.T) {
 		{"cut-short JSON", "POST", `{"jsonrpc":`, acc, 400, "invalid_request", "malformed payload"},
 		{"an unsupported protocol version", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 			append([]string{"Mcp-Protocol-Version", "1999-01-01"}, acc...), 400, "invalid_request", "Unsupported protocol version"},
-		{"text/plain", "POST", raw{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "text/plain"}, acc, 415, "invalid_request", "Content-Type"},
+		{"text/plain", "POST", Raw{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "text/plain"}, acc, 415, "invalid_request", "Content-Type"},
 	} {
-		r := h.do(tc.method, "/mcp", a.Key, tc.body, tc.hdr...)
-		if r.Status != tc.status || r.errorCode(t) != tc.code || !strings.Contains(string(r.Body), tc.words) {
+		r := h.Do(tc.method, "/mcp", a.Key, tc.body, tc.hdr...)
+		if r.Status != tc.status || r.ErrorCode(t) != tc.code || !strings.Contains(string(r.Body), tc.words) {
 			t.Errorf("%s: %d %q %s, want %d %s saying %q", tc.name, r.Status, r.Header.Get("Content-Type"), r.Body, tc.status, tc.code, tc.words)
 		}
 	}
 	// What the SDK answers well is untouched.
-	r := h.do("POST", "/mcp", a.Key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, acc...)
+	r := h.Do("POST", "/mcp", a.Key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, acc...)
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"tools"`) {
 		t.Fatalf("tools/list: %d %s", r.Status, r.Body)
 	}
@@ -322,8 +322,8 @@ func TestMCPTransportRefusalsAreTheErrorEnvelope(t *testing.T) {
 // messages one by one.
 func TestMCPRefusesABatch(t *testing.T) {
 	t.Parallel()
-	h := start(t)
-	a := h.account(100)
+	h := Start(t)
+	a := h.Account(100)
 	acc := []string{"Accept", "application/json, text/event-stream"}
 	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"cold-email-writer","arguments":{"product_description":"Acme","target_role":"Founders"}}}`
 	for _, body := range []string{
@@ -331,16 +331,16 @@ func TestMCPRefusesABatch(t *testing.T) {
 		" \n[" + fmt.Sprintf(call, 1) + "]",
 		"[" + fmt.Sprintf(call, 1) + "," + fmt.Sprintf(call, 2) + "]",
 	} {
-		r := h.do("POST", "/mcp", a.Key, body, acc...)
-		if r.Status != 400 || r.errorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), "batch") {
+		r := h.Do("POST", "/mcp", a.Key, body, acc...)
+		if r.Status != 400 || r.ErrorCode(t) != "invalid_request" || !strings.Contains(string(r.Body), "batch") {
 			t.Errorf("batch %.60q: %d %s, want 400 invalid_request saying batches are not taken", body, r.Status, r.Body)
 		}
 	}
-	if balance, active := h.balance(a); balance != 100 || active != 0 {
+	if balance, active := h.Balance(a); balance != 100 || active != 0 {
 		t.Errorf("after the refused batches: balance %d, %d active, want 100 and none", balance, active)
 	}
 	// One message, the way every client of 2025-06-18 and later sends.
-	if r := h.do("POST", "/mcp", a.Key, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, acc...); r.Status != 200 {
+	if r := h.Do("POST", "/mcp", a.Key, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, acc...); r.Status != 200 {
 		t.Fatalf("a ping: %d %s", r.Status, r.Body)
 	}
 }

@@ -17,30 +17,30 @@ import (
 	"github.com/apprun/apprun/node"
 )
 
-// withModel points the node at a fake OpenAI-compatible provider, with
+// WithModel points the node at a fake OpenAI-compatible provider, with
 // retries quick enough for a test.
-func withModel(fake *llmtest.Server) option {
+func WithModel(fake *llmtest.Server) Option {
 	return func(c *node.Config) {
 		c.Model = llm.Config{BaseURL: fake.BaseURL(), APIKey: "sk-test", Model: "fake-model", MaxAttempts: 3, Backoff: 20 * time.Millisecond}
 	}
 }
 
-const modelSequence = `{"emails":[` +
+const ModelSequence = `{"emails":[` +
 	`{"touch":1,"send_day":0,"angle":"opener","subject":"month-end at your agency","body":"Hi {{first_name}}, model-written opener."},` +
 	`{"touch":2,"send_day":4,"angle":"proof","subject":"one day, not five","body":"Model-written proof."},` +
 	`{"touch":3,"send_day":9,"angle":"breakup","subject":"closing the loop","body":"Model-written close."}]}`
 
-// failedWith checks a run failed with code and was refunded in full.
-func (h *harness) failedWith(a account, runNo, code string, credits int64) {
-	h.t.Helper()
-	evs := h.collect(a, runNo)
+// FailedWith checks a run failed with code and was refunded in full.
+func (h *Harness) FailedWith(a Account, runNo, code string, credits int64) {
+	h.T.Helper()
+	evs := h.Collect(a, runNo)
 	last := evs[len(evs)-1]
 	errObj, _ := last.Data["error"].(map[string]any)
 	if last.Event != "failed" || errObj["code"] != code {
-		h.t.Fatalf("run %s ended with %s %v, want failed with %s", runNo, last.Event, last.Data, code)
+		h.T.Fatalf("run %s ended with %s %v, want failed with %s", runNo, last.Event, last.Data, code)
 	}
-	if bal, active := h.balance(a); bal != credits || active != 0 {
-		h.t.Fatalf("balance %d (%d active) after the failure, want all %d back", bal, active, credits)
+	if bal, active := h.Balance(a); bal != credits || active != 0 {
+		h.T.Fatalf("balance %d (%d active) after the failure, want all %d back", bal, active, credits)
 	}
 }
 
@@ -48,15 +48,15 @@ func TestColdEmailRunWritesWithTheModelAndStreamsProgress(t *testing.T) {
 	t.Parallel()
 	fake := llmtest.New()
 	defer fake.Close()
-	fake.Script(llmtest.Reply{Text: modelSequence, Chunks: 12, ChunkDelay: 100 * time.Millisecond})
-	h := start(t, withLimits(noLimits), withModel(fake))
-	a := h.account(100)
-	bc := h.do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme Ledger", "voice": "Plain words, no hype",
-		"audience": "Agency founders"}).json(t)["brand_context_id"].(string)
-	body := coldEmailRun()
+	fake.Script(llmtest.Reply{Text: ModelSequence, Chunks: 12, ChunkDelay: 100 * time.Millisecond})
+	h := Start(t, WithLimits(NoLimits), WithModel(fake))
+	a := h.Account(100)
+	bc := h.Do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme Ledger", "voice": "Plain words, no hype",
+		"audience": "Agency founders"}).JSON(t)["brand_context_id"].(string)
+	body := ColdEmailRun()
 	body["brand_context_id"] = bc
-	runNo := h.create(a, body)
-	evs := h.collect(a, runNo)
+	runNo := h.Create(a, body)
+	evs := h.Collect(a, runNo)
 	writing := 0
 	for _, ev := range evs {
 		if msg, _ := ev.Data["message"].(string); ev.Event == "tool_running" && strings.HasPrefix(msg, "The model is writing") {
@@ -67,14 +67,14 @@ func TestColdEmailRunWritesWithTheModelAndStreamsProgress(t *testing.T) {
 	if writing < 1 || writing > 4 {
 		t.Fatalf("%d progress events while the model streamed, want a throttled few: %+v", writing, evs)
 	}
-	run := h.waitRun(a, runNo)
+	run := h.WaitRun(a, runNo)
 	out, _ := run["output"].(map[string]any)
 	emails, _ := out["emails"].([]any)
 	if run["status"] != "completed" || len(emails) != 3 || !strings.Contains(emails[0].(map[string]any)["body"].(string), "model-written opener") ||
 		out["language"] != "English" || out["cta_goal"] != "Interest check" {
 		t.Fatalf("run %v: want the model's emails in output", run)
 	}
-	if bal, _ := h.balance(a); bal != 75 {
+	if bal, _ := h.Balance(a); bal != 75 {
 		t.Fatalf("balance %d, want 100 - 25", bal)
 	}
 	reqs := fake.Received()
@@ -108,10 +108,10 @@ func TestModelFailuresFailTheRunAndRefundIt(t *testing.T) {
 			fake := llmtest.New()
 			defer fake.Close()
 			fake.Script(tc.script...)
-			h := start(t, withLimits(noLimits), withModel(fake))
-			a := h.account(100)
-			runNo := h.create(a, coldEmailRun())
-			h.failedWith(a, runNo, tc.code, 100)
+			h := Start(t, WithLimits(NoLimits), WithModel(fake))
+			a := h.Account(100)
+			runNo := h.Create(a, ColdEmailRun())
+			h.FailedWith(a, runNo, tc.code, 100)
 			if n := len(fake.Received()); n != tc.calls {
 				t.Fatalf("%d model calls, want %d", n, tc.calls)
 			}
@@ -123,12 +123,12 @@ func TestA429WithRetryAfterIsWaitedOutThenTheRunCompletes(t *testing.T) {
 	t.Parallel()
 	fake := llmtest.New()
 	defer fake.Close()
-	fake.Script(llmtest.Reply{Status: 429, Header: http.Header{"Retry-After": {"1"}}}, llmtest.Reply{Text: modelSequence})
-	h := start(t, withLimits(noLimits), withModel(fake))
-	a := h.account(100)
+	fake.Script(llmtest.Reply{Status: 429, Header: http.Header{"Retry-After": {"1"}}}, llmtest.Reply{Text: ModelSequence})
+	h := Start(t, WithLimits(NoLimits), WithModel(fake))
+	a := h.Account(100)
 	began := time.Now()
-	runNo := h.create(a, coldEmailRun())
-	if run := h.waitRun(a, runNo); run["status"] != "completed" {
+	runNo := h.Create(a, ColdEmailRun())
+	if run := h.WaitRun(a, runNo); run["status"] != "completed" {
 		t.Fatalf("run %v", run)
 	}
 	if took := time.Since(began); took < time.Second {
@@ -157,10 +157,10 @@ func TestOSSGrowthRunReadsTheRepositoryAndWritesAPlan(t *testing.T) {
 		`"channels":[{"channel":"Indie Hackers","tactic":"A build-in-public thread"}],"plan":[{"when":"Week 1","actions":["Rewrite the README intro"]},` +
 		`{"when":"Week 2","actions":["Post the thread"]}],"metrics":["Weekly installs"]}`
 	fake.Script(llmtest.Reply{Text: plan})
-	h := start(t, withLimits(noLimits), withModel(fake), func(c *node.Config) { c.GitHubAPI = gh.URL })
-	a := h.account(100)
-	runNo := h.create(a, map[string]any{"app_slug": "oss-growth", "input": map[string]any{"repo_url": "https://github.com/acme/ledger"}})
-	run := h.waitRun(a, runNo)
+	h := Start(t, WithLimits(NoLimits), WithModel(fake), func(c *node.Config) { c.GitHubAPI = gh.URL })
+	a := h.Account(100)
+	runNo := h.Create(a, map[string]any{"app_slug": "oss-growth", "input": map[string]any{"repo_url": "https://github.com/acme/ledger"}})
+	run := h.WaitRun(a, runNo)
 	out, _ := run["output"].(map[string]any)
 	if run["status"] != "completed" || out["repository"] != "acme/ledger" || out["positioning"] != "Bookkeeping for agencies." {
 		t.Fatalf("run %v", run)
@@ -169,9 +169,9 @@ func TestOSSGrowthRunReadsTheRepositoryAndWritesAPlan(t *testing.T) {
 		t.Fatalf("the model did not get the README:\n%s", fake.Received()[0].User())
 	}
 	// A repository GitHub does not have: failed before any model call, refunded.
-	bal, _ := h.balance(a)
-	runNo = h.create(a, map[string]any{"app_slug": "oss-growth", "input": map[string]any{"repo_url": "https://github.com/acme/missing"}})
-	h.failedWith(a, runNo, "source_unavailable", bal)
+	bal, _ := h.Balance(a)
+	runNo = h.Create(a, map[string]any{"app_slug": "oss-growth", "input": map[string]any{"repo_url": "https://github.com/acme/missing"}})
+	h.FailedWith(a, runNo, "source_unavailable", bal)
 	if n := len(fake.Received()); n != 1 {
 		t.Fatalf("%d model calls, want only the first run's", n)
 	}
@@ -179,10 +179,10 @@ func TestOSSGrowthRunReadsTheRepositoryAndWritesAPlan(t *testing.T) {
 
 func TestAppsThatNeedAModelAreAbsentWithoutOne(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	r := h.do("POST", "/api/v1/runs", a.Key, map[string]any{"app_slug": "linkedin-post-writer", "input": map[string]any{"topic": "x"}})
-	if r.Status != 404 || r.errorCode(t) != "app_not_found" {
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	r := h.Do("POST", "/api/v1/runs", a.Key, map[string]any{"app_slug": "linkedin-post-writer", "input": map[string]any{"topic": "x"}})
+	if r.Status != 404 || r.ErrorCode(t) != "app_not_found" {
 		t.Fatalf("create without a model: %d %s, want 404 app_not_found", r.Status, r.Body)
 	}
 	defs, err := apps.Shipped()
@@ -190,9 +190,9 @@ func TestAppsThatNeedAModelAreAbsentWithoutOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	// listed is the shipped Apps the capability list shows, by category.
-	listed := func(h *harness) map[string]string {
+	listed := func(h *Harness) map[string]string {
 		out := map[string]string{}
-		for _, e := range h.do("GET", "/api/v1/capabilities", h.account(1).Key, nil).json(t)["data"].([]any) {
+		for _, e := range h.Do("GET", "/api/v1/capabilities", h.Account(1).Key, nil).JSON(t)["data"].([]any) {
 			m := e.(map[string]any)
 			out[m["slug"].(string)], _ = m["category"].(string)
 		}
@@ -209,13 +209,13 @@ func TestAppsThatNeedAModelAreAbsentWithoutOne(t *testing.T) {
 	}
 	t.Logf("without a model: %d of %d shipped Apps run: %v", len(noModel), len(defs), noModel)
 	// The built-in writer still writes the cold email writer's runs.
-	if run := h.waitRun(a, h.create(a, coldEmailRun())); run["status"] != "completed" {
+	if run := h.WaitRun(a, h.Create(a, ColdEmailRun())); run["status"] != "completed" {
 		t.Fatalf("built-in run %v", run)
 	}
 
 	fake := llmtest.New()
 	defer fake.Close()
-	with := listed(start(t, withLimits(noLimits), withModel(fake)))
+	with := listed(Start(t, WithLimits(NoLimits), WithModel(fake)))
 	if len(defs) != 63 {
 		t.Errorf("%d shipped Apps, want the catalog's 63", len(defs))
 	}
@@ -269,8 +269,8 @@ func TestEveryShippedAppRunsThroughTheAPIWithTheModel(t *testing.T) {
 	}))
 	defer gh.Close()
 	web := exampleSources(t) // the examples' https://example.com, served here
-	h := start(t, withLimits(noLimits), withModel(fake), withSourcesAllowPrivate(), func(c *node.Config) { c.GitHubAPI = gh.URL })
-	a := h.account(100_000)
+	h := Start(t, WithLimits(NoLimits), WithModel(fake), WithSourcesAllowPrivate(), func(c *node.Config) { c.GitHubAPI = gh.URL })
+	a := h.Account(100_000)
 	for _, d := range defs {
 		for _, ex := range d.Examples {
 			fake.Script(llmtest.Reply{Text: string(ex.Output)})
@@ -281,8 +281,8 @@ func TestEveryShippedAppRunsThroughTheAPIWithTheModel(t *testing.T) {
 				}
 				input[k] = v
 			}
-			runNo := h.create(a, map[string]any{"app_slug": d.Slug, "input": input})
-			run := h.waitRun(a, runNo)
+			runNo := h.Create(a, map[string]any{"app_slug": d.Slug, "input": input})
+			run := h.WaitRun(a, runNo)
 			summary, _ := run["summary"].(string)
 			if run["status"] != "completed" || run["credit_cost"] != float64(d.Price) || summary == "" || strings.Contains(summary, "<no value>") {
 				t.Fatalf("%s: run %v", d.Slug, run)
@@ -292,8 +292,8 @@ func TestEveryShippedAppRunsThroughTheAPIWithTheModel(t *testing.T) {
 			}
 			// A reply outside the output schema fails the run, refunded.
 			fake.Script(llmtest.Reply{Text: `{"unexpected":true}`})
-			bad := h.waitRun(a, h.create(a, map[string]any{"app_slug": d.Slug, "input": input}))
-			if bad["status"] != "failed" || errCode(bad) != "model_reply_invalid" || bad["refunded_credits"] != float64(d.Price) {
+			bad := h.WaitRun(a, h.Create(a, map[string]any{"app_slug": d.Slug, "input": input}))
+			if bad["status"] != "failed" || ErrCode(bad) != "model_reply_invalid" || bad["refunded_credits"] != float64(d.Price) {
 				t.Errorf("%s: a reply outside its schema: %v, want model_reply_invalid, refunded", d.Slug, bad)
 			}
 		}
@@ -305,7 +305,7 @@ func TestEveryShippedAppRunsThroughTheAPIWithTheModel(t *testing.T) {
 	for _, d := range defs {
 		paid += d.Price
 	}
-	if bal, active := h.balance(a); bal != 100_000-paid || active != 0 {
+	if bal, active := h.Balance(a); bal != 100_000-paid || active != 0 {
 		t.Fatalf("balance %d (%d active), want 100000 less one completed run of each App (%d)", bal, active, paid)
 	}
 }

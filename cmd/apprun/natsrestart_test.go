@@ -25,7 +25,7 @@ func TestANodeServesAgainAfterItsExternalNATSRestarts(t *testing.T) {
 		t.Skip("restarts a nats-server under a node")
 	}
 	t.Parallel()
-	addr, store := freeAddr(t), filepath.Join(t.TempDir(), "nats")
+	addr, store := FreeAddr(t), filepath.Join(t.TempDir(), "nats")
 	startNATS := func() *server.Server {
 		host, port, _ := net.SplitHostPort(addr)
 		p, _ := strconv.Atoi(port)
@@ -42,17 +42,17 @@ func TestANodeServesAgainAfterItsExternalNATSRestarts(t *testing.T) {
 	ns := startNATS()
 	// The harness's limits are on (10 creates, 120 reads a minute): every
 	// API call counts in a window.
-	h := start(t, withWebhooks(50*time.Millisecond), func(c *node.Config) { c.NATSURL = "nats://" + addr })
-	a := h.account(100)
-	before := h.create(a, testRun("ok"))
-	if run := h.waitRun(a, before); run["status"] != "completed" {
+	h := Start(t, WithWebhooks(50*time.Millisecond), func(c *node.Config) { c.NATSURL = "nats://" + addr })
+	a := h.Account(100)
+	before := h.Create(a, RunTestApp("ok"))
+	if run := h.WaitRun(a, before); run["status"] != "completed" {
 		t.Fatalf("run before the restart: %v", run["status"])
 	}
 
 	ns.Shutdown()
 	ns.WaitForShutdown()
 	down := time.Now()
-	if st, seen := h.awaitReady(down.Add(5*time.Second), false); st != 503 || !strings.Contains(seen[len(seen)-1], "NATS") {
+	if st, seen := h.AwaitReady(down.Add(5*time.Second), false); st != 503 || !strings.Contains(seen[len(seen)-1], "NATS") {
 		t.Fatalf("/readyz with NATS down: %d %q, want 503 within 5s, saying why", st, seen)
 	}
 	ns = startNATS()
@@ -60,68 +60,68 @@ func TestANodeServesAgainAfterItsExternalNATSRestarts(t *testing.T) {
 	back := time.Now()
 
 	// Ready again within 10 s; and once it says so, every call serves.
-	st, seen := h.awaitReady(back.Add(10*time.Second), true)
+	st, seen := h.AwaitReady(back.Add(10*time.Second), true)
 	if st != 200 {
 		t.Fatalf("/readyz 10s after NATS came back: %d %q", st, seen)
 	}
 	t.Logf("ready again %s after NATS came back; /readyz said %q", time.Since(back).Round(time.Millisecond), seen)
-	if r := h.do("GET", "/api/v1/account", a.Key, nil); r.Status != 200 {
+	if r := h.Do("GET", "/api/v1/account", a.Key, nil); r.Status != 200 {
 		t.Fatalf("account once ready: %d %s", r.Status, r.Body)
 	}
-	if r := h.do("GET", "/api/v1/runs/"+before, a.Key, nil); r.Status != 200 || r.json(t)["status"] != "completed" {
+	if r := h.Do("GET", "/api/v1/runs/"+before, a.Key, nil); r.Status != 200 || r.JSON(t)["status"] != "completed" {
 		t.Fatalf("the run from before once ready: %d %s", r.Status, r.Body)
 	}
-	if evs := h.collect(a, before); len(evs) == 0 || evs[len(evs)-1].Event != "completed" {
+	if evs := h.Collect(a, before); len(evs) == 0 || evs[len(evs)-1].Event != "completed" {
 		t.Fatalf("the event stream of the run from before: %+v", evs)
 	}
 	// A run created now executes (the executor's consumer), streams live
 	// (the core subscription), is delivered (the webhooks' consumer) and
 	// shows in the read models (the projections' consumer).
-	rc := newReceiver(t)
-	body := testRun("hold")
+	rc := NewReceiver(t)
+	body := RunTestApp("hold")
 	body["webhook_url"] = rc.URL
-	after := h.create(a, body)
+	after := h.Create(a, body)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	events, _, resp := h.stream(ctx, a, after)
+	events, _, resp := h.Stream(ctx, a, after)
 	if resp.StatusCode != 200 {
 		t.Fatalf("event stream of the run after the restart: %d", resp.StatusCode)
 	}
 	last := ""
 	for ev := range events {
 		if last = ev.Event; last == "tool_running" { // executing, held: what follows comes live
-			h.releaseHeld()
+			h.ReleaseHeld()
 		}
 	}
 	if last != "completed" {
 		t.Fatalf("event stream of the run after the restart ended on %q, want completed", last)
 	}
-	if run := h.waitRun(a, after); run["status"] != "completed" {
+	if run := h.WaitRun(a, after); run["status"] != "completed" {
 		t.Fatalf("run after the restart: %v", run["status"])
 	}
-	rc.await(t, 1)
-	waitDelivery(t, h, a, after, "delivered")
+	rc.Await(t, 1)
+	WaitDelivery(t, h, a, after, "delivered")
 	listed := false
-	for _, run := range h.pages(a, "/api/v1/runs?limit=100") {
+	for _, run := range h.Pages(a, "/api/v1/runs?limit=100") {
 		listed = listed || run["run_no"] == after
 	}
-	if bal, active := h.balance(a); !listed || bal != 80 || active != 0 {
+	if bal, active := h.Balance(a); !listed || bal != 80 || active != 0 {
 		t.Fatalf("read models after the restart: listed %v, balance %d, active %d; want listed, 80, 0", listed, bal, active)
 	}
 }
 
-// awaitReady polls /readyz until it answers 200 (ready) or 503 (not),
+// AwaitReady polls /readyz until it answers 200 (ready) or 503 (not),
 // or the deadline passes, and returns its last status and the answers it
 // saw, each once, in order.
-func (h *harness) awaitReady(deadline time.Time, ready bool) (int, []string) {
-	h.t.Helper()
+func (h *Harness) AwaitReady(deadline time.Time, ready bool) (int, []string) {
+	h.T.Helper()
 	want := 503
 	if ready {
 		want = 200
 	}
 	var seen []string
 	for {
-		r := h.do("GET", "/readyz", "", nil)
+		r := h.Do("GET", "/readyz", "", nil)
 		if body := strings.TrimSpace(string(r.Body)); !slices.Contains(seen, body) {
 			seen = append(seen, body)
 		}

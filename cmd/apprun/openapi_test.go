@@ -9,8 +9,8 @@ import (
 )
 
 func TestOpenAPIDocumentParsesAndCoversEveryRoute(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	r := h.do("GET", "/api/v1/openapi.json", "", nil)
+	h := Start(t, WithLimits(NoLimits))
+	r := h.Do("GET", "/api/v1/openapi.json", "", nil)
 	if r.Status != 200 {
 		t.Fatalf("openapi.json: %d %s", r.Status, r.Body)
 	}
@@ -46,7 +46,7 @@ func TestOpenAPIDocumentParsesAndCoversEveryRoute(t *testing.T) {
 	}
 	sort.Strings(documented)
 	var public []string
-	for _, rt := range h.node.API().Routes() {
+	for _, rt := range h.Node.API().Routes() {
 		if strings.Contains(rt, " /api/") || strings.HasSuffix(rt, " /billing/stripe/webhook") {
 			public = append(public, rt)
 		}
@@ -55,7 +55,7 @@ func TestOpenAPIDocumentParsesAndCoversEveryRoute(t *testing.T) {
 		t.Fatalf("the document and the router differ:\ndocumented:\n%s\nrouted:\n%s", strings.Join(documented, "\n"), strings.Join(public, "\n"))
 	}
 	// The App input schemas are the catalog's.
-	app, err := h.node.Engine().Catalog().Lookup("cold-email-writer")
+	app, err := h.Node.Engine().Catalog().Lookup("cold-email-writer")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +65,11 @@ func TestOpenAPIDocumentParsesAndCoversEveryRoute(t *testing.T) {
 	_ = json.Unmarshal(doc.Components.Schemas["Input.cold-email-writer"], &got)
 	// The same schema, but each default said in words (a generator reads
 	// "default" in a component as "always present").
-	if strings.Contains(mustJSON(got), `"default"`) || !strings.Contains(mustJSON(got), `Default: \"Interest check\".`) {
-		t.Fatalf("Input.cold-email-writer keeps a default or does not say it: %s", mustJSON(got))
+	if strings.Contains(MustJSON(got), `"default"`) || !strings.Contains(MustJSON(got), `Default: \"Interest check\".`) {
+		t.Fatalf("Input.cold-email-writer keeps a default or does not say it: %s", MustJSON(got))
 	}
-	if mustJSON(withoutKeys(want, "default", "description")) != mustJSON(withoutKeys(got, "default", "description")) {
-		t.Fatalf("Input.cold-email-writer is not the catalog's schema:\n%s\n%s", mustJSON(got), mustJSON(want))
+	if MustJSON(withoutKeys(want, "default", "description")) != MustJSON(withoutKeys(got, "default", "description")) {
+		t.Fatalf("Input.cold-email-writer is not the catalog's schema:\n%s\n%s", MustJSON(got), MustJSON(want))
 	}
 	// Error codes are per operation.
 	codes := func(op, status string) string {
@@ -96,7 +96,7 @@ func TestOpenAPIDocumentParsesAndCoversEveryRoute(t *testing.T) {
 		}
 	}
 	// A client that accepts no JSON is told so.
-	if r := h.do("GET", "/api/v1/openapi.json", "", nil, "Accept", "text/html"); r.Status != 406 || r.errorCode(t) != "not_acceptable" {
+	if r := h.Do("GET", "/api/v1/openapi.json", "", nil, "Accept", "text/html"); r.Status != 406 || r.ErrorCode(t) != "not_acceptable" {
 		t.Fatalf("Accept: text/html: %d %s", r.Status, r.Body)
 	}
 }
@@ -151,9 +151,9 @@ func refs(raw json.RawMessage) []string {
 // bounds the server enforces, one request schema per App chosen by
 // app_slug, required members, headers, events, webhooks and metadata.
 func TestOpenAPIDocumentIsStrict(t *testing.T) {
-	h := start(t, withLimits(noLimits))
+	h := Start(t, WithLimits(NoLimits))
 	var doc any
-	if err := json.Unmarshal(h.do("GET", "/api/v1/openapi.json", "", nil).Body, &doc); err != nil {
+	if err := json.Unmarshal(h.Do("GET", "/api/v1/openapi.json", "", nil).Body, &doc); err != nil {
 		t.Fatal(err)
 	}
 	at := func(path ...string) any {
@@ -202,7 +202,7 @@ func TestOpenAPIDocumentIsStrict(t *testing.T) {
 		{"license", at("info", "license", "identifier"), `"LicenseRef-Proprietary"`},
 	}
 	for _, c := range checks {
-		if got := mustJSON(c.got); got != c.want {
+		if got := MustJSON(c.got); got != c.want {
 			t.Errorf("%s: %s, want %s", c.what, got, c.want)
 		}
 	}

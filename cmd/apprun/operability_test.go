@@ -10,11 +10,11 @@ import (
 // /metrics is Prometheus text with the request histogram by route and
 // status and the domain's numbers, and moves with what the node does.
 func TestMetricsCountRequestsRunsAndMoney(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	h.waitRun(a, h.create(a, testRun("ok")))
-	failed := h.create(a, testRun("fail"))
-	h.waitRun(a, failed)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	h.WaitRun(a, h.Create(a, RunTestApp("ok")))
+	failed := h.Create(a, RunTestApp("fail"))
+	h.WaitRun(a, failed)
 	wants := []string{
 		`apprun_http_request_duration_seconds_count{code="201",method="POST",route="/api/v1/runs"} 2`,
 		`apprun_ledger_charges_total 2`,
@@ -33,7 +33,7 @@ func TestMetricsCountRequestsRunsAndMoney(t *testing.T) {
 	var body string
 	var missing []string
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		r := h.do("GET", "/metrics", "", nil)
+		r := h.Do("GET", "/metrics", "", nil)
 		if r.Status != 200 {
 			t.Fatalf("GET /metrics: %d", r.Status)
 		}
@@ -58,13 +58,13 @@ func TestMetricsCountRequestsRunsAndMoney(t *testing.T) {
 // Profiles are for the operator only.
 func TestPprofNeedsTheAdminToken(t *testing.T) {
 	t.Parallel()
-	h := start(t)
-	a := h.account(1)
+	h := Start(t)
+	a := h.Account(1)
 	for _, tc := range []struct {
 		name, token string
 		want        int
-	}{{"none", "", 401}, {"an API key", a.Key, 401}, {"the admin token", testAdminToken, 200}} {
-		if r := h.do("GET", "/debug/pprof/heap?debug=1", tc.token, nil); r.Status != tc.want {
+	}{{"none", "", 401}, {"an API key", a.Key, 401}, {"the admin token", AdminToken, 200}} {
+		if r := h.Do("GET", "/debug/pprof/heap?debug=1", tc.token, nil); r.Status != tc.want {
 			t.Errorf("pprof with %s: %d, want %d", tc.name, r.Status, tc.want)
 		}
 	}
@@ -75,15 +75,15 @@ func TestPprofNeedsTheAdminToken(t *testing.T) {
 // grow /metrics (and the node's memory) a series at a time.
 func TestMetricsCountMadeUpMethodsTogether(t *testing.T) {
 	t.Parallel()
-	h := start(t)
+	h := Start(t)
 	const n = 20
 	for i := range n {
 		for _, path := range []string{"/api/v1/runs", "/debug/pprof/", "/mcp", "/", "/healthz"} {
-			h.do(fmt.Sprintf("MADEUP%d", i), path, "", nil)
+			h.Do(fmt.Sprintf("MADEUP%d", i), path, "", nil)
 		}
 	}
-	h.do("GET", "/api/v1/runs", "", nil)
-	r := h.do("GET", "/metrics", "", nil)
+	h.Do("GET", "/api/v1/runs", "", nil)
+	r := h.Do("GET", "/metrics", "", nil)
 	body := string(r.Body)
 	if strings.Contains(body, "MADEUP") {
 		t.Errorf("/metrics has a series for each made-up method:\n%s", grepLines(body, "MADEUP"))
@@ -114,16 +114,16 @@ func grepLines(body, s string) string {
 // takes (404, 405) as "unmatched".
 func TestMetricsCountEverySurface(t *testing.T) {
 	t.Parallel()
-	h := start(t)
-	a := h.account(100)
-	h.do("GET", "/apps", "", nil)
-	h.do("GET", "/apps/cold-email-writer", "", nil)
-	h.do("GET", "/no-such-page", "", nil)
-	h.do("GET", "/api/v1/nope", "", nil)
-	h.do("PUT", "/healthz", "", nil)
-	h.do("POST", "/mcp", a.Key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
-	h.do("POST", "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
-	body := string(h.do("GET", "/metrics", "", nil).Body)
+	h := Start(t)
+	a := h.Account(100)
+	h.Do("GET", "/apps", "", nil)
+	h.Do("GET", "/apps/cold-email-writer", "", nil)
+	h.Do("GET", "/no-such-page", "", nil)
+	h.Do("GET", "/api/v1/nope", "", nil)
+	h.Do("PUT", "/healthz", "", nil)
+	h.Do("POST", "/mcp", a.Key, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
+	h.Do("POST", "/mcp", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Accept", "application/json, text/event-stream")
+	body := string(h.Do("GET", "/metrics", "", nil).Body)
 	for _, want := range []string{
 		`apprun_http_request_duration_seconds_count{code="200",method="GET",route="/apps"} 1`,
 		`apprun_http_request_duration_seconds_count{code="200",method="GET",route="/apps/{slug}"} 1`,

@@ -28,7 +28,7 @@ func TestTheDocumentedNATSPermissionsAreEnough(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := FreeAddr(t)
 	const password = "test-password-0123456789"
 	text := strings.NewReplacer("listen: 127.0.0.1:4222", "listen: "+addr,
 		`store_dir: "./nats-data"`, `store_dir: "`+filepath.Join(dir, "nats")+`"`,
@@ -58,7 +58,7 @@ func TestTheDocumentedNATSPermissionsAreEnough(t *testing.T) {
 
 	c := newChaos(t)
 	data := filepath.Join(c.dir, "node")
-	n := c.spawn(freeAddr(t), "--data", data, "--nats-url", natsURL, "--test-apps")
+	n := c.spawn(FreeAddr(t), "--data", data, "--nats-url", natsURL, "--test-apps")
 	c.waitHealthy(n, time.Now().Add(60*time.Second))
 	deadline := time.Now().Add(30 * time.Second)
 	for st := 0; st != 200; {
@@ -67,7 +67,7 @@ func TestTheDocumentedNATSPermissionsAreEnough(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	_, m, err := c.call(n, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "p@example.com", "credits": 100})
+	_, m, err := c.call(n, "POST", "/admin/v1/accounts", AdminToken, map[string]any{"email": "p@example.com", "credits": 100})
 	if err != nil || m["api_key"] == nil {
 		t.Fatalf("open an account: %v %v", m, err)
 	}
@@ -121,8 +121,8 @@ func TestANodeWaitsForAnExternalNATSThatIsNotUpYet(t *testing.T) {
 	}
 	t.Parallel()
 	c := newChaos(t)
-	natsAddr := freeAddr(t)
-	n := c.spawn(freeAddr(t), "--data", filepath.Join(c.dir, "node"), "--nats-url", "nats://"+natsAddr)
+	natsAddr := FreeAddr(t)
+	n := c.spawn(FreeAddr(t), "--data", filepath.Join(c.dir, "node"), "--nats-url", "nats://"+natsAddr)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		logs, _ := os.ReadFile(c.logs.Name())
@@ -143,7 +143,7 @@ func TestANodeWaitsForAnExternalNATSThatIsNotUpYet(t *testing.T) {
 	ns.Start()
 	t.Cleanup(ns.Shutdown)
 	c.waitHealthy(n, time.Now().Add(60*time.Second))
-	if st, m, _ := c.call(n, "POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "late@example.com", "credits": 10}); st != 201 {
+	if st, m, _ := c.call(n, "POST", "/admin/v1/accounts", AdminToken, map[string]any{"email": "late@example.com", "credits": 10}); st != 201 {
 		t.Fatalf("open an account once NATS is up: %d %v", st, m)
 	}
 }

@@ -9,24 +9,24 @@ import (
 	"github.com/apprun/apprun/engine"
 )
 
-// logHead is the sequence of the newest message in the node's log.
-func (h *harness) logHead() uint64 {
-	h.t.Helper()
-	head, err := h.node.Engine().LogHead(context.Background())
+// LogHead is the sequence of the newest message in the node's log.
+func (h *Harness) LogHead() uint64 {
+	h.T.Helper()
+	head, err := h.Node.Engine().LogHead(context.Background())
 	if err != nil {
-		h.t.Fatal(err)
+		h.T.Fatal(err)
 	}
 	return head
 }
 
-// keyUsed waits until the key's last use is recorded (a write of its
+// KeyUsed waits until the key's last use is recorded (a write of its
 // own, at most once a minute a key), so that what follows is measured
 // without it.
-func (h *harness) keyUsed(a account) {
-	h.t.Helper()
-	h.do("GET", "/api/v1/account", a.Key, nil)
-	waitFor(h.t, 10*time.Second, "the key's use recorded", func() bool {
-		k, err := h.node.Reads().KeyByID(a.KeyID)
+func (h *Harness) KeyUsed(a Account) {
+	h.T.Helper()
+	h.Do("GET", "/api/v1/account", a.Key, nil)
+	WaitFor(h.T, 10*time.Second, "the key's use recorded", func() bool {
+		k, err := h.Node.Reads().KeyByID(a.KeyID)
 		return err == nil && !k.LastUsedAt.IsZero()
 	})
 }
@@ -37,33 +37,33 @@ func (h *harness) keyUsed(a account) {
 // the log by 48 MiB, about 2 GB an hour, through every limit.
 func TestARefusedCreateWritesNothing(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(engine.Limits{CreatePerMinute: 3, ReadsPerMinute: 1000}))
-	a, broke := h.account(1000), h.account(0)
-	h.keyUsed(a)
-	h.keyUsed(broke)
+	h := Start(t, WithLimits(engine.Limits{CreatePerMinute: 3, ReadsPerMinute: 1000}))
+	a, broke := h.Account(1000), h.Account(0)
+	h.KeyUsed(a)
+	h.KeyUsed(broke)
 	refuse := func(key string, body any, status int, code string) {
 		t.Helper()
-		head := h.logHead()
+		head := h.LogHead()
 		for try := range 3 {
-			r := h.do("POST", "/api/v1/runs", key, body, "Idempotency-Key", fmt.Sprintf("refused-%d-%d", status, try))
-			if r.Status != status || r.errorCode(t) != code {
+			r := h.Do("POST", "/api/v1/runs", key, body, "Idempotency-Key", fmt.Sprintf("refused-%d-%d", status, try))
+			if r.Status != status || r.ErrorCode(t) != code {
 				t.Fatalf("a create: %d %s, want %d %s", r.Status, r.Body, status, code)
 			}
 		}
-		if now := h.logHead(); now != head {
+		if now := h.LogHead(); now != head {
 			t.Fatalf("creates refused with %d %s wrote %d messages to the log", status, code, now-head)
 		}
 	}
-	refuse(a.Key, raw{`{"app_slug":`, "application/json"}, 400, "invalid_request")
-	refuse("ak_not_a_key", testRun("ok"), 401, "unauthorized")
-	refuse(broke.Key, testRun("ok"), 402, "insufficient_credits")
+	refuse(a.Key, Raw{`{"app_slug":`, "application/json"}, 400, "invalid_request")
+	refuse("ak_not_a_key", RunTestApp("ok"), 401, "unauthorized")
+	refuse(broke.Key, RunTestApp("ok"), 402, "insufficient_credits")
 	refuse(a.Key, map[string]any{"app_slug": "no-such-app", "input": map[string]any{}}, 404, "app_not_found")
 	refuse(a.Key, map[string]any{"app_slug": "unpriced", "input": map[string]any{}}, 409, "pricing_not_ready")
-	refuse(a.Key, testRun("nonsense"), 422, "invalid_input")
+	refuse(a.Key, RunTestApp("nonsense"), 422, "invalid_input")
 	for range 3 { // the creation window, full; the runs ended
-		h.waitRun(a, h.create(a, testRun("ok")))
+		h.WaitRun(a, h.Create(a, RunTestApp("ok")))
 	}
-	refuse(a.Key, testRun("ok"), 429, "rate_limited")
+	refuse(a.Key, RunTestApp("ok"), 429, "rate_limited")
 }
 
 // Refused requests are limited themselves: a key past its budget of
@@ -74,10 +74,10 @@ func TestARefusedCreateWritesNothing(t *testing.T) {
 // the probes are served (a proxy or a NAT is many clients).
 func TestRefusedRequestsAreLimitedPerKeyAndPerAddress(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits))
-	a, b := h.account(100), h.account(100)
+	h := Start(t, WithLimits(NoLimits))
+	a, b := h.Account(100), h.Account(100)
 	for range 70 {
-		if r := h.do("GET", "/api/v1/runs/run_aaaaaaaaaaaaaaaaaaaaaaaaaa", a.Key, nil); r.Status != 404 {
+		if r := h.Do("GET", "/api/v1/runs/run_aaaaaaaaaaaaaaaaaaaaaaaaaa", a.Key, nil); r.Status != 404 {
 			t.Fatalf("a read of a run that is not there: %d %s", r.Status, r.Body)
 		}
 	}
@@ -85,9 +85,9 @@ func TestRefusedRequestsAreLimitedPerKeyAndPerAddress(t *testing.T) {
 		t.Helper()
 		got := map[int]int{}
 		for range n {
-			r := h.do("POST", "/api/v1/runs", key, body)
+			r := h.Do("POST", "/api/v1/runs", key, body)
 			got[r.Status]++
-			if r.Status == 429 && (r.errorCode(t) != "rate_limited" || r.Header.Get("Retry-After") == "") {
+			if r.Status == 429 && (r.ErrorCode(t) != "rate_limited" || r.Header.Get("Retry-After") == "") {
 				t.Fatalf("a refusal past the budget: %s, Retry-After %q", r.Body, r.Header.Get("Retry-After"))
 			}
 		}
@@ -96,21 +96,21 @@ func TestRefusedRequestsAreLimitedPerKeyAndPerAddress(t *testing.T) {
 	// A budget refills as it is spent (a key's by one a second, an
 	// address's by two): a slow machine sees a few more refusals pass.
 	began := time.Now()
-	if got := statuses(70, a.Key, testRun("nonsense")); got[422] < 60 || got[422] > 61+int(time.Since(began).Seconds()) || got[429] != 70-got[422] || got[429] == 0 {
+	if got := statuses(70, a.Key, RunTestApp("nonsense")); got[422] < 60 || got[422] > 61+int(time.Since(began).Seconds()) || got[429] != 70-got[422] || got[429] == 0 {
 		t.Fatalf("70 invalid creates from one key in %s: %v, want 60 refused with 422, then 429", time.Since(began), got)
 	}
-	if r := h.do("POST", "/api/v1/runs", b.Key, testRun("ok")); r.Status != 201 {
+	if r := h.Do("POST", "/api/v1/runs", b.Key, RunTestApp("ok")); r.Status != 201 {
 		t.Fatalf("another key meanwhile: %d %s", r.Status, r.Body)
 	}
 	began = time.Now()
-	if got := statuses(130, "ak_forged", testRun("ok")); got[401] < 120 || got[401] > 121+2*int(time.Since(began).Seconds()) || got[429] != 130-got[401] || got[429] == 0 {
+	if got := statuses(130, "ak_forged", RunTestApp("ok")); got[401] < 120 || got[401] > 121+2*int(time.Since(began).Seconds()) || got[429] != 130-got[401] || got[429] == 0 {
 		t.Fatalf("130 creates with a forged key from one address in %s: %v, want 120 refused with 401, then 429", time.Since(began), got)
 	}
-	if r := h.do("GET", "/api/v1/runs", "", nil); r.Status != 429 {
+	if r := h.Do("GET", "/api/v1/runs", "", nil); r.Status != 429 {
 		t.Fatalf("a request without a key from the spent address: %d, want 429", r.Status)
 	}
 	for path, key := range map[string]string{"/api/v1/account": b.Key, "/readyz": "", "/healthz": "", "/apps": "", "/signin": ""} {
-		if r := h.do("GET", path, key, nil); r.Status != 200 {
+		if r := h.Do("GET", path, key, nil); r.Status != 200 {
 			t.Fatalf("GET %s from the spent address: %d %s", path, r.Status, r.Body)
 		}
 	}

@@ -14,86 +14,86 @@ import (
 
 // activity leaves a node with accounts, keys, grants, prices, brand
 // contexts, completed and failed runs.
-func activity(t *testing.T, h *harness) (account, []string) {
+func activity(t *testing.T, h *Harness) (Account, []string) {
 	t.Helper()
-	a := h.account(500)
-	h.do("POST", "/admin/v1/accounts/"+a.ID+"/credits", testAdminToken, map[string]any{"amount": 50})
-	h.do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme", "voice": "plain"})
-	h.do("PUT", "/admin/v1/apps/cold-email-writer/price", testAdminToken, map[string]any{"credit_cost": 30})
+	a := h.Account(500)
+	h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 50})
+	h.Do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme", "voice": "plain"})
+	h.Do("PUT", "/admin/v1/apps/cold-email-writer/price", AdminToken, map[string]any{"credit_cost": 30})
 	var runs []string
-	for _, body := range []map[string]any{coldEmailRun(), testRun("ok"), testRun("fail")} {
-		r := h.create(a, body)
-		h.waitRun(a, r)
+	for _, body := range []map[string]any{ColdEmailRun(), RunTestApp("ok"), RunTestApp("fail")} {
+		r := h.Create(a, body)
+		h.WaitRun(a, r)
 		runs = append(runs, r)
 	}
-	b := h.account(10)
-	h.do("DELETE", "/admin/v1/keys/"+b.KeyID, testAdminToken, nil)
+	b := h.Account(10)
+	h.Do("DELETE", "/admin/v1/keys/"+b.KeyID, AdminToken, nil)
 	return a, runs
 }
 
 func TestRestartKeepsEverything(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits))
+	h := Start(t, WithLimits(NoLimits))
 	a, runs := activity(t, h)
-	held := h.create(a, testRun("hold")) // acknowledged, still running at the restart
+	held := h.Create(a, RunTestApp("hold")) // acknowledged, still running at the restart
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	evs, _, _ := h.stream(ctx, a, held)
+	evs, _, _ := h.Stream(ctx, a, held)
 	var lastSeen uint64
 	for ev := range evs {
 		lastSeen = ev.ID
 		if ev.Event == "tool_running" {
 			// The stream is live; let the read model show the run running too.
-			if err := h.node.Reads().WaitFor(ctx, ev.ID); err != nil {
+			if err := h.Node.Reads().WaitFor(ctx, ev.ID); err != nil {
 				t.Fatal(err)
 			}
 			break
 		}
 	}
-	before := map[string]response{}
+	before := map[string]Response{}
 	for _, path := range []string{"/api/v1/account", "/api/v1/runs", "/api/v1/capabilities"} {
-		before[path] = h.do("GET", path, a.Key, nil)
+		before[path] = h.Do("GET", path, a.Key, nil)
 	}
-	logs := map[string][]sseEvent{}
+	logs := map[string][]SSEEvent{}
 	for _, r := range runs {
-		before[r] = h.do("GET", "/api/v1/runs/"+r, a.Key, nil)
-		logs[r] = h.collect(a, r)
+		before[r] = h.Do("GET", "/api/v1/runs/"+r, a.Key, nil)
+		logs[r] = h.Collect(a, r)
 	}
-	h.restart()
+	h.Restart()
 	for path, was := range before {
 		p := path
 		if len(path) > 0 && path[0] != '/' {
 			p = "/api/v1/runs/" + path
 		}
-		now := h.do("GET", p, a.Key, nil)
+		now := h.Do("GET", p, a.Key, nil)
 		if now.Status != was.Status || string(now.Body) != string(was.Body) {
 			t.Errorf("GET %s changed across the restart:\nbefore %d %s\nafter  %d %s", p, was.Status, was.Body, now.Status, now.Body)
 		}
 	}
 	for r, evs := range logs {
-		again := h.collect(a, r)
+		again := h.Collect(a, r)
 		if !reflect.DeepEqual(again, evs) {
 			t.Errorf("event log of %s changed across the restart", r)
 		}
 	}
 	// The run in flight at the restart is picked up and finishes; its charge
 	// settles; a client resuming from the last id it saw gets exactly the rest.
-	h.releaseHeld()
-	rest := h.collect(a, held, "Last-Event-ID", strconv.FormatUint(lastSeen, 10))
-	whole := h.collect(a, held)
-	var want []sseEvent
+	h.ReleaseHeld()
+	rest := h.Collect(a, held, "Last-Event-ID", strconv.FormatUint(lastSeen, 10))
+	whole := h.Collect(a, held)
+	var want []SSEEvent
 	for _, ev := range whole {
 		if ev.ID > lastSeen {
 			want = append(want, ev)
 		}
 	}
 	if len(rest) == 0 || rest[len(rest)-1].Event != "completed" || !reflect.DeepEqual(rest, want) {
-		t.Fatalf("resumed after the restart: %s, want the rest of the log %s", eventNames(rest), eventNames(want))
+		t.Fatalf("resumed after the restart: %s, want the rest of the log %s", EventNames(rest), EventNames(want))
 	}
-	if run := h.do("GET", "/api/v1/runs/"+held, a.Key, nil).json(t); run["status"] != "completed" {
+	if run := h.Do("GET", "/api/v1/runs/"+held, a.Key, nil).JSON(t); run["status"] != "completed" {
 		t.Fatalf("run in flight at the restart: %v", run["status"])
 	}
-	if bal, active := h.balance(a); bal != 550-30-10-10 || active != 0 {
+	if bal, active := h.Balance(a); bal != 550-30-10-10 || active != 0 {
 		t.Fatalf("balance %d active %d, want %d and 0", bal, active, 550-30-10-10)
 	}
 }
@@ -114,23 +114,23 @@ func dump(t *testing.T, dir string) map[string]map[string]string {
 
 func TestProjectionsRebuildFromTheLogToTheSameState(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits))
+	h := Start(t, WithLimits(NoLimits))
 	activity(t, h)
-	h.stop()
-	live := dump(t, h.dir)
+	h.Stop()
+	live := dump(t, h.Dir)
 	if len(live["runs"]) != 3 || len(live["accounts"]) != 2 || len(live["keys"]) != 2 || len(live["brand_contexts"]) != 1 || len(live["prices"]) < 2 {
 		t.Fatalf("activity left too little to compare: %v", live)
 	}
-	if err := os.Remove(filepath.Join(h.dir, "projections.db")); err != nil {
+	if err := os.Remove(filepath.Join(h.Dir, "projections.db")); err != nil {
 		t.Fatal(err)
 	}
 	h.boot() // rebuilds from the log before it is ready
 	deadline := time.Now().Add(10 * time.Second)
-	for h.node.Reads().Applied() == 0 && time.Now().Before(deadline) {
+	for h.Node.Reads().Applied() == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
-	h.stop()
-	rebuilt := dump(t, h.dir)
+	h.Stop()
+	rebuilt := dump(t, h.Dir)
 	if !reflect.DeepEqual(live, rebuilt) {
 		for bucket := range live {
 			if !reflect.DeepEqual(live[bucket], rebuilt[bucket]) {

@@ -13,7 +13,7 @@ import (
 
 func TestServiceResumesWhenNATSIsBack(t *testing.T) {
 	t.Parallel()
-	store, addr := filepath.Join(t.TempDir(), "nats"), freeAddr(t)
+	store, addr := filepath.Join(t.TempDir(), "nats"), FreeAddr(t)
 	startNATS := func() *embednats.Server {
 		ns, err := embednats.New(embednats.Config{StoreDir: store, Listen: addr, Secret: testClusterSecret})
 		if err != nil {
@@ -25,13 +25,13 @@ func TestServiceResumesWhenNATSIsBack(t *testing.T) {
 		return ns
 	}
 	ns := startNATS()
-	h := start(t, withLimits(noLimits), func(c *node.Config) { c.NATSURL = "nats://apprun:" + testClusterSecret + "@" + addr })
-	a := h.account(100)
-	h.waitRun(a, h.create(a, testRun("ok")))
+	h := Start(t, WithLimits(NoLimits), func(c *node.Config) { c.NATSURL = "nats://apprun:" + testClusterSecret + "@" + addr })
+	a := h.Account(100)
+	h.WaitRun(a, h.Create(a, RunTestApp("ok")))
 
 	// NATS goes away in the middle of a burst of creates: each answer is a
 	// 201 or a 503, and whatever was written was written whole.
-	b := h.account(100_000)
+	b := h.Account(100_000)
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -42,7 +42,7 @@ func TestServiceResumesWhenNATSIsBack(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				st := h.do("POST", "/api/v1/runs", b.Key, testRun("ok")).Status
+				st := h.Do("POST", "/api/v1/runs", b.Key, RunTestApp("ok")).Status
 				mu.Lock()
 				statuses[st]++
 				mu.Unlock()
@@ -58,7 +58,7 @@ func TestServiceResumesWhenNATSIsBack(t *testing.T) {
 	if len(statuses) != 2 || statuses[201] == 0 || statuses[503] != 4 {
 		t.Fatalf("answers while NATS went away: %v, want 201s and then one 503 per worker", statuses)
 	}
-	if r := h.do("POST", "/api/v1/runs", a.Key, testRun("ok")); r.Status != 503 || r.errorCode(t) != "internal_error" {
+	if r := h.Do("POST", "/api/v1/runs", a.Key, RunTestApp("ok")); r.Status != 503 || r.ErrorCode(t) != "internal_error" {
 		t.Fatalf("create with NATS down: %d %s", r.Status, r.Body)
 	}
 	ns = startNATS()
@@ -66,10 +66,10 @@ func TestServiceResumesWhenNATSIsBack(t *testing.T) {
 
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		r := h.do("POST", "/api/v1/runs", a.Key, testRun("ok"))
+		r := h.Do("POST", "/api/v1/runs", a.Key, RunTestApp("ok"))
 		if r.Status == 201 {
 			// Execution, projections and the live feed came back too.
-			if run := h.waitRun(a, r.json(t)["run_no"].(string)); run["status"] != "completed" {
+			if run := h.WaitRun(a, r.JSON(t)["run_no"].(string)); run["status"] != "completed" {
 				t.Fatalf("run after NATS came back: %v", run["status"])
 			}
 			break
@@ -79,17 +79,17 @@ func TestServiceResumesWhenNATSIsBack(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if bal, active := h.balance(a); bal != 80 || active != 0 {
+	if bal, active := h.Balance(a); bal != 80 || active != 0 {
 		t.Fatalf("balance %d active %d, want 80 and 0: the refused create must not have charged", bal, active)
 	}
 	// Every run of the burst finishes, and the log holds no charge without
 	// its run and no run without its charge.
-	for _, run := range h.pages(b, "/api/v1/runs?limit=100") {
-		h.waitRun(b, run["run_no"].(string))
+	for _, run := range h.Pages(b, "/api/v1/runs?limit=100") {
+		h.WaitRun(b, run["run_no"].(string))
 	}
-	h.stop()
+	h.Stop()
 	var out bytes.Buffer
-	if err := auditCommand([]string{"--data", h.dir, "--nats-url", "nats://apprun:" + testClusterSecret + "@" + addr}, &out); err != nil {
+	if err := auditCommand([]string{"--data", h.Dir, "--nats-url", "nats://apprun:" + testClusterSecret + "@" + addr}, &out); err != nil {
 		t.Fatalf("audit after the outage: %v\n%s", err, out.String())
 	}
 	t.Logf("burst answers %v\n%s", statuses, out.String())

@@ -11,20 +11,20 @@ import (
 
 func TestRunsExpireAfterRetentionButTheLedgerStays(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits), withRetention(testAppSlug, 300*time.Millisecond))
-	a := h.account(100)
-	expiring := h.create(a, testRun("ok"))
-	h.waitRun(a, expiring)
-	failing := h.create(a, testRun("fail"))
-	h.waitRun(a, failing)
-	kept := h.create(a, coldEmailRun()) // 30-day retention
-	h.waitRun(a, kept)
+	h := Start(t, WithLimits(NoLimits), WithRetention(TestAppSlug, 300*time.Millisecond))
+	a := h.Account(100)
+	expiring := h.Create(a, RunTestApp("ok"))
+	h.WaitRun(a, expiring)
+	failing := h.Create(a, RunTestApp("fail"))
+	h.WaitRun(a, failing)
+	kept := h.Create(a, ColdEmailRun()) // 30-day retention
+	h.WaitRun(a, kept)
 
 	deadline := time.Now().Add(15 * time.Second)
 	for _, no := range []string{expiring, failing} {
 		for {
-			r := h.do("GET", "/api/v1/runs/"+no, a.Key, nil)
-			if r.Status == 404 && r.errorCode(t) == "run_not_found" {
+			r := h.Do("GET", "/api/v1/runs/"+no, a.Key, nil)
+			if r.Status == 404 && r.ErrorCode(t) == "run_not_found" {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -32,18 +32,18 @@ func TestRunsExpireAfterRetentionButTheLedgerStays(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		if r := h.do("GET", "/api/v1/runs/"+no+"/events", a.Key, nil); r.Status != 404 {
+		if r := h.Do("GET", "/api/v1/runs/"+no+"/events", a.Key, nil); r.Status != 404 {
 			t.Fatalf("events of an expired run: %d", r.Status)
 		}
 	}
-	if r := h.do("GET", "/api/v1/runs/"+kept, a.Key, nil); r.Status != 200 {
+	if r := h.Do("GET", "/api/v1/runs/"+kept, a.Key, nil); r.Status != 200 {
 		t.Fatalf("a run within its retention: %d", r.Status)
 	}
-	if runs := h.do("GET", "/api/v1/runs", a.Key, nil).json(t)["data"].([]any); len(runs) != 1 {
+	if runs := h.Do("GET", "/api/v1/runs", a.Key, nil).JSON(t)["data"].([]any); len(runs) != 1 {
 		t.Fatalf("history after expiry has %d runs, want only the kept one", len(runs))
 	}
 	// The statement keeps the charges and the refund, with their run numbers.
-	lines := h.do("GET", "/api/v1/account/ledger", a.Key, nil).json(t)["data"].([]any)
+	lines := h.Do("GET", "/api/v1/account/ledger", a.Key, nil).JSON(t)["data"].([]any)
 	seen := map[string]int{}
 	for _, l := range lines {
 		m := l.(map[string]any)
@@ -56,23 +56,23 @@ func TestRunsExpireAfterRetentionButTheLedgerStays(t *testing.T) {
 			t.Errorf("statement lacks %q after expiry: %v", want, seen)
 		}
 	}
-	if bal, _ := h.balance(a); bal != 100-10-25 {
+	if bal, _ := h.Balance(a); bal != 100-10-25 {
 		t.Fatalf("balance %d, want %d", bal, 100-10-25)
 	}
 
 	// The log and the read models still agree, and a rebuild reaches the same state.
-	h.stop()
+	h.Stop()
 	var out bytes.Buffer
-	if err := auditCommand([]string{"--data", h.dir}, &out); err != nil {
+	if err := auditCommand([]string{"--data", h.Dir}, &out); err != nil {
 		t.Fatalf("audit after expiry: %v\n%s", err, out.String())
 	}
-	live := dump(t, h.dir)
-	if err := os.Remove(filepath.Join(h.dir, "projections.db")); err != nil {
+	live := dump(t, h.Dir)
+	if err := os.Remove(filepath.Join(h.Dir, "projections.db")); err != nil {
 		t.Fatal(err)
 	}
 	h.boot()
-	h.stop()
-	if rebuilt := dump(t, h.dir); !reflect.DeepEqual(live, rebuilt) {
+	h.Stop()
+	if rebuilt := dump(t, h.Dir); !reflect.DeepEqual(live, rebuilt) {
 		t.Fatalf("rebuild after expiry differs:\nlive    %v\nrebuilt %v", live, rebuilt)
 	}
 }

@@ -15,13 +15,13 @@ import (
 // under the route's template.
 func TestARunsGETAheadOfTheRouterIsTheSameRoute(t *testing.T) {
 	t.Parallel()
-	h := start(t) // the default limits: a read carries the read limit's headers
-	a, other := h.account(100), h.account(100)
-	runNo := h.create(a, testRun("ok"))
-	h.waitRun(a, runNo)
-	for _, who := range []account{a, other} {
-		got := h.do("GET", "/api/v1/runs/"+runNo, who.Key, nil)
-		if who == a && (got.Status != 200 || got.json(t)["run_no"] != runNo || got.Header.Get("RateLimit-Remaining") == "") {
+	h := Start(t) // the default limits: a read carries the read limit's headers
+	a, other := h.Account(100), h.Account(100)
+	runNo := h.Create(a, RunTestApp("ok"))
+	h.WaitRun(a, runNo)
+	for _, who := range []Account{a, other} {
+		got := h.Do("GET", "/api/v1/runs/"+runNo, who.Key, nil)
+		if who == a && (got.Status != 200 || got.JSON(t)["run_no"] != runNo || got.Header.Get("RateLimit-Remaining") == "") {
 			t.Fatalf("the owner's GET: %d %v %s", got.Status, got.Header, got.Body)
 		}
 		if who == other && got.Status != 404 {
@@ -29,10 +29,10 @@ func TestARunsGETAheadOfTheRouterIsTheSameRoute(t *testing.T) {
 		}
 	}
 
-	fast := h.do("GET", "/api/v1/runs/run_"+strings.Repeat("a", 26), a.Key, nil) // an id, no such run: the fast path
-	routed := h.do("GET", "/api/v1/runs/run_NOT-AN-ID", a.Key, nil)              // not an id: the router
-	for name, r := range map[string]response{"fast path": fast, "router": routed} {
-		if r.Status != 404 || r.json(t)["error"].(map[string]any)["code"] != "run_not_found" {
+	fast := h.Do("GET", "/api/v1/runs/run_"+strings.Repeat("a", 26), a.Key, nil) // an id, no such run: the fast path
+	routed := h.Do("GET", "/api/v1/runs/run_NOT-AN-ID", a.Key, nil)              // not an id: the router
+	for name, r := range map[string]Response{"fast path": fast, "router": routed} {
+		if r.Status != 404 || r.JSON(t)["error"].(map[string]any)["code"] != "run_not_found" {
 			t.Errorf("%s: %d %s, want 404 run_not_found", name, r.Status, r.Body)
 		}
 	}
@@ -43,7 +43,7 @@ func TestARunsGETAheadOfTheRouterIsTheSameRoute(t *testing.T) {
 		t.Errorf("RateLimit-Limit: fast path %q, router %q", fast.Header.Get("RateLimit-Limit"), routed.Header.Get("RateLimit-Limit"))
 	}
 
-	metrics := string(h.do("GET", "/metrics", "", nil).Body)
+	metrics := string(h.Do("GET", "/metrics", "", nil).Body)
 	for _, want := range []string{
 		// the other account's, the fast path's and the router's
 		`apprun_http_request_duration_seconds_count{code="404",method="GET",route="/api/v1/runs/{run_no}"} 3`,

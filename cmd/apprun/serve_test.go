@@ -120,15 +120,15 @@ func TestDevModeCreatesADemoAccountAndPrintsWorkingCommands(t *testing.T) {
 }
 
 func TestShutdownEndsEventStreamsCleanly(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	runNo := h.create(a, testRun("hold"))
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("hold"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	events, _, _ := h.stream(ctx, a, runNo)
+	events, _, _ := h.Stream(ctx, a, runNo)
 	<-events // started: the stream is open
 	stopped := make(chan struct{})
-	go func() { h.node.Stop(); close(stopped) }()
+	go func() { h.Node.Stop(); close(stopped) }()
 	for range events {
 	}
 	if ctx.Err() != nil {
@@ -139,15 +139,15 @@ func TestShutdownEndsEventStreamsCleanly(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("shutdown did not finish")
 	}
-	h.node = nil
+	h.Node = nil
 }
 
 func TestAdminCommandsPrintTheJSON(t *testing.T) {
-	h := start(t)
+	h := Start(t)
 	admin := func(args ...string) map[string]any {
 		t.Helper()
 		var out bytes.Buffer
-		all := append([]string{"--url", h.srv.URL, "--token", testAdminToken}, args...)
+		all := append([]string{"--url", h.Srv.URL, "--token", AdminToken}, args...)
 		if err := adminCommand(all, &out); err != nil {
 			t.Fatalf("apprun admin %v: %v\n%s", args, err, out.String())
 		}
@@ -173,7 +173,7 @@ func TestAdminCommandsPrintTheJSON(t *testing.T) {
 		t.Fatalf("prices set printed %v", got)
 	}
 	var out bytes.Buffer
-	if err := adminCommand([]string{"--url", h.srv.URL, "--token", "wrong-token-xxxxxxxx", "keys", "create", id}, &out); err == nil || !strings.Contains(out.String(), "unauthorized") {
+	if err := adminCommand([]string{"--url", h.Srv.URL, "--token", "wrong-token-xxxxxxxx", "keys", "create", id}, &out); err == nil || !strings.Contains(out.String(), "unauthorized") {
 		t.Fatalf("wrong token: err %v, printed %q", err, out.String())
 	}
 }

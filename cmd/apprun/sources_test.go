@@ -15,7 +15,7 @@ import (
 	"github.com/apprun/apprun/llm/llmtest"
 )
 
-func withSourcesAllowPrivate() option { return func(c *node.Config) { c.SourcesAllowPrivate = true } }
+func WithSourcesAllowPrivate() Option { return func(c *node.Config) { c.SourcesAllowPrivate = true } }
 
 const pricingPage = `<!doctype html><html><head><title>Pricing · Rival</title></head><body><nav>Home Blog</nav>
 <article><h1>Pricing</h1><p>Starter costs $29 a month for one user and includes invoicing, receipts and bank sync for small teams.</p>
@@ -44,12 +44,12 @@ func TestASourceReadingAppReadsItsSourceOrFailsWithARefund(t *testing.T) {
 	defer fake.Close()
 	fake.Script(llmtest.Reply{Text: pricingSummary})
 
-	h := start(t, withLimits(noLimits), withModel(fake), withSourcesAllowPrivate())
-	a := h.account(100)
+	h := Start(t, WithLimits(NoLimits), WithModel(fake), WithSourcesAllowPrivate())
+	a := h.Account(100)
 	run := func(url string) map[string]any {
 		t.Helper()
-		runNo := h.create(a, map[string]any{"app_slug": "competitor-pricing-summary", "input": map[string]any{"pricing_url": url}})
-		return h.waitRun(a, runNo)
+		runNo := h.Create(a, map[string]any{"app_slug": "competitor-pricing-summary", "input": map[string]any{"pricing_url": url}})
+		return h.WaitRun(a, runNo)
 	}
 	done := run(web.URL + "/pricing")
 	if done["status"] != "completed" || !strings.Contains(done["summary"].(string), "Rival: 2 plans") {
@@ -59,24 +59,24 @@ func TestASourceReadingAppReadsItsSourceOrFailsWithARefund(t *testing.T) {
 		t.Fatalf("the model was not given the page's main text:\n%s", user)
 	}
 	gone := run(web.URL + "/gone")
-	if gone["status"] != "failed" || errCode(gone) != "source_unavailable" || gone["refunded_credits"] != float64(15) ||
+	if gone["status"] != "failed" || ErrCode(gone) != "source_unavailable" || gone["refunded_credits"] != float64(15) ||
 		!strings.Contains(gone["error"].(map[string]any)["message"].(string), "answered 404") {
 		t.Fatalf("a page that is gone: %v", gone)
 	}
-	if bal, _ := h.balance(a); bal != 85 {
+	if bal, _ := h.Balance(a); bal != 85 {
 		t.Fatalf("balance %d, want 85: one charge kept, one refunded", bal)
 	}
 
 	// Without the test option, loopback is refused by the outbound check.
-	strict := start(t, withLimits(noLimits), withModel(fake))
-	b := strict.account(100)
-	runNo := strict.create(b, map[string]any{"app_slug": "competitor-pricing-summary", "input": map[string]any{"pricing_url": web.URL + "/pricing"}})
-	refused := strict.waitRun(b, runNo)
-	if refused["status"] != "failed" || errCode(refused) != "source_unavailable" ||
+	strict := Start(t, WithLimits(NoLimits), WithModel(fake))
+	b := strict.Account(100)
+	runNo := strict.Create(b, map[string]any{"app_slug": "competitor-pricing-summary", "input": map[string]any{"pricing_url": web.URL + "/pricing"}})
+	refused := strict.WaitRun(b, runNo)
+	if refused["status"] != "failed" || ErrCode(refused) != "source_unavailable" ||
 		!strings.Contains(refused["error"].(map[string]any)["message"].(string), "address not allowed") {
 		t.Fatalf("a loopback source without the option: %v", refused)
 	}
-	if bal, _ := strict.balance(b); bal != 100 {
+	if bal, _ := strict.Balance(b); bal != 100 {
 		t.Fatalf("balance %d after a refused source, want 100", bal)
 	}
 }
@@ -168,13 +168,13 @@ func TestEveryToolUsingAppFailsWithARefundWhenItsSourceFails(t *testing.T) {
 	}
 	fake := llmtest.New()
 	defer fake.Close()
-	h := start(t, withLimits(noLimits), withModel(fake), withSourcesAllowPrivate(), func(c *node.Config) {
+	h := Start(t, WithLimits(NoLimits), WithModel(fake), WithSourcesAllowPrivate(), func(c *node.Config) {
 		c.GitHubAPI, c.SourceMaxBytes, c.SourceTimeout = gh.URL, 4096, 300*time.Millisecond
 	})
 	// A node as shipped: sources on loopback are refused, whatever the
 	// GitHub API base is.
-	strict := start(t, withLimits(noLimits), withModel(fake), func(c *node.Config) { c.GitHubAPI = "https://api.github.com" })
-	a, s := h.account(10_000), strict.account(10_000)
+	strict := Start(t, WithLimits(NoLimits), WithModel(fake), func(c *node.Config) { c.GitHubAPI = "https://api.github.com" })
+	a, s := h.Account(10_000), strict.Account(10_000)
 	sources := sourceFields(t)
 	if len(sources) < 8 {
 		t.Fatalf("%d Apps read a source, want at least 8", len(sources))
@@ -191,8 +191,8 @@ func TestEveryToolUsingAppFailsWithARefundWhenItsSourceFails(t *testing.T) {
 			} else {
 				input[src.field] = web.URL + "/" + c.path
 			}
-			run := h.waitRun(a, h.create(a, map[string]any{"app_slug": slug, "input": input}))
-			if run["status"] != "failed" || errCode(run) != "source_unavailable" || run["refunded_credits"] != run["credit_cost"] ||
+			run := h.WaitRun(a, h.Create(a, map[string]any{"app_slug": slug, "input": input}))
+			if run["status"] != "failed" || ErrCode(run) != "source_unavailable" || run["refunded_credits"] != run["credit_cost"] ||
 				!strings.Contains(run["error"].(map[string]any)["message"].(string), c.want) {
 				t.Errorf("%s with a %s source: %v, want source_unavailable naming %q, refunded", slug, c.path, run, c.want)
 			}
@@ -202,17 +202,17 @@ func TestEveryToolUsingAppFailsWithARefundWhenItsSourceFails(t *testing.T) {
 		}
 		input := maps.Clone(examples[slug])
 		input[src.field] = web.URL + "/gone"
-		run := strict.waitRun(s, strict.create(s, map[string]any{"app_slug": slug, "input": input}))
-		if run["status"] != "failed" || errCode(run) != "source_unavailable" || run["refunded_credits"] != run["credit_cost"] ||
+		run := strict.WaitRun(s, strict.Create(s, map[string]any{"app_slug": slug, "input": input}))
+		if run["status"] != "failed" || ErrCode(run) != "source_unavailable" || run["refunded_credits"] != run["credit_cost"] ||
 			!strings.Contains(run["error"].(map[string]any)["message"].(string), "address not allowed") {
 			t.Errorf("%s with a source on loopback: %v, want source_unavailable, address not allowed, refunded", slug, run)
 		}
 	}
 	for _, x := range []struct {
-		h *harness
-		a account
+		h *Harness
+		a Account
 	}{{h, a}, {strict, s}} {
-		if bal, active := x.h.balance(x.a); bal != 10_000 || active != 0 {
+		if bal, active := x.h.Balance(x.a); bal != 10_000 || active != 0 {
 			t.Errorf("balance %d, %d active: every failed run should be refunded", bal, active)
 		}
 	}

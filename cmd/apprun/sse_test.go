@@ -11,7 +11,7 @@ import (
 	"github.com/apprun/apprun/node"
 )
 
-func eventNames(evs []sseEvent) string {
+func EventNames(evs []SSEEvent) string {
 	var s []string
 	for _, e := range evs {
 		s = append(s, e.Event)
@@ -20,12 +20,12 @@ func eventNames(evs []sseEvent) string {
 }
 
 func TestStreamReplaysTheWholeLogAndEnds(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	runNo := h.create(a, coldEmailRun())
-	evs := h.collect(a, runNo)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	runNo := h.Create(a, ColdEmailRun())
+	evs := h.Collect(a, runNo)
 	// started, analyze, plan, 3 × write, review, completed
-	if got := eventNames(evs); got != "started,tool_running,tool_running,tool_running,tool_running,tool_running,tool_running,completed" {
+	if got := EventNames(evs); got != "started,tool_running,tool_running,tool_running,tool_running,tool_running,tool_running,completed" {
 		t.Fatalf("events %s", got)
 	}
 	for i := 1; i < len(evs); i++ {
@@ -42,7 +42,7 @@ func TestStreamReplaysTheWholeLogAndEnds(t *testing.T) {
 		t.Fatalf("tool_running data %v", step)
 	}
 	// A replay is the same log, event for event.
-	again := h.collect(a, runNo)
+	again := h.Collect(a, runNo)
 	if len(again) != len(evs) {
 		t.Fatalf("second replay has %d events, first %d", len(again), len(evs))
 	}
@@ -54,22 +54,22 @@ func TestStreamReplaysTheWholeLogAndEnds(t *testing.T) {
 }
 
 func TestStreamResumesExactlyAfterTheGivenID(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	runNo := h.create(a, coldEmailRun())
-	all := h.collect(a, runNo)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	runNo := h.Create(a, ColdEmailRun())
+	all := h.Collect(a, runNo)
 	for _, via := range []string{"Last-Event-ID", "lastEventSeq"} {
 		for cut := 0; cut < len(all)-1; cut++ { // resumed at the end: TestAStreamResumedAtItsEndAnswers204
 			id := strconv.FormatUint(all[cut].ID, 10)
-			var rest []sseEvent
+			var rest []SSEEvent
 			if via == "Last-Event-ID" {
-				rest = h.collect(a, runNo, "Last-Event-ID", id)
+				rest = h.Collect(a, runNo, "Last-Event-ID", id)
 			} else {
-				rest = h.collect(a, runNo, "?lastEventSeq="+id)
+				rest = h.Collect(a, runNo, "?lastEventSeq="+id)
 			}
 			want := all[cut+1:]
 			if len(rest) != len(want) {
-				t.Fatalf("%s=%s: %d events, want %d (%s vs %s)", via, id, len(rest), len(want), eventNames(rest), eventNames(want))
+				t.Fatalf("%s=%s: %d events, want %d (%s vs %s)", via, id, len(rest), len(want), EventNames(rest), EventNames(want))
 			}
 			for i := range want {
 				if rest[i].ID != want[i].ID || rest[i].Event != want[i].Event {
@@ -79,12 +79,12 @@ func TestStreamResumesExactlyAfterTheGivenID(t *testing.T) {
 		}
 	}
 	// The header wins over the query (EventSource keeps the URL and sends the header).
-	r := h.do("GET", "/api/v1/runs/"+runNo+"/events?lastEventSeq=0", a.Key, nil, "Last-Event-ID", strconv.FormatUint(all[len(all)-2].ID, 10))
+	r := h.Do("GET", "/api/v1/runs/"+runNo+"/events?lastEventSeq=0", a.Key, nil, "Last-Event-ID", strconv.FormatUint(all[len(all)-2].ID, 10))
 	if !strings.Contains(string(r.Body), "event: completed") || strings.Contains(string(r.Body), "event: started") {
 		t.Fatalf("Last-Event-ID did not take precedence: %s", r.Body)
 	}
 	for _, bad := range []string{"?lastEventSeq=abc", "?lastEventSeq=-1"} {
-		if r := h.do("GET", "/api/v1/runs/"+runNo+"/events"+bad, a.Key, nil); r.Status != 400 || r.errorCode(t) != "invalid_request" {
+		if r := h.Do("GET", "/api/v1/runs/"+runNo+"/events"+bad, a.Key, nil); r.Status != 400 || r.ErrorCode(t) != "invalid_request" {
 			t.Fatalf("%s: %d %s", bad, r.Status, r.Body)
 		}
 	}
@@ -95,10 +95,10 @@ func TestStreamResumesExactlyAfterTheGivenID(t *testing.T) {
 // answers 204 No Content, which tells EventSource to stop reconnecting; the
 // client already has that event, so nothing is sent again.
 func TestAStreamResumedAtItsEndAnswers204(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	runNo := h.create(a, coldEmailRun())
-	all := h.collect(a, runNo)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	runNo := h.Create(a, ColdEmailRun())
+	all := h.Collect(a, runNo)
 	last := all[len(all)-1].ID
 	for _, resume := range [][]string{
 		{"Last-Event-ID", strconv.FormatUint(last, 10)},
@@ -110,28 +110,28 @@ func TestAStreamResumedAtItsEndAnswers204(t *testing.T) {
 		if strings.HasPrefix(resume[0], "?") {
 			path, hdr = path+resume[0], nil
 		}
-		r := h.do("GET", path, a.Key, nil, hdr...)
+		r := h.Do("GET", path, a.Key, nil, hdr...)
 		if r.Status != 204 || len(r.Body) != 0 {
 			t.Fatalf("resumed with %v after the end: %d %q, want 204 and no body", resume, r.Status, r.Body)
 		}
 	}
 	// Resumed one event before the end, the terminal event comes once.
-	rest := h.collect(a, runNo, "Last-Event-ID", strconv.FormatUint(all[len(all)-2].ID, 10))
+	rest := h.Collect(a, runNo, "Last-Event-ID", strconv.FormatUint(all[len(all)-2].ID, 10))
 	if len(rest) != 1 || rest[0].ID != last {
-		t.Fatalf("resumed before the end: %s", eventNames(rest))
+		t.Fatalf("resumed before the end: %s", EventNames(rest))
 	}
 }
 
 func TestStreamFollowsALiveRunAndResumesMidway(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	runNo := h.create(a, testRun("hold"))
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("hold"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// First connection: read until the held run has reported its first step, then drop.
 	c1, cancel1 := context.WithCancel(ctx)
-	events, _, _ := h.stream(c1, a, runNo)
-	var seen []sseEvent
+	events, _, _ := h.Stream(c1, a, runNo)
+	var seen []SSEEvent
 	for ev := range events {
 		seen = append(seen, ev)
 		if ev.Event == "tool_running" {
@@ -139,35 +139,35 @@ func TestStreamFollowsALiveRunAndResumesMidway(t *testing.T) {
 		}
 	}
 	cancel1()
-	if eventNames(seen) != "started,tool_running" {
-		t.Fatalf("live events before release: %s", eventNames(seen))
+	if EventNames(seen) != "started,tool_running" {
+		t.Fatalf("live events before release: %s", EventNames(seen))
 	}
 	// Second connection resumes from the last id, and follows live.
-	events2, _, _ := h.stream(ctx, a, runNo, "Last-Event-ID", strconv.FormatUint(seen[len(seen)-1].ID, 10))
-	h.releaseHeld()
-	var rest []sseEvent
+	events2, _, _ := h.Stream(ctx, a, runNo, "Last-Event-ID", strconv.FormatUint(seen[len(seen)-1].ID, 10))
+	h.ReleaseHeld()
+	var rest []SSEEvent
 	for ev := range events2 {
 		rest = append(rest, ev)
 	}
-	if ctx.Err() != nil || eventNames(rest) != "tool_running,completed" {
-		t.Fatalf("resumed stream: %s (ctx %v)", eventNames(rest), ctx.Err())
+	if ctx.Err() != nil || EventNames(rest) != "tool_running,completed" {
+		t.Fatalf("resumed stream: %s (ctx %v)", EventNames(rest), ctx.Err())
 	}
 	if rest[0].ID <= seen[len(seen)-1].ID {
 		t.Fatalf("resumed stream repeats id %d", rest[0].ID)
 	}
 	// The terminal event implies the result is readable at once.
-	if run := h.do("GET", "/api/v1/runs/"+runNo, a.Key, nil).json(t); run["status"] != "completed" {
+	if run := h.Do("GET", "/api/v1/runs/"+runNo, a.Key, nil).JSON(t); run["status"] != "completed" {
 		t.Fatalf("after the completed event the run reads %v", run["status"])
 	}
 }
 
 func TestStreamSendsHeartbeatComments(t *testing.T) {
-	h := start(t, withLimits(noLimits), withHeartbeat(100*time.Millisecond))
-	a := h.account(100)
-	runNo := h.create(a, testRun("hold"))
+	h := Start(t, WithLimits(NoLimits), WithHeartbeat(100*time.Millisecond))
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("hold"))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, comments, resp := h.stream(ctx, a, runNo)
+	_, comments, resp := h.Stream(ctx, a, runNo)
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("Content-Type %q", ct)
 	}
@@ -185,11 +185,11 @@ func TestStreamSendsHeartbeatComments(t *testing.T) {
 
 // Every stream opens with a reconnection hint.
 func TestAStreamOpensWithARetryHint(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	runNo := h.create(a, testRun("ok"))
-	h.collect(a, runNo)
-	r := h.do("GET", "/api/v1/runs/"+runNo+"/events", a.Key, nil)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("ok"))
+	h.Collect(a, runNo)
+	r := h.Do("GET", "/api/v1/runs/"+runNo+"/events", a.Key, nil)
 	if !strings.HasPrefix(string(r.Body), "retry: 3000\n\n") {
 		t.Fatalf("stream starts %q, want a retry: hint", string(r.Body)[:min(len(r.Body), 40)])
 	}
@@ -197,35 +197,35 @@ func TestAStreamOpensWithARetryHint(t *testing.T) {
 
 func TestStreamTokensOpenOnlyTheirRunAndExpire(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits), func(c *node.Config) { c.StreamTokenTTL = 2 * time.Second })
-	a := h.account(100)
-	runNo := h.create(a, testRun("ok"))
-	other := h.create(a, testRun("ok"))
-	r := h.do("POST", "/api/v1/runs/"+runNo+"/stream-token", a.Key, nil)
-	m := r.json(t)
+	h := Start(t, WithLimits(NoLimits), func(c *node.Config) { c.StreamTokenTTL = 2 * time.Second })
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("ok"))
+	other := h.Create(a, RunTestApp("ok"))
+	r := h.Do("POST", "/api/v1/runs/"+runNo+"/stream-token", a.Key, nil)
+	m := r.JSON(t)
 	tok, _ := m["token"].(string)
 	if r.Status != 201 || tok == "" || m["stream_url"] != "/api/v1/runs/"+runNo+"/events?token="+tok || m["expires_at"] == nil {
 		t.Fatalf("stream token: %d %s", r.Status, r.Body)
 	}
-	open := func(run, token string) response {
-		return h.do("GET", "/api/v1/runs/"+run+"/events?token="+url.QueryEscape(token), "", nil)
+	open := func(run, token string) Response {
+		return h.Do("GET", "/api/v1/runs/"+run+"/events?token="+url.QueryEscape(token), "", nil)
 	}
 	if s := open(runNo, tok); s.Status != 200 || !strings.Contains(string(s.Body), "event: completed") {
 		t.Fatalf("own run with its token: %d %s", s.Status, s.Body)
 	}
-	for name, s := range map[string]response{
+	for name, s := range map[string]Response{
 		"another run":    open(other, tok),
 		"a forged token": open(runNo, tok[:len(tok)-2]+"AA"),
 		"no token":       open(runNo, ""),
 	} {
-		if s.Status != 401 || s.errorCode(t) != "unauthorized" {
+		if s.Status != 401 || s.ErrorCode(t) != "unauthorized" {
 			t.Fatalf("%s: %d %s, want 401", name, s.Status, s.Body)
 		}
 	}
-	if s := h.do("GET", "/api/v1/runs/"+runNo+"?token="+url.QueryEscape(tok), "", nil); s.Status != 401 {
+	if s := h.Do("GET", "/api/v1/runs/"+runNo+"?token="+url.QueryEscape(tok), "", nil); s.Status != 401 {
 		t.Fatalf("the token opened the run itself: %d; it grants only the event stream", s.Status)
 	}
-	if s := h.do("POST", "/api/v1/runs/"+h.create(h.account(10), testRun("ok"))+"/stream-token", a.Key, nil); s.Status != 404 {
+	if s := h.Do("POST", "/api/v1/runs/"+h.Create(h.Account(10), RunTestApp("ok"))+"/stream-token", a.Key, nil); s.Status != 404 {
 		t.Fatalf("a token for another account's run: %d, want 404", s.Status)
 	}
 	deadline := time.Now().Add(10 * time.Second)

@@ -5,13 +5,13 @@ import (
 )
 
 func TestStatementListsGrantsChargesAndRefunds(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	h.do("POST", "/admin/v1/accounts/"+a.ID+"/credits", testAdminToken, map[string]any{"amount": 50})
-	ok := h.create(a, testRun("ok"))
-	h.waitRun(a, ok)
-	failed := h.create(a, testRun("fail"))
-	h.waitRun(a, failed)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 50})
+	ok := h.Create(a, RunTestApp("ok"))
+	h.WaitRun(a, ok)
+	failed := h.Create(a, RunTestApp("fail"))
+	h.WaitRun(a, failed)
 	want := []struct {
 		typ         string
 		amount, bal float64
@@ -23,7 +23,7 @@ func TestStatementListsGrantsChargesAndRefunds(t *testing.T) {
 		{"grant", 50, 150, ""},
 		{"grant", 100, 100, ""},
 	}
-	got := h.pages(a, "/api/v1/account/ledger?limit=2")
+	got := h.Pages(a, "/api/v1/account/ledger?limit=2")
 	if len(got) != len(want) {
 		t.Fatalf("statement has %d lines, want %d: %v", len(got), len(want), got)
 	}
@@ -35,8 +35,8 @@ func TestStatementListsGrantsChargesAndRefunds(t *testing.T) {
 		}
 	}
 	// Another account sees only its own lines.
-	b := h.account(0)
-	if lines := h.do("GET", "/api/v1/account/ledger", b.Key, nil).json(t)["data"].([]any); len(lines) != 0 {
+	b := h.Account(0)
+	if lines := h.Do("GET", "/api/v1/account/ledger", b.Key, nil).JSON(t)["data"].([]any); len(lines) != 0 {
 		t.Fatalf("an account opened with 0 Credits has lines: %v", lines)
 	}
 }

@@ -12,17 +12,17 @@ var stamp = regexp.MustCompile(`"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]
 // precision, the one precision the docs show: runs, their events, the
 // statement, brand contexts and stream tokens.
 func TestTimestampsAreMillisecondsEverywhere(t *testing.T) {
-	h := start(t, withLimits(noLimits))
-	a := h.account(100)
-	runNo := h.create(a, coldEmailRun())
-	h.collect(a, runNo)
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	runNo := h.Create(a, ColdEmailRun())
+	h.Collect(a, runNo)
 	bodies := map[string][]byte{
-		"run":          h.do("GET", "/api/v1/runs/"+runNo, a.Key, nil).Body,
-		"runs":         h.do("GET", "/api/v1/runs", a.Key, nil).Body,
-		"events":       h.do("GET", "/api/v1/runs/"+runNo+"/events", a.Key, nil).Body,
-		"ledger":       h.do("GET", "/api/v1/account/ledger", a.Key, nil).Body,
-		"brand":        h.do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme"}).Body,
-		"stream-token": h.do("POST", "/api/v1/runs/"+runNo+"/stream-token", a.Key, nil).Body,
+		"run":          h.Do("GET", "/api/v1/runs/"+runNo, a.Key, nil).Body,
+		"runs":         h.Do("GET", "/api/v1/runs", a.Key, nil).Body,
+		"events":       h.Do("GET", "/api/v1/runs/"+runNo+"/events", a.Key, nil).Body,
+		"ledger":       h.Do("GET", "/api/v1/account/ledger", a.Key, nil).Body,
+		"brand":        h.Do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme"}).Body,
+		"stream-token": h.Do("POST", "/api/v1/runs/"+runNo+"/stream-token", a.Key, nil).Body,
 	}
 	for what, body := range bodies {
 		found := stamp.FindAllSubmatch(body, -1)

@@ -45,7 +45,7 @@ func holdBody(t *testing.T, addr, head string, sent int, within time.Duration) (
 // through.)
 func TestABodyIsNotReadBeforeItsSenderIsKnown(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits), withRequestTimeout(20*time.Second))
+	h := Start(t, WithLimits(NoLimits), WithRequestTimeout(20*time.Second))
 	const size = 1 << 20
 	heads := map[string]string{
 		"/mcp":                               "POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream",
@@ -69,7 +69,7 @@ func TestABodyIsNotReadBeforeItsSenderIsKnown(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				status, took := holdBody(t, hostAddr(h), head, 512<<10, 15*time.Second)
+				status, took := holdBody(t, HostAddr(h), head, 512<<10, 15*time.Second)
 				// (Past 120 refusals, the address's budget answers 429.)
 				if !(strings.Contains(status, want[name]) || strings.Contains(status, " 429 ")) || took > 5*time.Second {
 					t.Errorf("%s, its body held: %q, closed after %s; want%s (or 429) at once, the body unread", name, status, took.Round(time.Millisecond), want[name])
@@ -92,9 +92,9 @@ func TestABodyIsNotReadBeforeItsSenderIsKnown(t *testing.T) {
 // frees its place.
 func TestAnAddressHoldsAtMostItsCapOfUnknownConnections(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits), func(c *node.Config) { c.Conns = httpapi.ConnLimits{PerAddr: 8} })
-	a := h.account(100)
-	addr := h.node.Addr()
+	h := Start(t, WithLimits(NoLimits), func(c *node.Config) { c.Conns = httpapi.ConnLimits{PerAddr: 8} })
+	a := h.Account(100)
+	addr := h.Node.Addr()
 	dial := func() net.Conn {
 		t.Helper()
 		c, err := net.Dial("tcp", addr)
@@ -121,7 +121,7 @@ func TestAnAddressHoldsAtMostItsCapOfUnknownConnections(t *testing.T) {
 		return strings.TrimSpace(status)
 	}
 	open := func() int {
-		_, unknown := h.node.Conns().Open()
+		_, unknown := h.Node.Conns().Open()
 		return unknown
 	}
 	var conns []net.Conn
@@ -130,7 +130,7 @@ func TestAnAddressHoldsAtMostItsCapOfUnknownConnections(t *testing.T) {
 		held(c)
 		conns = append(conns, c)
 	}
-	waitFor(t, 5*time.Second, "8 unknown connections counted", func() bool { return open() == 8 })
+	WaitFor(t, 5*time.Second, "8 unknown connections counted", func() bool { return open() == 8 })
 	if status := refused(dial()); !strings.Contains(status, " 429 ") {
 		t.Fatalf("a 9th unknown connection: %q, want 429 at accept", status)
 	}
@@ -143,7 +143,7 @@ func TestAnAddressHoldsAtMostItsCapOfUnknownConnections(t *testing.T) {
 		t.Fatalf("a connection past the cap is refused before its key is read: %q", status)
 	}
 	conns[0].Close()
-	waitFor(t, 5*time.Second, "a closed connection's place freed", func() bool { return open() == 7 })
+	WaitFor(t, 5*time.Second, "a closed connection's place freed", func() bool { return open() == 7 })
 	known = dial()
 	if _, err := io.WriteString(known, "GET /api/v1/account HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+a.Key+"\r\n\r\n"); err != nil {
 		t.Fatal(err)
@@ -151,10 +151,10 @@ func TestAnAddressHoldsAtMostItsCapOfUnknownConnections(t *testing.T) {
 	if status := refused(known); !strings.Contains(status, " 200 ") {
 		t.Fatalf("an authenticated request on a free place: %q", status)
 	}
-	waitFor(t, 5*time.Second, "the authenticated connection out of the count", func() bool { return open() == 7 })
+	WaitFor(t, 5*time.Second, "the authenticated connection out of the count", func() bool { return open() == 7 })
 	c := dial()
 	held(c)
-	waitFor(t, 5*time.Second, "its place taken by another", func() bool { return open() == 8 })
+	WaitFor(t, 5*time.Second, "its place taken by another", func() bool { return open() == 8 })
 	if status := refused(dial()); !strings.Contains(status, " 429 ") {
 		t.Fatalf("past the cap again: %q, want 429", status)
 	}
@@ -165,11 +165,11 @@ func TestAnAddressHoldsAtMostItsCapOfUnknownConnections(t *testing.T) {
 // at once, unread, and a place freed is taken again.
 func TestFormsFromUnknownSendersShareABudget(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits))
+	h := Start(t, WithLimits(NoLimits))
 	head := "POST /signin HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 60000\r\n\r\nemail="
 	var held []net.Conn
 	for range (512 << 10) / 60000 { // 8 fit in an address's 512 KiB
-		c, err := net.Dial("tcp", hostAddr(h))
+		c, err := net.Dial("tcp", HostAddr(h))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestFormsFromUnknownSendersShareABudget(t *testing.T) {
 	// A whole sign-in of the same size: answered at once, either way.
 	over := func() (string, time.Duration) {
 		t.Helper()
-		c, err := net.Dial("tcp", hostAddr(h))
+		c, err := net.Dial("tcp", HostAddr(h))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,7 +194,7 @@ func TestFormsFromUnknownSendersShareABudget(t *testing.T) {
 		return strings.TrimSpace(status), time.Since(began)
 	}
 	var status string
-	waitFor(t, 5*time.Second, "the 9th sign-in refused while 8 are held", func() bool {
+	WaitFor(t, 5*time.Second, "the 9th sign-in refused while 8 are held", func() bool {
 		status, _ = over()
 		return strings.Contains(status, " 503 ")
 	})
@@ -202,7 +202,7 @@ func TestFormsFromUnknownSendersShareABudget(t *testing.T) {
 		t.Fatalf("a sign-in past the budget: %q after %s, want 503 at once", status, took)
 	}
 	held[0].Close()
-	waitFor(t, 5*time.Second, "a freed place taken again", func() bool {
+	WaitFor(t, 5*time.Second, "a freed place taken again", func() bool {
 		status, _ := over()
 		return !strings.Contains(status, " 503 ")
 	})

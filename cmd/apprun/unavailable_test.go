@@ -10,22 +10,22 @@ import (
 )
 
 func TestEventLogUnreachableIsInternalErrorAndWritesNothing(t *testing.T) {
-	h := start(t)
-	a := h.account(100)
-	h.node.EmbeddedNATS().Stop() // the embedded NATS server goes away under a running node
+	h := Start(t)
+	a := h.Account(100)
+	h.Node.EmbeddedNATS().Stop() // the embedded NATS server goes away under a running node
 	for _, req := range []struct {
 		method, path string
 		body         any
 	}{
-		{"POST", "/api/v1/runs", testRun("ok")},
+		{"POST", "/api/v1/runs", RunTestApp("ok")},
 		{"GET", "/api/v1/account", nil},
 	} {
-		r := h.do(req.method, req.path, a.Key, req.body)
-		if r.Status != 503 || r.errorCode(t) != "internal_error" {
+		r := h.Do(req.method, req.path, a.Key, req.body)
+		if r.Status != 503 || r.ErrorCode(t) != "internal_error" {
 			t.Fatalf("%s %s with NATS down: %d %s, want 503 internal_error", req.method, req.path, r.Status, r.Body)
 		}
 	}
-	if bal, active := h.balance(a); bal != 100 || active != 0 {
+	if bal, active := h.Balance(a); bal != 100 || active != 0 {
 		t.Fatalf("a failed request changed the account: balance %d active %d", bal, active)
 	}
 }
@@ -39,35 +39,35 @@ func TestEventLogUnreachableIsInternalErrorAndWritesNothing(t *testing.T) {
 // exception (below).
 func TestAStoredWriteIsAnsweredAsStoredWhenTheReadModelsLag(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits), withWriteWait(100*time.Millisecond))
-	a := h.account(100)
-	h.node.Projections().Stop() // the read models apply nothing more
-	if r := h.do("POST", "/admin/v1/accounts/"+a.ID+"/credits", testAdminToken, map[string]any{"amount": 50}); r.Status != 200 || r.json(t)["balance"] != float64(150) {
+	h := Start(t, WithLimits(NoLimits), WithWriteWait(100*time.Millisecond))
+	a := h.Account(100)
+	h.Node.Projections().Stop() // the read models apply nothing more
+	if r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 50}); r.Status != 200 || r.JSON(t)["balance"] != float64(150) {
 		t.Errorf("a grant the log stored: %d %s, want 200 with the balance 150", r.Status, r.Body)
 	}
-	if r := h.do("POST", "/admin/v1/accounts", testAdminToken, map[string]any{"email": "b@example.com", "credits": 5}); r.Status != 201 {
+	if r := h.Do("POST", "/admin/v1/accounts", AdminToken, map[string]any{"email": "b@example.com", "credits": 5}); r.Status != 201 {
 		t.Errorf("an account the log stored: %d %s, want 201", r.Status, r.Body)
 	}
-	if r := h.do("POST", "/admin/v1/accounts/"+a.ID+"/keys", testAdminToken, nil); r.Status != 201 {
+	if r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/keys", AdminToken, nil); r.Status != 201 {
 		t.Errorf("a key the log stored: %d %s, want 201", r.Status, r.Body)
 	}
-	if r := h.do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme"}); r.Status != 201 {
+	if r := h.Do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme"}); r.Status != 201 {
 		t.Errorf("a brand context the log stored: %d %s, want 201", r.Status, r.Body)
 	}
 	// A revocation promises the key fails at once, which this node's key
 	// check (its read models) cannot keep yet: no 204. Repeating it is
 	// harmless, so the 503 hides nothing.
-	if r := h.do("DELETE", "/admin/v1/keys/"+a.KeyID, testAdminToken, nil); r.Status != 503 {
+	if r := h.Do("DELETE", "/admin/v1/keys/"+a.KeyID, AdminToken, nil); r.Status != 503 {
 		t.Errorf("a revocation the read models cannot show: %d %s, want 503 (the key still works here)", r.Status, r.Body)
 	}
-	h.restart()
-	if balance, _ := h.balance(a); balance != 150 {
+	h.Restart()
+	if balance, _ := h.Balance(a); balance != 150 {
 		t.Errorf("after a restart: balance %d, want 150 (granted once)", balance)
 	}
-	if r := h.do("DELETE", "/admin/v1/keys/"+a.KeyID, testAdminToken, nil); r.Status != 204 {
+	if r := h.Do("DELETE", "/admin/v1/keys/"+a.KeyID, AdminToken, nil); r.Status != 204 {
 		t.Errorf("the revocation repeated after the restart: %d %s, want 204", r.Status, r.Body)
 	}
-	if r := h.do("GET", "/api/v1/account", a.Key, nil); r.Status != 401 {
+	if r := h.Do("GET", "/api/v1/account", a.Key, nil); r.Status != 401 {
 		t.Errorf("the revoked key after the restart: %d, want 401", r.Status)
 	}
 }
@@ -78,8 +78,8 @@ func TestAStoredWriteIsAnsweredAsStoredWhenTheReadModelsLag(t *testing.T) {
 // stopped applying never will.
 func TestStoppedReadModelsSayWhyInTheProbes(t *testing.T) {
 	t.Parallel()
-	h := start(t, withLimits(noLimits))
-	js, err := jetstream.New(h.node.NATS())
+	h := Start(t, WithLimits(NoLimits))
+	js, err := jetstream.New(h.Node.NATS())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestStoppedReadModelsSayWhyInTheProbes(t *testing.T) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		r := h.do("GET", "/healthz", "", nil)
+		r := h.Do("GET", "/healthz", "", nil)
 		if r.Status == 503 {
 			if !strings.Contains(string(r.Body), `"status":"failed"`) || !strings.Contains(string(r.Body), "restart") {
 				t.Errorf("/healthz with the read models stopped: %s, want failed, asking for a restart", r.Body)
@@ -101,7 +101,7 @@ func TestStoppedReadModelsSayWhyInTheProbes(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if r := h.do("GET", "/readyz", "", nil); r.Status != 503 || !strings.Contains(string(r.Body), "read models stopped") {
+	if r := h.Do("GET", "/readyz", "", nil); r.Status != 503 || !strings.Contains(string(r.Body), "read models stopped") {
 		t.Errorf("/readyz with the read models stopped: %d %s, want 503 saying so", r.Status, r.Body)
 	}
 }

@@ -19,31 +19,31 @@ import (
 	"github.com/apprun/apprun/node"
 )
 
-func withWebhooks(backoff time.Duration) option {
+func WithWebhooks(backoff time.Duration) Option {
 	return func(c *node.Config) { c.Webhooks = engine.WebhookConfig{AllowPrivate: true, Backoff: backoff} }
 }
 
-// receiver is a webhook endpoint that answers from a script of statuses
+// Receiver is a webhook endpoint that answers from a script of statuses
 // (then 200) and records every delivery.
-type receiver struct {
+type Receiver struct {
 	*httptest.Server
 	mu       sync.Mutex
 	statuses []int
-	got      []delivery
+	got      []Delivery
 	arrived  chan struct{}
 }
 
-type delivery struct {
+type Delivery struct {
 	Header http.Header
 	Body   []byte
 }
 
-func newReceiver(t *testing.T, statuses ...int) *receiver {
-	rc := &receiver{statuses: statuses, arrived: make(chan struct{}, 100)}
+func NewReceiver(t *testing.T, statuses ...int) *Receiver {
+	rc := &Receiver{statuses: statuses, arrived: make(chan struct{}, 100)}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
-		rc.got = append(rc.got, delivery{Header: r.Header.Clone(), Body: body})
+		rc.got = append(rc.got, Delivery{Header: r.Header.Clone(), Body: body})
 		status := http.StatusOK
 		if len(rc.statuses) > 0 {
 			status, rc.statuses = rc.statuses[0], rc.statuses[1:]
@@ -56,13 +56,13 @@ func newReceiver(t *testing.T, statuses ...int) *receiver {
 	return rc
 }
 
-// await waits for the n-th delivery.
-func (rc *receiver) await(t *testing.T, n int) []delivery {
+// Await waits for the n-th delivery.
+func (rc *Receiver) Await(t *testing.T, n int) []Delivery {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
 		rc.mu.Lock()
-		got := append([]delivery(nil), rc.got...)
+		got := append([]Delivery(nil), rc.got...)
 		rc.mu.Unlock()
 		if len(got) >= n {
 			return got
@@ -76,7 +76,7 @@ func (rc *receiver) await(t *testing.T, n int) []delivery {
 }
 
 // verify checks a delivery the way a receiver would (Standard Webhooks).
-func verify(t *testing.T, secret string, d delivery) {
+func verify(t *testing.T, secret string, d Delivery) {
 	t.Helper()
 	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
 	if err != nil || !strings.HasPrefix(secret, "whsec_") {
@@ -96,15 +96,15 @@ func verify(t *testing.T, secret string, d delivery) {
 }
 
 func TestWebhookDeliveryIsSignedAndIdentifiedByTheEventID(t *testing.T) {
-	h := start(t, withLimits(noLimits), withWebhooks(50*time.Millisecond))
-	a := h.account(100)
-	rc := newReceiver(t)
-	body := coldEmailRun()
+	h := Start(t, WithLimits(NoLimits), WithWebhooks(50*time.Millisecond))
+	a := h.Account(100)
+	rc := NewReceiver(t)
+	body := ColdEmailRun()
 	body["webhook_url"] = rc.URL + "/hooks"
-	runNo := h.create(a, body)
-	evs := h.collect(a, runNo)
-	got := rc.await(t, 1)
-	secret := h.do("GET", "/api/v1/webhooks/secret", a.Key, nil).json(t)["secret"].(string)
+	runNo := h.Create(a, body)
+	evs := h.Collect(a, runNo)
+	got := rc.Await(t, 1)
+	secret := h.Do("GET", "/api/v1/webhooks/secret", a.Key, nil).JSON(t)["secret"].(string)
 	verify(t, secret, got[0])
 	if id := got[0].Header.Get("webhook-id"); id != strconv.FormatUint(evs[len(evs)-1].ID, 10) {
 		t.Fatalf("webhook-id %s, want the terminal event's id %d", id, evs[len(evs)-1].ID)
@@ -118,22 +118,22 @@ func TestWebhookDeliveryIsSignedAndIdentifiedByTheEventID(t *testing.T) {
 		t.Fatalf("payload %s", got[0].Body)
 	}
 	// The delivery log says so, and a redelivery sends the same id again.
-	waitDelivery(t, h, a, runNo, "delivered")
-	if r := h.do("POST", "/api/v1/webhooks/deliveries/"+runNo+"/redeliver", a.Key, nil); r.Status != 202 {
+	WaitDelivery(t, h, a, runNo, "delivered")
+	if r := h.Do("POST", "/api/v1/webhooks/deliveries/"+runNo+"/redeliver", a.Key, nil); r.Status != 202 {
 		t.Fatalf("redeliver: %d %s", r.Status, r.Body)
 	}
-	if again := rc.await(t, 2); again[1].Header.Get("webhook-id") != got[0].Header.Get("webhook-id") {
+	if again := rc.Await(t, 2); again[1].Header.Get("webhook-id") != got[0].Header.Get("webhook-id") {
 		t.Fatal("a redelivery changed the webhook-id")
 	}
 }
 
-// waitDelivery polls the delivery log until the run's delivery has status.
-func waitDelivery(t *testing.T, h *harness, a account, runNo, status string) map[string]any {
+// WaitDelivery polls the delivery log until the run's delivery has status.
+func WaitDelivery(t *testing.T, h *Harness, a Account, runNo, status string) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		r := h.do("GET", "/api/v1/webhooks/deliveries", a.Key, nil)
-		for _, d := range r.json(t)["data"].([]any) {
+		r := h.Do("GET", "/api/v1/webhooks/deliveries", a.Key, nil)
+		for _, d := range r.JSON(t)["data"].([]any) {
 			if m := d.(map[string]any); m["run_no"] == runNo && m["status"] == status {
 				return m
 			}
@@ -146,36 +146,36 @@ func waitDelivery(t *testing.T, h *harness, a account, runNo, status string) map
 }
 
 func TestAFailingReceiverIsRetriedUntilItSucceeds(t *testing.T) {
-	h := start(t, withLimits(noLimits), withWebhooks(50*time.Millisecond))
-	a := h.account(100)
-	rc := newReceiver(t, 500, 503)
-	body := testRun("fail")
+	h := Start(t, WithLimits(NoLimits), WithWebhooks(50*time.Millisecond))
+	a := h.Account(100)
+	rc := NewReceiver(t, 500, 503)
+	body := RunTestApp("fail")
 	body["webhook_url"] = rc.URL
-	runNo := h.create(a, body)
-	got := rc.await(t, 3)
+	runNo := h.Create(a, body)
+	got := rc.Await(t, 3)
 	if got[0].Header.Get("webhook-id") != got[2].Header.Get("webhook-id") {
 		t.Fatal("retries changed the webhook-id")
 	}
-	d := waitDelivery(t, h, a, runNo, "delivered")
+	d := WaitDelivery(t, h, a, runNo, "delivered")
 	if d["attempts"] != float64(3) || d["event"] != "failed" {
 		t.Fatalf("delivery %v: want delivered on the 3rd attempt, of the failed event", d)
 	}
 }
 
 func TestAWebhookDeliverySurvivesARestart(t *testing.T) {
-	h := start(t, withLimits(noLimits), withWebhooks(time.Second))
-	a := h.account(100)
-	rc := newReceiver(t, 503)
-	body := testRun("ok")
+	h := Start(t, WithLimits(NoLimits), WithWebhooks(time.Second))
+	a := h.Account(100)
+	rc := NewReceiver(t, 503)
+	body := RunTestApp("ok")
 	body["webhook_url"] = rc.URL
-	runNo := h.create(a, body)
-	rc.await(t, 1) // the first attempt failed; the retry is due in 1s
-	h.restart()
-	got := rc.await(t, 2)
+	runNo := h.Create(a, body)
+	rc.Await(t, 1) // the first attempt failed; the retry is due in 1s
+	h.Restart()
+	got := rc.Await(t, 2)
 	if got[1].Header.Get("webhook-id") != got[0].Header.Get("webhook-id") {
 		t.Fatal("the delivery after the restart is not the same delivery")
 	}
-	waitDelivery(t, h, a, runNo, "delivered")
+	WaitDelivery(t, h, a, runNo, "delivered")
 }
 
 // A webhook URL that cannot be delivered to is refused at create,
@@ -184,61 +184,61 @@ func TestAWebhookDeliverySurvivesARestart(t *testing.T) {
 // (one number, hex, a short form: WHATWG's IPv4 parser), localhost with
 // the root's dot, and a port out of range.
 func TestWebhookURLsAreChecked(t *testing.T) {
-	h := start(t, withLimits(noLimits)) // production: no private receivers
-	a := h.account(100)
+	h := Start(t, WithLimits(NoLimits)) // production: no private receivers
+	a := h.Account(100)
 	for _, u := range []string{"ftp://example.com/x", "http://127.0.0.1:9/x", "http://localhost/x", "https://user:pw@example.com/",
 		"http://10.0.0.1/x", "http://[::1]/x", "not a url",
 		"http://2130706433/x", "http://0x7f000001/x", "http://127.1/x", "http://0/x", "http://0177.0.0.1/x", "http://10.0x0.0.1/x",
 		"http://localhost./x", "http://app.localhost./x", "http://example.com:99999/x", "http://example.com:0/x"} {
-		body := coldEmailRun()
+		body := ColdEmailRun()
 		body["webhook_url"] = u
-		if r := h.do("POST", "/api/v1/runs", a.Key, body); r.Status != 400 || r.errorCode(t) != "invalid_request" {
+		if r := h.Do("POST", "/api/v1/runs", a.Key, body); r.Status != 400 || r.ErrorCode(t) != "invalid_request" {
 			t.Errorf("webhook_url %q: %d %s, want 400", u, r.Status, r.Body)
 		}
 	}
-	if bal, _ := h.balance(a); bal != 100 {
+	if bal, _ := h.Balance(a); bal != 100 {
 		t.Fatalf("refused webhook URLs charged: balance %d", bal)
 	}
 	for _, u := range []string{"https://hooks.example.com/apprun", "https://hooks.example.com:8443/apprun", "https://8.8.8.8/x", "https://3com.example/x"} {
-		body := coldEmailRun()
+		body := ColdEmailRun()
 		body["webhook_url"] = u
-		if r := h.do("POST", "/api/v1/runs", a.Key, body); r.Status != 201 {
+		if r := h.Do("POST", "/api/v1/runs", a.Key, body); r.Status != 201 {
 			t.Fatalf("a public https URL %q: %d %s", u, r.Status, r.Body)
 		}
 	}
 }
 
 func TestAccountEndpointsReceiveTheRunsMadeWhileTheyAreRegistered(t *testing.T) {
-	h := start(t, withLimits(noLimits), withWebhooks(50*time.Millisecond))
-	a := h.account(100)
-	perRun, account := newReceiver(t), newReceiver(t)
-	r := h.do("POST", "/api/v1/webhooks/endpoints", a.Key, map[string]any{"url": account.URL + "/all"})
-	ep := r.json(t)
+	h := Start(t, WithLimits(NoLimits), WithWebhooks(50*time.Millisecond))
+	a := h.Account(100)
+	perRun, account := NewReceiver(t), NewReceiver(t)
+	r := h.Do("POST", "/api/v1/webhooks/endpoints", a.Key, map[string]any{"url": account.URL + "/all"})
+	ep := r.JSON(t)
 	if r.Status != 201 || ep["endpoint_id"] == nil || ep["url"] != account.URL+"/all" {
 		t.Fatalf("add endpoint: %d %s", r.Status, r.Body)
 	}
-	if list := h.do("GET", "/api/v1/webhooks/endpoints", a.Key, nil).json(t)["data"].([]any); len(list) != 1 {
+	if list := h.Do("GET", "/api/v1/webhooks/endpoints", a.Key, nil).JSON(t)["data"].([]any); len(list) != 1 {
 		t.Fatalf("endpoints: %v", list)
 	}
 	// A run with its own URL goes to both; each delivery has the same id.
-	body := testRun("ok")
+	body := RunTestApp("ok")
 	body["webhook_url"] = perRun.URL
-	h.waitRun(a, h.create(a, body))
-	one, two := perRun.await(t, 1), account.await(t, 1)
+	h.WaitRun(a, h.Create(a, body))
+	one, two := perRun.Await(t, 1), account.Await(t, 1)
 	if one[0].Header.Get("webhook-id") != two[0].Header.Get("webhook-id") {
 		t.Fatal("the two targets got different webhook-ids for one event")
 	}
 	// After removal, new runs no longer go to the endpoint.
-	if r := h.do("DELETE", "/api/v1/webhooks/endpoints/"+ep["endpoint_id"].(string), a.Key, nil); r.Status != 204 {
+	if r := h.Do("DELETE", "/api/v1/webhooks/endpoints/"+ep["endpoint_id"].(string), a.Key, nil); r.Status != 204 {
 		t.Fatalf("remove endpoint: %d %s", r.Status, r.Body)
 	}
-	if r := h.do("DELETE", "/api/v1/webhooks/endpoints/"+ep["endpoint_id"].(string), a.Key, nil); r.Status != 404 {
+	if r := h.Do("DELETE", "/api/v1/webhooks/endpoints/"+ep["endpoint_id"].(string), a.Key, nil); r.Status != 404 {
 		t.Fatalf("remove it again: %d, want 404", r.Status)
 	}
-	marker := testRun("ok")
+	marker := RunTestApp("ok")
 	marker["webhook_url"] = perRun.URL
-	h.waitRun(a, h.create(a, marker))
-	perRun.await(t, 2)
+	h.WaitRun(a, h.Create(a, marker))
+	perRun.Await(t, 2)
 	account.mu.Lock()
 	n := len(account.got)
 	account.mu.Unlock()
@@ -246,7 +246,7 @@ func TestAccountEndpointsReceiveTheRunsMadeWhileTheyAreRegistered(t *testing.T) 
 		t.Fatalf("the removed endpoint got %d deliveries, want only the first run's", n)
 	}
 	// Another account's endpoint list is its own, and private URLs are refused in production.
-	if list := h.do("GET", "/api/v1/webhooks/endpoints", h.account(1).Key, nil).json(t)["data"].([]any); len(list) != 0 {
+	if list := h.Do("GET", "/api/v1/webhooks/endpoints", h.Account(1).Key, nil).JSON(t)["data"].([]any); len(list) != 0 {
 		t.Fatalf("another account sees endpoints: %v", list)
 	}
 }
