@@ -24,8 +24,9 @@ test:
 	@start=$$(date +%s); \
 	GOBIN=$(CURDIR)/bin $(GO) install $(STRIPE_MOCK) && \
 	$(GO) vet ./... && \
+	rm -rf .contract-report && \
 	APPRUN_CONTRACT_REPORT=$(CURDIR)/.contract-report $(GO) test -race -count=1 -timeout 15m ./... && \
-	cat .contract-report && \
+	$(GO) run ./httpapi/contract/report .contract-report && \
 	SEEDS=2000 $(GO) test ./sim -run '^TestSimulation$$' -count=1 -v -timeout 5m && \
 	$(GO) test ./httpapi -run '^$$' -fuzz '^FuzzDecodeCreateRun$$' -fuzztime 20000x && \
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzValidateInput$$' -fuzztime 5000x && \

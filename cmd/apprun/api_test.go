@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 func TestCreateRunAnswersWithRelativeURLsAndTheLockedPrice(t *testing.T) {
@@ -88,7 +90,7 @@ func TestCreateRunRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			body := c.body
 			if c.ctype != "" {
-				body = Raw{c.body.(string), c.ctype}
+				body = RawBody(c.body.(string), c.ctype)
 			}
 			r := h.Do("POST", "/api/v1/runs", c.key, body)
 			if r.Status != c.status || r.ErrorCode(t) != c.code {
@@ -162,7 +164,7 @@ func TestEveryErrorIsTheEnvelope(t *testing.T) {
 	}
 	t.Run("body over 1 MiB", func(t *testing.T) {
 		big := `{"app_slug":"cold-email-writer","input":{"proof_points":"` + strings.Repeat("x", 1<<20) + `"}}`
-		r := h.Do("POST", "/api/v1/runs", a.Key, Raw{big, "application/json"})
+		r := h.Do("POST", "/api/v1/runs", a.Key, RawBody(big, "application/json"))
 		if r.Status != 400 || r.ErrorCode(t) != "invalid_request" {
 			t.Fatalf("%d %s", r.Status, r.Body)
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/apprun/apprun/projections"
 	bolt "go.etcd.io/bbolt"
 )

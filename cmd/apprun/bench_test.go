@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 // BenchmarkCreateRun measures POST /api/v1/runs through the real stack

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -12,34 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apprun/apprun/audit"
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/apprun/apprun/billing"
 	"github.com/apprun/apprun/billing/stripemock"
 	"github.com/apprun/apprun/engine"
-	"github.com/apprun/apprun/node"
 	"github.com/chromedp/chromedp"
 )
-
-const Whsec = "whsec_apprun_test"
-
-// WithStripe sells two packs through stripe-mock, Stripe's own mock.
-func WithStripe(t *testing.T) Option { return WithStripeAt(t, stripemock.Start(t)) }
-
-// WithStripeAt sells the two packs through the Stripe API at base.
-func WithStripeAt(t *testing.T, base string) Option {
-	packs, err := billing.ParsePacks("100:500:usd,500:2000:usd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return func(c *node.Config) {
-		c.Billing = billing.Config{SecretKey: "sk_test_apprun", WebhookSecret: Whsec, APIBase: base, Packs: packs}
-	}
-}
-
-// Deliver posts one signed Stripe event to the node's webhook.
-func (h *Harness) Deliver(id, typ string, object map[string]any, secret string, at time.Time) Response {
-	body, sig := stripemock.Event(secret, id, typ, object, at)
-	return h.Do("POST", "/billing/stripe/webhook", "", Raw{string(body), "application/json"}, "Stripe-Signature", sig)
-}
 
 // A pack bought through Checkout: the session is made on stripe-mock,
 // the webhook grants it once whatever the deliveries (ten at once, again
@@ -142,7 +123,7 @@ func TestBuyingCreditsGrantsEachPaymentOnce(t *testing.T) {
 	// The audit replays the log: two payments, one revocation, no violation.
 	h.Stop()
 	var out bytes.Buffer
-	if err := auditCommand([]string{"--data", h.Dir}, &out); err != nil || !strings.Contains(out.String(), "credits purchased 600 in 2 payments, revoked on refunds 50") {
+	if err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir}, &out); err != nil || !strings.Contains(out.String(), "credits purchased 600 in 2 payments, revoked on refunds 50") {
 		t.Fatalf("audit: %v\n%s", err, out.String())
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/chromedp/chromedp"
 )
 

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/apprun/apprun/llm/llmtest"
 	"github.com/chromedp/chromedp"
 )

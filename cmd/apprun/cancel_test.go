@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/apprun/apprun/audit"
+	. "github.com/apprun/apprun/node/nodetest"
 
 	"github.com/apprun/apprun/engine"
 )
@@ -63,7 +67,7 @@ func TestCancelRefundsEndsTheStreamAndIsSafeToRepeat(t *testing.T) {
 	}
 	h.Stop()
 	var out bytes.Buffer
-	if err := auditCommand([]string{"--data", h.Dir}, &out); err != nil || !strings.Contains(out.String(), "failed 1 (canceled 1)") {
+	if err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir}, &out); err != nil || !strings.Contains(out.String(), "failed 1 (canceled 1)") {
 		t.Fatalf("audit: %v\n%s", err, out.String())
 	}
 }
@@ -120,7 +124,7 @@ func TestCancelWinsAgainstCompletionUnderARace(t *testing.T) {
 	t.Logf("%d canceled, %d completed", canceled, completed)
 	h.Stop()
 	var out bytes.Buffer
-	if err := auditCommand([]string{"--data", h.Dir}, &out); err != nil || !strings.Contains(out.String(), "invariant violations 0") {
+	if err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir}, &out); err != nil || !strings.Contains(out.String(), "invariant violations 0") {
 		t.Fatalf("audit: %v\n%s", err, out.String())
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/apprun/apprun/llm/llmtest"
 )
 
@@ -87,17 +89,5 @@ func TestACanceledRunGivesItsWorkerBackAtOnce(t *testing.T) {
 	}
 	if bal, active := h.Balance(a); bal != 1000 || active != 0 {
 		t.Fatalf("after three canceled runs: balance %d, %d active; want 1000 and 0", bal, active)
-	}
-}
-
-// WaitFor polls cond until it holds, failing the test after within.
-func WaitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, within)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 func TestCLIRunShowsProgressAndPrintsTheEmails(t *testing.T) {

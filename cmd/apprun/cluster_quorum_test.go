@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 	"time"
+
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 // Without a quorum a node says so and answers at once; with it back, it

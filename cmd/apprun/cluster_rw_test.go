@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 // On a 3-node cluster, a client reads on any node what it wrote on
@@ -89,11 +91,4 @@ func clusterReadsItsOwnWritesAndNeverHidesACharge(t *testing.T) {
 		t.Fatalf("audit: %v, want a clean audit that counts the fenced admissions\n%s", err, out)
 	}
 	t.Logf("audit: %s", out)
-}
-
-func ErrCode(m map[string]any) any {
-	if e, ok := m["error"].(map[string]any); ok {
-		return e["code"]
-	}
-	return nil
 }

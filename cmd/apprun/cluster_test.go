@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/nats-io/nats.go"
 )
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/apprun/apprun/node"
 )
 

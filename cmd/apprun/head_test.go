@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 // Every GET answers HEAD too (RFC 9110 §9.1: a general-purpose server

@@ -1,19 +1,19 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	. "github.com/apprun/apprun/node/nodetest"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/node"
@@ -22,30 +22,6 @@ import (
 // The hostile-client tests: what an attacker can do to one node without a
 // key, or with one, on every route class. Each is bounded in time and
 // memory; none needs a sleep to see the server act.
-
-// Held opens a connection, sends head (a request head without its blank
-// line) and `sent` bytes of a body it announced as longer, then waits
-// until the server closes the connection, and returns how long that took
-// and what the server answered first (its status line, "" if none).
-func Held(t *testing.T, addr, head string, sent int) (time.Duration, string) {
-	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	began := time.Now()
-	if _, err := io.WriteString(conn, head+"\r\n\r\n"+strings.Repeat("x", sent)); err != nil {
-		t.Fatal(err)
-	}
-	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
-	r := bufio.NewReader(conn)
-	status, _ := r.ReadString('\n')
-	_, _ = io.Copy(io.Discard, r) // until the server closes (or our own bound)
-	return time.Since(began), strings.TrimSpace(status)
-}
-
-func HostAddr(h *Harness) string { return strings.TrimPrefix(h.Srv.URL, "http://") }
 
 // Finding 1: a slow body is cut at the request deadline on every route
 // class, the unknown route, the wrong method and /mcp without a key
@@ -117,34 +93,6 @@ func TestMCPBodiesAreBounded(t *testing.T) {
 	if !strings.Contains(status, " 400 ") || took > 5*time.Second {
 		t.Fatalf("a 4 MiB MCP message: %q after %s, want 400 at once", status, took)
 	}
-}
-
-// OpenFDs counts this process's open file descriptors.
-func OpenFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skip("no /proc/self/fd")
-	}
-	return len(ents)
-}
-
-// ResidentKiB is this process's resident memory (VmRSS).
-func ResidentKiB(t *testing.T) int64 {
-	t.Helper()
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Skip("no /proc/self/status")
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			var kib int64
-			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kib)
-			return kib
-		}
-	}
-	t.Skip("no VmRSS")
-	return 0
 }
 
 // A burst of 300 held connections over every route class leaves nothing
@@ -250,15 +198,6 @@ func TestTwoAuthorizationHeadersAreRefused(t *testing.T) {
 			}
 		}
 	}
-}
-
-// BrowserFrom is a browser whose connections come from a given loopback
-// address (every 127.x.y.z is this machine), to play a client elsewhere.
-func (h *Harness) BrowserFrom(t *testing.T, ip string) *Browser {
-	b := h.Browser(t)
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 5 * time.Second}
-	b.client.Transport = &http.Transport{DialContext: d.DialContext}
-	return b
 }
 
 // Finding 3: concurrent wrong passwords cannot outrun the sign-in
@@ -508,9 +447,7 @@ func TestRedeliverIsLimitedPerRun(t *testing.T) {
 	}
 	got := rc.Await(t, 2*targets)
 	time.Sleep(300 * time.Millisecond) // room for any extra delivery to show (none may)
-	rc.mu.Lock()
-	n := len(rc.got)
-	rc.mu.Unlock()
+	n := len(rc.Got())
 	if n != 2*targets {
 		t.Fatalf("%d POSTs after one sending and one redelivery to %d targets (%d seen first)", n, targets, len(got))
 	}

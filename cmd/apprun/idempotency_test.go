@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 func TestIdempotencyKeyReplaysTheFirstAnswer(t *testing.T) {
@@ -13,7 +15,7 @@ func TestIdempotencyKeyReplaysTheFirstAnswer(t *testing.T) {
 		t.Fatalf("first: %d %s replayed=%q", first.Status, first.Body, first.Header.Get("Idempotent-Replayed"))
 	}
 	// Same request, other formatting and member order: the same request.
-	again := h.Do("POST", "/api/v1/runs", a.Key, Raw{`{ "input": {"mode":"ok"},  "app_slug": "test-app" }`, "application/json"}, "Idempotency-Key", "order-42")
+	again := h.Do("POST", "/api/v1/runs", a.Key, RawBody(`{ "input": {"mode":"ok"},  "app_slug": "test-app" }`, "application/json"), "Idempotency-Key", "order-42")
 	if again.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" || string(again.Body) != string(first.Body) {
 		t.Fatalf("retry: %d %s replayed=%q, want the first answer %s", again.Status, again.Body, again.Header.Get("Idempotent-Replayed"), first.Body)
 	}

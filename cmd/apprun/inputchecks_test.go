@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 // webBalance is an account's balance as the read model has it.

@@ -2,38 +2,12 @@ package main
 
 import (
 	"strconv"
-	"sync"
 	"testing"
+
+	. "github.com/apprun/apprun/node/nodetest"
 
 	"github.com/apprun/apprun/engine"
 )
-
-// Concurrently runs n requests at once and counts answers by status+code.
-func Concurrently(t *testing.T, n int, do func(i int) Response) (map[string]int, []Response) {
-	t.Helper()
-	var wg sync.WaitGroup
-	out := make([]Response, n)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() { defer wg.Done(); out[i] = do(i) }()
-	}
-	wg.Wait()
-	counts := map[string]int{}
-	for _, r := range out {
-		key := strconv.Itoa(r.Status)
-		if r.Status >= 400 {
-			key += " " + r.ErrorCode(t)
-		}
-		if r.Status == 429 {
-			ra, err := strconv.Atoi(r.Header.Get("Retry-After"))
-			if err != nil || ra < 1 || ra > 60 {
-				t.Fatalf("429 with Retry-After %q, want whole seconds from 1 to 60", r.Header.Get("Retry-After"))
-			}
-		}
-		counts[key]++
-	}
-	return counts, out
-}
 
 func TestCreateRateLimitPerKey(t *testing.T) {
 	h := Start(t, WithLimits(engine.Limits{CreatePerMinute: 10}))

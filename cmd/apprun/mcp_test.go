@@ -4,60 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	. "github.com/apprun/apprun/node/nodetest"
 
 	"github.com/apprun/apprun/engine"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// bearer adds an API key to every request of the MCP client.
-type bearer struct {
-	key  string
-	next http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	if b.key != "" {
-		r.Header.Set("Authorization", "Bearer "+b.key)
-	}
-	return b.next.RoundTrip(r)
-}
-
-// MCPConnect connects the official SDK's client to the node's /mcp over
-// real HTTP with key.
-func MCPConnect(t *testing.T, h *Harness, key string, progress func(*sdk.ProgressNotificationParams)) (*sdk.ClientSession, error) {
-	t.Helper()
-	client := sdk.NewClient(&sdk.Implementation{Name: "apprun-test", Version: "v1"}, &sdk.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
-			if progress != nil {
-				progress(req.Params)
-			}
-		}})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	return client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: h.Srv.URL + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{key: key, next: http.DefaultTransport}}, MaxRetries: -1}, nil)
-}
-
-func CallTool(t *testing.T, s *sdk.ClientSession, name string, args map[string]any, token any) *sdk.CallToolResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	p := &sdk.CallToolParams{Name: name, Arguments: args}
-	if token != nil {
-		p.SetProgressToken(token)
-	}
-	res, err := s.CallTool(ctx, p)
-	if err != nil {
-		t.Fatalf("call %s: %v", name, err)
-	}
-	return res
-}
 
 // structured decodes a result's structured content.
 func structured(t *testing.T, res *sdk.CallToolResult) map[string]any {
@@ -144,11 +99,6 @@ func TestMCPRunsAppsAsToolsWithTheSameCreditsAndHistory(t *testing.T) {
 	if r := CallTool(t, s, "get_run", map[string]any{"run_no": otherRun}, nil); !r.IsError || !strings.Contains(MustJSON(r.StructuredContent), "run_not_found") {
 		t.Fatalf("get_run of another account's run: %+v", r.StructuredContent)
 	}
-}
-
-func MustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 func TestMCPToolErrorsCarryTheAPICodes(t *testing.T) {
@@ -300,7 +250,7 @@ func TestMCPTransportRefusalsAreTheErrorEnvelope(t *testing.T) {
 		{"cut-short JSON", "POST", `{"jsonrpc":`, acc, 400, "invalid_request", "malformed payload"},
 		{"an unsupported protocol version", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
 			append([]string{"Mcp-Protocol-Version", "1999-01-01"}, acc...), 400, "invalid_request", "Unsupported protocol version"},
-		{"text/plain", "POST", Raw{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "text/plain"}, acc, 415, "invalid_request", "Content-Type"},
+		{"text/plain", "POST", RawBody(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "text/plain"), acc, 415, "invalid_request", "Content-Type"},
 	} {
 		r := h.Do(tc.method, "/mcp", a.Key, tc.body, tc.hdr...)
 		if r.Status != tc.status || r.ErrorCode(t) != tc.code || !strings.Contains(string(r.Body), tc.words) {

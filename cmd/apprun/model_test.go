@@ -11,38 +11,12 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/apprun/apprun/apps"
-	"github.com/apprun/apprun/llm"
 	"github.com/apprun/apprun/llm/llmtest"
 	"github.com/apprun/apprun/node"
 )
-
-// WithModel points the node at a fake OpenAI-compatible provider, with
-// retries quick enough for a test.
-func WithModel(fake *llmtest.Server) Option {
-	return func(c *node.Config) {
-		c.Model = llm.Config{BaseURL: fake.BaseURL(), APIKey: "sk-test", Model: "fake-model", MaxAttempts: 3, Backoff: 20 * time.Millisecond}
-	}
-}
-
-const ModelSequence = `{"emails":[` +
-	`{"touch":1,"send_day":0,"angle":"opener","subject":"month-end at your agency","body":"Hi {{first_name}}, model-written opener."},` +
-	`{"touch":2,"send_day":4,"angle":"proof","subject":"one day, not five","body":"Model-written proof."},` +
-	`{"touch":3,"send_day":9,"angle":"breakup","subject":"closing the loop","body":"Model-written close."}]}`
-
-// FailedWith checks a run failed with code and was refunded in full.
-func (h *Harness) FailedWith(a Account, runNo, code string, credits int64) {
-	h.T.Helper()
-	evs := h.Collect(a, runNo)
-	last := evs[len(evs)-1]
-	errObj, _ := last.Data["error"].(map[string]any)
-	if last.Event != "failed" || errObj["code"] != code {
-		h.T.Fatalf("run %s ended with %s %v, want failed with %s", runNo, last.Event, last.Data, code)
-	}
-	if bal, active := h.Balance(a); bal != credits || active != 0 {
-		h.T.Fatalf("balance %d (%d active) after the failure, want all %d back", bal, active, credits)
-	}
-}
 
 func TestColdEmailRunWritesWithTheModelAndStreamsProgress(t *testing.T) {
 	t.Parallel()

@@ -4,11 +4,12 @@ import (
 	"context"
 	"net"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	. "github.com/apprun/apprun/node/nodetest"
 
 	"github.com/apprun/apprun/node"
 	"github.com/nats-io/nats-server/v2/server"
@@ -107,27 +108,5 @@ func TestANodeServesAgainAfterItsExternalNATSRestarts(t *testing.T) {
 	}
 	if bal, active := h.Balance(a); !listed || bal != 80 || active != 0 {
 		t.Fatalf("read models after the restart: listed %v, balance %d, active %d; want listed, 80, 0", listed, bal, active)
-	}
-}
-
-// AwaitReady polls /readyz until it answers 200 (ready) or 503 (not),
-// or the deadline passes, and returns its last status and the answers it
-// saw, each once, in order.
-func (h *Harness) AwaitReady(deadline time.Time, ready bool) (int, []string) {
-	h.T.Helper()
-	want := 503
-	if ready {
-		want = 200
-	}
-	var seen []string
-	for {
-		r := h.Do("GET", "/readyz", "", nil)
-		if body := strings.TrimSpace(string(r.Body)); !slices.Contains(seen, body) {
-			seen = append(seen, body)
-		}
-		if r.Status == want || time.Now().After(deadline) {
-			return r.Status, seen
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

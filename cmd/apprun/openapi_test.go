@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 func TestOpenAPIDocumentParsesAndCoversEveryRoute(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 // /metrics is Prometheus text with the request histogram by route and

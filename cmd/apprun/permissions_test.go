@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/nats-io/nats-server/v2/server"
 )
 

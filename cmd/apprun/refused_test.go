@@ -1,35 +1,14 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/apprun/apprun/engine"
 )
-
-// LogHead is the sequence of the newest message in the node's log.
-func (h *Harness) LogHead() uint64 {
-	h.T.Helper()
-	head, err := h.Node.Engine().LogHead(context.Background())
-	if err != nil {
-		h.T.Fatal(err)
-	}
-	return head
-}
-
-// KeyUsed waits until the key's last use is recorded (a write of its
-// own, at most once a minute a key), so that what follows is measured
-// without it.
-func (h *Harness) KeyUsed(a Account) {
-	h.T.Helper()
-	h.Do("GET", "/api/v1/account", a.Key, nil)
-	WaitFor(h.T, 10*time.Second, "the key's use recorded", func() bool {
-		k, err := h.Node.Reads().KeyByID(a.KeyID)
-		return err == nil && !k.LastUsedAt.IsZero()
-	})
-}
 
 // A create refused for any reason writes nothing to the log, with or
 // without an Idempotency-Key: the key's record was written before any
@@ -54,7 +33,7 @@ func TestARefusedCreateWritesNothing(t *testing.T) {
 			t.Fatalf("creates refused with %d %s wrote %d messages to the log", status, code, now-head)
 		}
 	}
-	refuse(a.Key, Raw{`{"app_slug":`, "application/json"}, 400, "invalid_request")
+	refuse(a.Key, RawBody(`{"app_slug":`, "application/json"), 400, "invalid_request")
 	refuse("ak_not_a_key", RunTestApp("ok"), 401, "unauthorized")
 	refuse(broke.Key, RunTestApp("ok"), 402, "insufficient_credits")
 	refuse(a.Key, map[string]any{"app_slug": "no-such-app", "input": map[string]any{}}, 404, "app_not_found")

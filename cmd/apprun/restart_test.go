@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/apprun/apprun/projections"
 )
 
@@ -124,7 +126,7 @@ func TestProjectionsRebuildFromTheLogToTheSameState(t *testing.T) {
 	if err := os.Remove(filepath.Join(h.Dir, "projections.db")); err != nil {
 		t.Fatal(err)
 	}
-	h.boot() // rebuilds from the log before it is ready
+	h.Boot() // rebuilds from the log before it is ready
 	deadline := time.Now().Add(10 * time.Second)
 	for h.Node.Reads().Applied() == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)

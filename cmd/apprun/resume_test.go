@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/apprun/apprun/embednats"
 	"github.com/apprun/apprun/node"
 )

@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/apprun/apprun/audit"
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 func TestRunsExpireAfterRetentionButTheLedgerStays(t *testing.T) {
@@ -63,14 +67,14 @@ func TestRunsExpireAfterRetentionButTheLedgerStays(t *testing.T) {
 	// The log and the read models still agree, and a rebuild reaches the same state.
 	h.Stop()
 	var out bytes.Buffer
-	if err := auditCommand([]string{"--data", h.Dir}, &out); err != nil {
+	if err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir}, &out); err != nil {
 		t.Fatalf("audit after expiry: %v\n%s", err, out.String())
 	}
 	live := dump(t, h.Dir)
 	if err := os.Remove(filepath.Join(h.Dir, "projections.db")); err != nil {
 		t.Fatal(err)
 	}
-	h.boot()
+	h.Boot()
 	h.Stop()
 	if rebuilt := dump(t, h.Dir); !reflect.DeepEqual(live, rebuilt) {
 		t.Fatalf("rebuild after expiry differs:\nlive    %v\nrebuilt %v", live, rebuilt)

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 // A run's GET is served ahead of the router (httpapi/runroute.go). It must

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/node"
 
 	"github.com/apprun/apprun/llm/llmtest"
 )
-
-func WithSourcesAllowPrivate() Option { return func(c *node.Config) { c.SourcesAllowPrivate = true } }
 
 const pricingPage = `<!doctype html><html><head><title>Pricing · Rival</title></head><body><nav>Home Blog</nav>
 <article><h1>Pricing</h1><p>Starter costs $29 a month for one user and includes invoicing, receipts and bank sync for small teams.</p>

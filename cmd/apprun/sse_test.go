@@ -8,16 +8,10 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/apprun/apprun/node"
 )
-
-func EventNames(evs []SSEEvent) string {
-	var s []string
-	for _, e := range evs {
-		s = append(s, e.Event)
-	}
-	return strings.Join(s, ",")
-}
 
 func TestStreamReplaysTheWholeLogAndEnds(t *testing.T) {
 	h := Start(t, WithLimits(NoLimits))

@@ -2,6 +2,8 @@ package main
 
 import (
 	"testing"
+
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 func TestStatementListsGrantsChargesAndRefunds(t *testing.T) {

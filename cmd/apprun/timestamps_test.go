@@ -3,6 +3,8 @@ package main
 import (
 	"regexp"
 	"testing"
+
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 // stamp matches an RFC 3339 time in a JSON string; frac is its fraction.

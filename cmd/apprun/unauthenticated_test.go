@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/node"
 )

@@ -2,119 +2,16 @@ package main
 
 import (
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/apprun/apprun/engine"
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/apprun/apprun/node"
 )
-
-// Browser is a cookie-keeping client for the website that does not follow
-// redirects, so tests see each answer.
-type Browser struct {
-	t      *testing.T
-	h      *Harness
-	client *http.Client
-}
-
-func (h *Harness) Browser(t *testing.T) *Browser {
-	jar, _ := cookiejar.New(nil)
-	return &Browser{t: t, h: h, client: &http.Client{Jar: jar, Timeout: 20 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-}
-
-type Page struct {
-	Status   int
-	Location string
-	Body     string
-	Header   http.Header
-}
-
-func (b *Browser) Send(method, path string, form url.Values, hdr ...string) Page {
-	b.t.Helper()
-	var req *http.Request
-	if form != nil {
-		req, _ = http.NewRequest(method, b.h.Srv.URL+path, strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	} else {
-		req, _ = http.NewRequest(method, b.h.Srv.URL+path, nil)
-	}
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var sb strings.Builder
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		sb.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	return Page{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: sb.String(), Header: resp.Header}
-}
-
-func (b *Browser) Get(path string) Page { return b.Send("GET", path, nil) }
-func (b *Browser) Post(path string, form url.Values, hdr ...string) Page {
-	return b.Send("POST", path, form, hdr...)
-}
-
-const WebPassword = "correct-horse-battery"
-
-func (b *Browser) SignUp(email string) Page {
-	b.t.Helper()
-	p := b.Post("/signup", url.Values{"email": {email}, "password": {WebPassword}, "password_again": {WebPassword}})
-	if p.Status != http.StatusSeeOther {
-		b.t.Fatalf("sign up %s: %d %s", email, p.Status, p.Body)
-	}
-	return p
-}
-
-var apiKeyShown = regexp.MustCompile(`id="new-key"[^>]*>(ak_[a-z0-9]+)<`)
-
-// CreateKey makes a key the way a browser does: the POST redirects
-// (post-redirect-get) and the page it lands on shows the key, once.
-func (b *Browser) CreateKey(name string) string {
-	b.t.Helper()
-	p := b.Post("/settings/keys", url.Values{"name": {name}})
-	if p.Status != http.StatusSeeOther || p.Location != "/settings/keys" {
-		b.t.Fatalf("create key: %d %s %s", p.Status, p.Location, p.Body)
-	}
-	shown := b.Get(p.Location)
-	m := apiKeyShown.FindStringSubmatch(shown.Body)
-	if shown.Status != 200 || m == nil {
-		b.t.Fatalf("the page after creating a key: %d %s", shown.Status, shown.Body)
-	}
-	return m[1]
-}
-
-var FormToken = regexp.MustCompile(`name="idempotency_key" value="([^"]+)"`)
-
-// StartColdEmail sends the cold email writer's form and returns the run.
-func (b *Browser) StartColdEmail() string {
-	b.t.Helper()
-	tok := FormToken.FindStringSubmatch(b.Get("/apps/cold-email-writer").Body)
-	if tok == nil {
-		b.t.Fatal("no form on the reference page")
-	}
-	p := b.Post("/apps/cold-email-writer/runs", url.Values{"idempotency_key": {tok[1]},
-		"product_description": {"Acme Ledger automates bookkeeping."}, "target_role": {"Agency founders"}})
-	if p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Location, "/runs/run_") {
-		b.t.Fatalf("start run: %d %s %s", p.Status, p.Location, p.Body)
-	}
-	return strings.TrimPrefix(p.Location, "/runs/")
-}
-
-func WithSignupCredits(n int64) Option { return func(c *node.Config) { c.SignupCredits = n } }
 
 func TestSignUpOpensAnAccountWithTheWelcomeBalance(t *testing.T) {
 	h := Start(t, WithLimits(NoLimits), WithSignupCredits(300))
@@ -194,12 +91,12 @@ func TestSignInSignOutAndThrottling(t *testing.T) {
 		t.Fatalf("open redirect: %s", p.Location)
 	}
 	// Sign out ends the session on the server, not only in this browser.
-	cookies := b.client.Jar.Cookies(mustURL(h.Srv.URL))
+	cookies := b.Client.Jar.Cookies(MustURL(h.Srv.URL))
 	if p := b.Post("/signout", url.Values{}); p.Status != http.StatusSeeOther {
 		t.Fatalf("sign out: %d", p.Status)
 	}
 	replay := h.Browser(t)
-	replay.client.Jar.SetCookies(mustURL(h.Srv.URL), cookies)
+	replay.Client.Jar.SetCookies(MustURL(h.Srv.URL), cookies)
 	if p := replay.Get("/runs"); p.Status != http.StatusSeeOther {
 		t.Fatalf("the signed-out session still works: %d", p.Status)
 	}
@@ -215,14 +112,6 @@ func TestSignInSignOutAndThrottling(t *testing.T) {
 	if p := t2.Post("/signin", url.Values{"email": {"target@example.com"}, "password": {WebPassword}}); p.Status != 429 || !strings.Contains(p.Body, "Too many") {
 		t.Fatalf("sixth try: %d, want 429", p.Status)
 	}
-}
-
-func mustURL(s string) *url.URL {
-	u, err := url.Parse(s)
-	if err != nil {
-		panic(err)
-	}
-	return u
 }
 
 func TestSessionsExpire(t *testing.T) {
@@ -339,7 +228,7 @@ func TestEveryPageShowsOnlyTheSignedInAccountsData(t *testing.T) {
 	// Other API calls do not take it: a cookie is not a key.
 	req, _ := http.NewRequest("POST", h.Srv.URL+"/api/v1/runs", strings.NewReader(`{"app_slug":"cold-email-writer","input":{"product_description":"p","target_role":"r"}}`))
 	req.Header.Set("Content-Type", "application/json")
-	if resp, err := ann.client.Do(req); err != nil || resp.StatusCode != 401 {
+	if resp, err := ann.Client.Do(req); err != nil || resp.StatusCode != 401 {
 		t.Fatalf("API create with only a session cookie: %v %v, want 401", resp.StatusCode, err)
 	}
 	if p := ann.Get("/api/v1/runs/" + annRun); p.Status != 401 {
@@ -380,16 +269,6 @@ func TestARunFormSentTwiceMakesOneRunAndOneCharge(t *testing.T) {
 	if len(acct) != 1 {
 		t.Fatalf("%d runs, want 1", len(acct))
 	}
-}
-
-// AccountOfSession finds the browser's account through its key.
-func AccountOfSession(t *testing.T, h *Harness, b *Browser) string {
-	key := b.CreateKey("probe")
-	k, err := h.Node.Reads().KeyByHash(engine.HashKey(key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k.AccountID
 }
 
 func TestReferencePagesComeFromTheSchema(t *testing.T) {

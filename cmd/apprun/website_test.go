@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	. "github.com/apprun/apprun/node/nodetest"
+
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/internal/logbuf"
 	"github.com/apprun/apprun/llm/llmtest"
@@ -354,22 +356,6 @@ func TestRunsAndStatementFilterPageAndExport(t *testing.T) {
 	if err != nil || resp.Header.Get("Content-Type") != "text/csv; charset=utf-8" || len(rows) != 1+1+27 ||
 		strings.Join(rows[0], ",") != "time_utc,type,amount,balance,run_no,app,reference" || rows[1][5] != "Cold Email Writer" {
 		t.Fatalf("CSV: %v, %d rows, %v", err, len(rows), rows[:min(2, len(rows))])
-	}
-}
-
-// WaitRunDone waits until the read model has the run ended (the built-in
-// cold email writer takes milliseconds).
-func (h *Harness) WaitRunDone(runNo string) {
-	h.T.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if r, err := h.Node.Reads().Run(runNo); err == nil && r.Terminal() {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.T.Fatalf("run %s did not end within 20 s", runNo)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

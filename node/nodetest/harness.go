@@ -1,4 +1,4 @@
-package main
+package nodetest
 
 import (
 	"bufio"
@@ -24,11 +24,6 @@ import (
 
 const AdminToken = "test-admin-token-0123456789"
 
-// testApp is an App whose runs the test steers through input.mode:
-// "ok" completes, "fail" fails (the failure seam), "hold" waits until the
-// harness releases held runs, then completes; "hold_fail" waits, then fails.
-const TestAppSlug = "test-app"
-
 type Harness struct {
 	T       testing.TB
 	Dir     string
@@ -44,24 +39,31 @@ type Harness struct {
 type Option func(*node.Config)
 
 func WithLimits(l engine.Limits) Option { return func(c *node.Config) { c.Limits = l } }
+
 func WithAppTimeout(slug string, d time.Duration) Option {
 	return func(c *node.Config) { c.AppTimeouts = map[string]time.Duration{slug: d} }
 }
+
 func WithRetention(slug string, d time.Duration) Option {
 	return func(c *node.Config) {
 		c.AppRetention = map[string]time.Duration{slug: d}
 		c.RetentionSweep = 20 * time.Millisecond
 	}
 }
+
 func WithStreamsPerKey(n int) Option { return func(c *node.Config) { c.StreamsPerKey = n } }
+
 func WithRequestTimeout(d time.Duration) Option {
 	return func(c *node.Config) { c.RequestTimeout = d }
 }
-func WithLogger(l *slog.Logger) Option     { return func(c *node.Config) { c.Logger = l } }
+
+func WithLogger(l *slog.Logger) Option { return func(c *node.Config) { c.Logger = l } }
+
 func WithWriteWait(d time.Duration) Option { return func(c *node.Config) { c.WriteWait = d } }
 
 // WithDataDir runs the node on dir rather than a new temporary directory.
 func WithDataDir(dir string) Option { return func(c *node.Config) { c.DataDir = dir } }
+
 func WithHeartbeat(d time.Duration) Option {
 	return func(c *node.Config) { c.Heartbeat = d }
 }
@@ -88,7 +90,7 @@ func Start(t testing.TB, opts ...Option) *Harness {
 		h.Cfg.DataDir = h.Dir
 	}
 	h.Dir = h.Cfg.DataDir
-	h.boot()
+	h.Boot()
 	t.Cleanup(h.Stop)
 	return h
 }
@@ -123,7 +125,9 @@ func (h *Harness) apps() []engine.App {
 	return append(shipped, test, unpriced)
 }
 
-func (h *Harness) boot() {
+// Boot starts a node on the harness's config and data directory (Start
+// does; a test that halted one boots another).
+func (h *Harness) Boot() {
 	h.T.Helper()
 	h.Cfg.Apps = h.apps()
 	n, err := node.New(h.Cfg)
@@ -180,7 +184,7 @@ func (h *Harness) Halt() {
 func (h *Harness) Restart() {
 	h.Halt()
 	h.release, h.relOnce = make(chan struct{}), &sync.Once{}
-	h.boot()
+	h.Boot()
 }
 
 type Response struct {
@@ -215,6 +219,9 @@ func (r Response) ErrorCode(t testing.TB) string {
 
 // Raw is a request body sent as it is, with its own Content-Type.
 type Raw struct{ Body, ContentType string }
+
+// RawBody is a request body sent as it is, with its own Content-Type.
+func RawBody(body, contentType string) Raw { return Raw{Body: body, ContentType: contentType} }
 
 func (h *Harness) Do(method, path, key string, body any, hdr ...string) Response {
 	h.T.Helper()
@@ -447,3 +454,8 @@ func ReadSSE(r io.Reader, event func(SSEEvent), comment func(string)) error {
 	}
 	return sc.Err()
 }
+
+// testApp is an App whose runs the test steers through input.mode:
+// "ok" completes, "fail" fails (the failure seam), "hold" waits until the
+// harness releases held runs, then completes; "hold_fail" waits, then fails.
+const TestAppSlug = "test-app"

@@ -1,0 +1,270 @@
+// Package audit replays a node's whole event log from its data directory
+// (or an external NATS), checks the ledger's invariants and compares the
+// result with the read models: what `apprun audit` runs, on a stopped
+// node.
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/apprun/apprun/embednats"
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/projections"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Options say where the log and the read models are.
+type Options struct {
+	// DataDir is the node's data directory (its projections.db, and its
+	// embedded store under nats/ unless NATSURL is set).
+	DataDir string
+	// NATSURL, when set, is the external NATS (or an embedded cluster's
+	// client port) to read the log from.
+	NATSURL string
+	// ClusterSecret authenticates to an embedded cluster's client port.
+	ClusterSecret string
+}
+
+// Run replays the whole log, checks the ledger invariants, compares with
+// the read models, prints a summary to out, and fails on any violation.
+// It needs the data directory to itself (the node stopped).
+func Run(ctx context.Context, o Options, out io.Writer) error {
+	dir, url := &o.DataDir, &o.NATSURL
+	store, damage, err := projections.OpenExclusive(filepath.Join(*dir, "projections.db"))
+	if errors.Is(err, iofs.ErrNotExist) {
+		return fmt.Errorf("audit: %s holds no apprun data (no projections.db): nothing to audit; check --data", *dir)
+	}
+	if err != nil {
+		return fmt.Errorf("audit: %w (is apprun still running on this data directory?)", err)
+	}
+	if store != nil {
+		defer store.Close()
+	}
+	var nc *nats.Conn
+	if *url != "" {
+		var opts []nats.Option
+		if o.ClusterSecret != "" {
+			opts = append(opts, nats.UserInfo(embednats.User, o.ClusterSecret)) // an embedded cluster's client port
+		}
+		if nc, err = nats.Connect(*url, opts...); err != nil {
+			return fmt.Errorf("audit: connect: %w", err)
+		}
+	} else {
+		ns, err := embednats.New(embednats.Config{StoreDir: filepath.Join(*dir, "nats")})
+		if err != nil {
+			return err
+		}
+		if err := ns.Start(); err != nil {
+			return err
+		}
+		defer ns.Stop()
+		if nc, err = ns.Connect(); err != nil {
+			return err
+		}
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	rep, last, err := replay(ctx, nc)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	var mismatches []string
+	if readable(store, damage) {
+		if mismatches, err = compare(rep, store); err != nil {
+			return fmt.Errorf("audit: %w", err)
+		}
+	}
+	fmt.Fprintf(out, "audit: %d events replayed (last sequence %d)\n", rep.Events, last)
+	fmt.Fprintf(out, "accounts %d, runs %d (completed %d, failed %d (canceled %d), unfinished %d; %d expired after retention)\n",
+		len(rep.Accounts), len(rep.Runs), rep.Completed, rep.Failed, rep.Canceled, rep.Active, len(rep.Expired))
+	fmt.Fprintf(out, "credits granted %d, charged %d, refunded %d\n", rep.Granted, rep.Charged, rep.Refunded)
+	if rep.Purchases > 0 {
+		fmt.Fprintf(out, "credits purchased %d in %d payments, revoked on refunds %d\n", rep.Purchased, rep.Purchases, rep.Revoked)
+	}
+	if rep.Fenced > 0 {
+		fmt.Fprintf(out, "admissions fenced off (never runs, never charged) %d\n", rep.Fenced)
+	}
+	problems := append(rep.Violations, mismatches...)
+	for _, d := range damage {
+		problems = append(problems, "damaged projection: "+d.String())
+	}
+	fmt.Fprintf(out, "invariant violations %d, projection mismatches %d, damaged projection records %d\n", len(rep.Violations), len(mismatches), len(damage))
+	for _, p := range problems {
+		fmt.Fprintln(out, "  -", p)
+	}
+	if len(damage) > 0 {
+		fmt.Fprintln(out, "the log is the truth: `apprun serve` moves a damaged projections.db aside and rebuilds it from the log at its next start")
+	}
+	if len(problems) > 0 {
+		return errors.New("audit failed")
+	}
+	return nil
+}
+
+// replay feeds every message of the stream, in order, to an Audit. It reads
+// in bounded fetches and, after any error (a leader election in a
+// cluster), starts again after the last message read; it fails rather than
+// wait forever when no progress is made for auditStall.
+func replay(ctx context.Context, nc *nats.Conn) (engine.AuditReport, uint64, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return engine.AuditReport{}, 0, err
+	}
+	var st jetstream.Stream
+	sctx, cancel := context.WithTimeout(ctx, auditStall)
+	defer cancel()
+	err = engine.Retry(sctx, nil, "read the stream", func(ctx context.Context) error {
+		st, err = js.Stream(ctx, eventlog.StreamName)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return engine.AuditReport{}, 0, err
+	}
+	if st == nil {
+		// A clean audit of nothing is the worst answer: a wrong --data, a
+		// cluster member opened without its cluster, a foreign directory.
+		return engine.AuditReport{}, 0, errors.New("no event log found (no " + eventlog.StreamName + " stream): nothing to audit; check --data, or --nats-url for a log on another server")
+	}
+	last := st.CachedInfo().State.LastSeq
+	if last == 0 {
+		return engine.AuditReport{}, 0, errors.New("the event log is empty: nothing to audit")
+	}
+	a := engine.NewAudit()
+	var read uint64
+	progress := time.Now()
+	for read < last {
+		if time.Since(progress) > auditStall {
+			return engine.AuditReport{}, 0, fmt.Errorf("no progress for %s at sequence %d of %d", auditStall, read, last)
+		}
+		n, err := fetchFrom(ctx, st, read+1, last, func(seq uint64, subject string, data []byte) {
+			a.Apply(subject, seq, data)
+			read = seq
+		})
+		if n > 0 {
+			progress = time.Now()
+		}
+		if err != nil && ctx.Err() != nil {
+			return engine.AuditReport{}, 0, err
+		}
+		if err == nil && n == 0 {
+			// Nothing left to read: done, if the last sequence is a hole
+			// (a purged message) rather than a message still to come.
+			gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_, gerr := st.GetMsg(gctx, last)
+			cancel()
+			if errors.Is(gerr, jetstream.ErrMsgNotFound) {
+				break
+			}
+		}
+		if err != nil || n == 0 {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	return a.Report(), last, nil
+}
+
+// auditStall is how long the audit waits for the log without progress.
+const auditStall = 30 * time.Second
+
+// fetchFrom reads messages from sequence `from` through `last` with one
+// ordered consumer, in batches, and returns how many it read.
+func fetchFrom(ctx context.Context, st jetstream.Stream, from, last uint64, apply func(uint64, string, []byte)) (int, error) {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cons, err := st.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
+		InactiveThreshold: projections.ConsumerIdle})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for {
+		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(2*time.Second))
+		if err != nil {
+			return n, err
+		}
+		got := 0
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				return n, err
+			}
+			apply(md.Sequence.Stream, m.Subject(), m.Data())
+			n, got = n+1, got+1
+			if md.Sequence.Stream >= last {
+				return n, nil
+			}
+		}
+		if err := batch.Error(); err != nil {
+			return n, err
+		}
+		if got == 0 {
+			return n, nil // nothing within the wait: let the caller decide
+		}
+	}
+}
+
+// readable says whether the read models can be compared with the log: the
+// file opened and its pages are sound (damaged records are skipped).
+func readable(store *projections.Store, damage []projections.Damage) bool {
+	if store == nil {
+		return false
+	}
+	for _, d := range damage {
+		if d.Bucket == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// compare checks the read models against what the log says. A record
+// that is damaged is left to the damage findings.
+func compare(rep engine.AuditReport, store *projections.Store) ([]string, error) {
+	var out []string
+	for _, id := range slices.Sorted(maps.Keys(rep.Accounts)) {
+		want := rep.Accounts[id]
+		got, err := store.Account(id)
+		switch {
+		case errors.Is(err, engine.ErrNotFound):
+			out = append(out, fmt.Sprintf("account %s: missing from the read model", id))
+		case errors.Is(err, projections.ErrDamaged):
+		case err != nil:
+			return nil, err
+		case got.Balance != want.Balance || got.Active != want.Active:
+			out = append(out, fmt.Sprintf("account %s: read model has balance %d active %d, the log %d and %d", id, got.Balance, got.Active, want.Balance, want.Active))
+		}
+	}
+	for no, status := range rep.Runs {
+		if rep.Expired[no] {
+			continue // removed from the read models with its log
+		}
+		got, err := store.Run(no)
+		switch {
+		case errors.Is(err, engine.ErrNotFound):
+			out = append(out, fmt.Sprintf("run %s: missing from the read model", no))
+		case errors.Is(err, projections.ErrDamaged):
+		case err != nil:
+			return nil, err
+		case got.Status != status:
+			out = append(out, fmt.Sprintf("run %s: read model says %s, the log %s", no, got.Status, status))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
