@@ -123,3 +123,44 @@ func TestStartFailuresSayWhatToDoAndLeaveNothingBehind(t *testing.T) {
 		}
 	}
 }
+
+func TestAppTimeoutsConfig(t *testing.T) {
+	cfg, err := parseServe([]string{"--app-timeouts", "cold-email-writer=2s, test-app=150ms"})
+	if err != nil || cfg.AppTimeouts["cold-email-writer"] != 2*time.Second || cfg.AppTimeouts["test-app"] != 150*time.Millisecond {
+		t.Fatalf("parsed %v %v", cfg.AppTimeouts, err)
+	}
+	for _, bad := range []string{"cold-email-writer", "x=soon", "x=-1s"} {
+		if _, err := parseServe([]string{"--app-timeouts", bad}); err == nil {
+			t.Errorf("--app-timeouts %q accepted", bad)
+		}
+	}
+	if _, err := (node.Config{AppTimeouts: map[string]time.Duration{"nope": time.Second}}).Catalog(); err == nil {
+		t.Error("a timeout for an unknown App was accepted")
+	}
+}
+
+func TestServeRefusesABadCatalogOrModelConfig(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "broken.yaml")
+	if err := os.WriteFile(bad, []byte("slug: broken\nname: Broken\nprise: 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := node.Config{AppsDir: dir}
+	if _, err := cfg.Catalog(); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), `unknown field "prise"`) {
+		t.Fatalf("a broken definition: %v, want an error naming %s and the field", err, bad)
+	}
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+	t.Setenv("APPRUN_LLM_MODEL", "")
+	if _, err := parseServe(nil); err == nil || !strings.Contains(err.Error(), "APPRUN_LLM_MODEL") {
+		t.Fatalf("a base URL without a model: %v", err)
+	}
+	t.Setenv("APPRUN_LLM_MODEL", "llama3.2")
+	t.Setenv("APPRUN_LLM_JSON_MODE", "xml")
+	c, err := parseServe(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Catalog(); err == nil || !strings.Contains(err.Error(), "JSON mode") {
+		t.Fatalf("an unknown JSON mode: %v", err)
+	}
+}

@@ -2,12 +2,15 @@ package nodetest
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/apprun/apprun/projections"
 )
 
 // WaitFor polls cond until it holds, failing the test after within.
@@ -122,4 +125,37 @@ func (h *Harness) AwaitReady(deadline time.Time, ready bool) (int, []string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// Activity leaves a node with accounts, keys, grants, prices, brand
+// contexts, completed and failed runs.
+func Activity(t *testing.T, h *Harness) (Account, []string) {
+	t.Helper()
+	a := h.Account(500)
+	h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 50})
+	h.Do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme", "voice": "plain"})
+	h.Do("PUT", "/admin/v1/apps/cold-email-writer/price", AdminToken, map[string]any{"credit_cost": 30})
+	var runs []string
+	for _, body := range []map[string]any{ColdEmailRun(), RunTestApp("ok"), RunTestApp("fail")} {
+		r := h.Create(a, body)
+		h.WaitRun(a, r)
+		runs = append(runs, r)
+	}
+	b := h.Account(10)
+	h.Do("DELETE", "/admin/v1/keys/"+b.KeyID, AdminToken, nil)
+	return a, runs
+}
+
+func Dump(t *testing.T, dir string) map[string]map[string]string {
+	t.Helper()
+	s, err := projections.Open(filepath.Join(dir, "projections.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d, err := s.Dump()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
