@@ -3,41 +3,52 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
+//go:generate go run ./internal/errorsgen/cmd/errorsgen errors.json errors_generated.go
+
 // Code is a stable, machine-readable error code shown to API clients.
+//
+// errors.json is the one table of the codes: per code its constant, its
+// HTTP status, a default message and its anchor in docs/api.md. The
+// constants and the table in errors_generated.go are made from it (go
+// generate ./engine); tests check that the file is current, and hold
+// httpapi's answers, the OpenAPI document and docs/api.md to the table.
 type Code string
 
-// The error codes of the Run API (spec §7) plus the few the admin API and
-// apprun's own decisions add.
-const (
-	CodeInvalidRequest      Code = "invalid_request"
-	CodeUnauthorized        Code = "unauthorized"
-	CodeInsufficientCredits Code = "insufficient_credits"
-	CodeAppNotFound         Code = "app_not_found"
-	CodeRunNotFound         Code = "run_not_found"
-	CodePricingNotReady     Code = "pricing_not_ready"
-	CodeInvalidInput        Code = "invalid_input"
-	CodeInvalidBrandContext Code = "invalid_brand_context"
-	CodeRateLimited         Code = "rate_limited"
-	CodeConcurrencyLimit    Code = "concurrency_limit"
-	CodeInternal            Code = "internal_error"
-	CodeIdempotencyBusy     Code = "idempotency_in_progress"
-	CodeIdempotencyReused   Code = "idempotency_key_reused"
-	CodeAccountNotFound     Code = "account_not_found"
-	CodeKeyNotFound         Code = "key_not_found"
-	CodeNotFound            Code = "not_found"
-	CodeMethodNotAllowed    Code = "method_not_allowed"
-	CodeEmailTaken          Code = "email_taken"
-	CodeRunFinished         Code = "run_already_finished"
-	CodeNotAcceptable       Code = "not_acceptable"
-	// Selling Credits (billing): this server sells none; the payment
-	// provider failed (nothing was charged); a webhook that does not verify.
-	CodeCreditsNotSold   Code = "credits_not_sold"
-	CodePaymentProvider  Code = "payment_provider_error"
-	CodeInvalidSignature Code = "invalid_signature"
-)
+// CodeInfo is a code's entry in the error table (errors.json).
+type CodeInfo struct {
+	Code Code
+	// Status is the HTTP status the API and the website answer the code
+	// with. It is data here, read by the edge (httpapi.StatusOf): a class
+	// mapped to a status there would be a second table to keep in step,
+	// and engine imports no net/http.
+	Status int
+	// Message is the default message, for an error that has none of its own.
+	Message string
+	// Anchor is where docs/api.md documents the code: docs/api.md#<Anchor>.
+	Anchor string
+}
+
+var codeInfo = func() map[Code]CodeInfo {
+	m := make(map[Code]CodeInfo, len(errorTable))
+	for _, e := range errorTable {
+		m[e.Code] = e
+	}
+	return m
+}()
+
+// Codes is the error table, in errors.json's order.
+func Codes() []CodeInfo { return slices.Clone(errorTable[:]) }
+
+// Info is c's entry in the error table; ok is false for a code that has
+// none (a code not made from errors.json).
+func (c Code) Info() (info CodeInfo, ok bool) {
+	info, ok = codeInfo[c]
+	return info, ok
+}
 
 // Error is the one error type of the domain: a code, a message meant for the
 // client, and for 429s how long to wait.

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/apprun/apprun/engine"
 )
 
 // What a connection can make the node hold is bounded by the server's
@@ -74,13 +76,13 @@ func (l *ConnListener) Accept() (net.Conn, error) {
 		case l.limits.Max > 0 && l.open >= l.limits.Max:
 			l.mu.Unlock()
 			l.refusedMax.Add(1)
-			l.refuse(c, http.StatusServiceUnavailable, "internal_error",
+			l.refuse(c, http.StatusServiceUnavailable, engine.CodeInternal,
 				fmt.Sprintf("this node holds its maximum of %d connections; retry, or use another node", l.limits.Max))
 			continue
 		case l.limits.PerAddr > 0 && l.anon[addr] >= l.limits.PerAddr:
 			l.mu.Unlock()
 			l.refusedAddr.Add(1)
-			l.refuse(c, http.StatusTooManyRequests, "rate_limited",
+			l.refuse(c, http.StatusTooManyRequests, engine.CodeRateLimited,
 				fmt.Sprintf("this address holds %d connections that have not authenticated, the most it may; close some, or send an API key", l.limits.PerAddr))
 			continue
 		}
@@ -114,8 +116,8 @@ func (l *ConnListener) Open() (open, unidentified int) {
 // refuse answers a connection past a cap and closes it. The answer is
 // small and the socket new, so the write does not wait; its deadline
 // makes sure of it.
-func (l *ConnListener) refuse(c net.Conn, status int, code, msg string) {
-	body := `{"error":{"code":"` + code + `","message":"` + msg + `"}}`
+func (l *ConnListener) refuse(c net.Conn, status int, code engine.Code, msg string) {
+	body := `{"error":{"code":"` + string(code) + `","message":"` + msg + `"}}`
 	resp := "HTTP/1.1 " + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\n" +
 		"Content-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\n" +
 		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body

@@ -11,38 +11,13 @@ import (
 	"github.com/apprun/apprun/engine"
 )
 
-// statusOf is the one table from error code to HTTP status.
-var statusOf = map[engine.Code]int{
-	engine.CodeInvalidRequest:      http.StatusBadRequest,
-	engine.CodeUnauthorized:        http.StatusUnauthorized,
-	engine.CodeInsufficientCredits: http.StatusPaymentRequired,
-	engine.CodeAppNotFound:         http.StatusNotFound,
-	engine.CodeRunNotFound:         http.StatusNotFound,
-	engine.CodeAccountNotFound:     http.StatusNotFound,
-	engine.CodeKeyNotFound:         http.StatusNotFound,
-	engine.CodeEmailTaken:          http.StatusConflict,
-	engine.CodeRunFinished:         http.StatusConflict,
-	engine.CodeNotFound:            http.StatusNotFound,
-	engine.CodeMethodNotAllowed:    http.StatusMethodNotAllowed,
-	engine.CodeNotAcceptable:       http.StatusNotAcceptable,
-	engine.CodePricingNotReady:     http.StatusConflict,
-	engine.CodeIdempotencyBusy:     http.StatusConflict,
-	engine.CodeIdempotencyReused:   http.StatusUnprocessableEntity,
-	engine.CodeInvalidInput:        http.StatusUnprocessableEntity,
-	engine.CodeInvalidBrandContext: http.StatusUnprocessableEntity,
-	engine.CodeRateLimited:         http.StatusTooManyRequests,
-	engine.CodeConcurrencyLimit:    http.StatusTooManyRequests,
-	engine.CodeInternal:            http.StatusInternalServerError,
-	engine.CodeCreditsNotSold:      http.StatusNotFound,
-	engine.CodePaymentProvider:     http.StatusBadGateway,
-	engine.CodeInvalidSignature:    http.StatusBadRequest,
-}
-
-// StatusOf is the HTTP status of a domain error code: the one table both
-// the API and the website answer with.
+// StatusOf is the HTTP status of a domain error code: its entry in the one
+// error table (engine/errors.json), which both the API and the website
+// answer with. A code with no entry is a 500 (the tests keep every code in
+// the table).
 func StatusOf(c engine.Code) int {
-	if st, ok := statusOf[c]; ok {
-		return st
+	if info, ok := c.Info(); ok {
+		return info.Status
 	}
 	return http.StatusInternalServerError
 }
@@ -63,7 +38,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	var de *engine.Error
 	if !errors.As(err, &de) {
 		status := http.StatusInternalServerError
-		msg := "unexpected server error; safe to retry"
+		msg := defaultMessage(engine.CodeInternal)
 		if unavailable(err) {
 			status, msg = http.StatusServiceUnavailable, "the service is busy or its event log is unreachable; safe to retry"
 			w.Header().Set("Retry-After", "1")
@@ -72,10 +47,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 		writeJSON(w, status, envelope{errorBody{engine.CodeInternal, msg}})
 		return
 	}
-	status, ok := statusOf[de.Code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
+	status := StatusOf(de.Code)
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="apprun"`)
 	}
@@ -97,7 +69,21 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	if status >= 500 {
 		logger.Error("request failed", "method", r.Method, "route", routeOf(r), "err", err)
 	}
-	writeJSON(w, status, envelope{errorBody{de.Code, de.Message}})
+	msg := de.Message
+	if msg == "" {
+		msg = defaultMessage(de.Code)
+	}
+	writeJSON(w, status, envelope{errorBody{de.Code, msg}})
+}
+
+// defaultMessage is the table's message for a code (internal_error's for a
+// code with no entry), for an error that carries none of its own.
+func defaultMessage(c engine.Code) string {
+	info, ok := c.Info()
+	if !ok {
+		info, _ = engine.CodeInternal.Info()
+	}
+	return info.Message
 }
 
 // refuseUnread answers err to a request whose body it leaves unread: the

@@ -26,7 +26,7 @@ type operation struct {
 	status  int      // success status
 	result  string   // success schema ("" for none, "stream" for SSE)
 	// codes are the error codes the operation answers; the statuses come
-	// from statusOf. Every operation also answers 500 and 503, and 429
+	// from the error table (StatusOf). Every operation also answers 500 and 503, and 429
 	// rate_limited to a caller past its refused requests' budget
 	// (refusals.go): every list holds cRate.
 	codes []engine.Code
@@ -317,7 +317,7 @@ func operationDoc(op operation) obj {
 	}
 	byStatus := map[int][]string{}
 	for _, c := range op.codes {
-		byStatus[statusOf[c]] = append(byStatus[statusOf[c]], string(c))
+		byStatus[StatusOf(c)] = append(byStatus[StatusOf(c)], string(c))
 	}
 	byStatus[http.StatusInternalServerError] = []string{string(engine.CodeInternal)}
 	byStatus[http.StatusServiceUnavailable] = []string{string(engine.CodeInternal)}
