@@ -69,7 +69,10 @@ fuzz:
 
 # Every command of the README and docs/, as written, on a clean clone of
 # HEAD (tools/doccheck; DOCS_LONG=1 also runs make test and make bench).
-# It starts servers on 127.0.0.1:8080-8085 and 4222: stop yours first.
+# It runs on free ports, so it passes beside a server on 8080: each file's
+# `make run` gets one as APPRUN_ADDR and APPRUN_URL (which every example
+# reads), and each ${NAME:-127.0.0.1:PORT} in a block another (doccheck's
+# comment says how).
 docs-check:
 	d=$$(mktemp -d) && git clone -q . $$d/x && cd $$d/x && $(GO) build -o bin/apprun ./cmd/apprun && \
 	$(GO) run ./tools/doccheck $${DOCS_LONG:+-long} README.md docs/*.md

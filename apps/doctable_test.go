@@ -13,7 +13,7 @@ var sourceWords = map[string]string{
 	"changelog": "a changelog", "github_repo": "a GitHub repository",
 }
 
-// catalogTable is the README's catalog: every shipped App by category
+// catalogTable is docs/apps.md's catalog: every shipped App by category
 // (in the catalog's order), with its price and the source it reads.
 func catalogTable(defs map[string]Definition) string {
 	list := make([]Definition, 0, len(defs))
@@ -45,30 +45,31 @@ func catalogTable(defs map[string]Definition) string {
 }
 
 const (
-	tableStart = "<!-- catalog table: made by TestTheREADMEListsTheCatalog; APPRUN_UPDATE_DOCS=1 go test ./apps rewrites it -->\n"
+	tableDoc   = "../docs/apps.md"
+	tableStart = "<!-- catalog table: made by TestTheDocsListTheCatalog; APPRUN_UPDATE_DOCS=1 go test ./apps rewrites it -->\n"
 	tableEnd   = "<!-- end of catalog table -->"
 )
 
-// The README's catalog table is the shipped catalog: no App missing,
+// docs/apps.md's catalog table is the shipped catalog: no App missing,
 // no price or category that differs.
-func TestTheREADMEListsTheCatalog(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+func TestTheDocsListTheCatalog(t *testing.T) {
+	doc, err := os.ReadFile(tableDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, rest, ok1 := strings.Cut(string(readme), tableStart)
+	before, rest, ok1 := strings.Cut(string(doc), tableStart)
 	_, after, ok2 := strings.Cut(rest, tableEnd)
 	if !ok1 || !ok2 {
-		t.Fatal("README.md has no catalog table between its markers")
+		t.Fatalf("%s has no catalog table between its markers", tableDoc)
 	}
 	want := catalogTable(shippedDefinitions(t))
 	if os.Getenv("APPRUN_UPDATE_DOCS") == "1" {
-		if err := os.WriteFile("../README.md", []byte(before+tableStart+want+tableEnd+after), 0o644); err != nil {
+		if err := os.WriteFile(tableDoc, []byte(before+tableStart+want+tableEnd+after), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
 	if rest[:len(rest)-len(after)-len(tableEnd)] != want {
-		t.Fatalf("README.md's catalog table differs from the catalog; run APPRUN_UPDATE_DOCS=1 go test ./apps -run TestTheREADMEListsTheCatalog\nwant:\n%s", want)
+		t.Fatalf("%s's catalog table differs from the catalog; run APPRUN_UPDATE_DOCS=1 go test ./apps -run TestTheDocsListTheCatalog\nwant:\n%s", tableDoc, want)
 	}
 }
