@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,81 +11,92 @@ import (
 	"time"
 )
 
-const adminUsage = `usage: apprun admin [--url URL] [--token TOKEN] <command>
-  accounts create --email EMAIL [--credits N]
-  credits grant ACCOUNT_ID AMOUNT
-  keys create ACCOUNT_ID
-  keys revoke KEY_ID
-  prices set SLUG CREDITS | prices set SLUG --recalibrating
-URL defaults to $APPRUN_URL or http://$APPRUN_ADDR; TOKEN to $APPRUN_ADMIN_TOKEN,
-then to the dev credentials in $APPRUN_DATA.`
-
-// adminCommand calls the admin API and prints its JSON answer.
-func adminCommand(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
-	url := fs.String("url", serverURL(), "apprun base URL (APPRUN_URL, else http://$APPRUN_ADDR)")
-	token := fs.String("token", env("APPRUN_ADMIN_TOKEN", ""), "admin token")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *token == "" {
-		if d, err := loadDevCredentials(env("APPRUN_DATA", "./data")); err == nil {
-			*token = d.AdminToken
+// adminCmd is `apprun admin`: each subcommand is one call of the admin
+// API, whose JSON answer it prints.
+func (x *cli) adminCmd() *command {
+	c := newCommand("admin", "", "call the admin API: accounts, credits, keys, prices")
+	c.about = `Admin calls the admin API of the server at --url and prints its JSON answer.
+An answer of HTTP 300 or more exits 1. The token is --token, else
+APPRUN_ADMIN_TOKEN, else the dev credentials in $APPRUN_DATA (./data) that
+'apprun serve --dev' writes.`
+	url := c.flags.String("url", serverURL(), "apprun base URL (APPRUN_URL, else http://$APPRUN_ADDR)")
+	token := c.flags.String("token", "", "admin token (APPRUN_ADMIN_TOKEN; else the dev credentials in $APPRUN_DATA)")
+	c.env.bind("token", "APPRUN_ADMIN_TOKEN")
+	call := func(method, path string, body any) error {
+		if *token == "" {
+			if d, err := loadDevCredentials(env("APPRUN_DATA", "./data")); err == nil {
+				*token = d.AdminToken
+			}
 		}
+		return callAdmin(x.stdout, strings.TrimRight(*url, "/"), *token, method, path, body)
 	}
-	method, path, body, err := adminRequest(fs.Args())
-	if err != nil {
-		return err
+
+	accounts := newCommand("accounts", "", "open accounts")
+	create := newCommand("create", "", "open an account, with an API key and opening Credits")
+	email := create.flags.String("email", "", "the account's email address (required)")
+	credits := create.flags.Int64("credits", 0, "opening Credits")
+	create.exec = func([]string) error {
+		if *email == "" {
+			return usagef("--email is required")
+		}
+		return call(http.MethodPost, "/admin/v1/accounts", map[string]any{"email": *email, "credits": *credits})
 	}
-	return callAdmin(out, strings.TrimRight(*url, "/"), *token, method, path, body)
+	accounts.add(create)
+
+	creditsCmd := newCommand("credits", "", "grant Credits")
+	grant := newCommand("grant", "ACCOUNT_ID AMOUNT", "add AMOUNT Credits to an account")
+	grant.minArgs, grant.maxArgs = 2, 2
+	grant.exec = func(args []string) error {
+		n, err := strconv.ParseInt(args[1], 10, 64)
+		if err != nil {
+			return usagef("amount %q is not an integer", args[1])
+		}
+		return call(http.MethodPost, "/admin/v1/accounts/"+args[0]+"/credits", map[string]any{"amount": n})
+	}
+	creditsCmd.add(grant)
+
+	keys := newCommand("keys", "", "create and revoke API keys")
+	keyCreate := newCommand("create", "ACCOUNT_ID", "create an API key for an account (shown once)")
+	keyCreate.minArgs, keyCreate.maxArgs = 1, 1
+	keyCreate.exec = func(args []string) error {
+		return call(http.MethodPost, "/admin/v1/accounts/"+args[0]+"/keys", nil)
+	}
+	revoke := newCommand("revoke", "KEY_ID", "revoke an API key")
+	revoke.minArgs, revoke.maxArgs = 1, 1
+	revoke.exec = func(args []string) error {
+		return call(http.MethodDelete, "/admin/v1/keys/"+args[0], nil)
+	}
+	keys.add(keyCreate, revoke)
+
+	prices := newCommand("prices", "", "set an App's price")
+	set := newCommand("set", "SLUG [CREDITS]", "set an App's price in Credits, or mark it recalibrating")
+	set.about = "Set gives the App SLUG the price CREDITS, or with --recalibrating takes it\nout of sale until a price is set (creates answer pricing_not_ready)."
+	set.minArgs, set.maxArgs = 1, 2
+	recalibrating := set.flags.Bool("recalibrating", false, "mark the price recalibrating instead of setting one")
+	set.exec = func(args []string) error {
+		path := "/admin/v1/apps/" + args[0] + "/price"
+		switch {
+		case *recalibrating && len(args) == 1:
+			return call(http.MethodPut, path, map[string]any{"recalibrating": true})
+		case *recalibrating:
+			return usagef("give CREDITS or --recalibrating, not both")
+		case len(args) == 1:
+			return usagef("missing argument: want CREDITS or --recalibrating")
+		}
+		n, err := strconv.ParseInt(args[1], 10, 64)
+		if err != nil {
+			return usagef("credits %q is not an integer", args[1])
+		}
+		return call(http.MethodPut, path, map[string]any{"credit_cost": n})
+	}
+	prices.add(set)
+
+	return c.add(accounts, creditsCmd, keys, prices)
 }
 
-func adminRequest(a []string) (method, path string, body any, err error) {
-	if len(a) < 2 {
-		return "", "", nil, fmt.Errorf("%s", adminUsage)
-	}
-	switch a[0] + " " + a[1] {
-	case "accounts create":
-		fs := flag.NewFlagSet("accounts create", flag.ContinueOnError)
-		email := fs.String("email", "", "email")
-		credits := fs.Int64("credits", 0, "opening credits")
-		if err := fs.Parse(a[2:]); err != nil {
-			return "", "", nil, err
-		}
-		return http.MethodPost, "/admin/v1/accounts", map[string]any{"email": *email, "credits": *credits}, nil
-	case "credits grant":
-		if len(a) != 4 {
-			return "", "", nil, fmt.Errorf("usage: apprun admin credits grant ACCOUNT_ID AMOUNT")
-		}
-		n, err := strconv.ParseInt(a[3], 10, 64)
-		if err != nil {
-			return "", "", nil, fmt.Errorf("amount %q is not an integer", a[3])
-		}
-		return http.MethodPost, "/admin/v1/accounts/" + a[2] + "/credits", map[string]any{"amount": n}, nil
-	case "keys create":
-		if len(a) != 3 {
-			return "", "", nil, fmt.Errorf("usage: apprun admin keys create ACCOUNT_ID")
-		}
-		return http.MethodPost, "/admin/v1/accounts/" + a[2] + "/keys", nil, nil
-	case "keys revoke":
-		if len(a) != 3 {
-			return "", "", nil, fmt.Errorf("usage: apprun admin keys revoke KEY_ID")
-		}
-		return http.MethodDelete, "/admin/v1/keys/" + a[2], nil, nil
-	case "prices set":
-		if len(a) != 4 {
-			return "", "", nil, fmt.Errorf("usage: apprun admin prices set SLUG CREDITS|--recalibrating")
-		}
-		if a[3] == "--recalibrating" {
-			return http.MethodPut, "/admin/v1/apps/" + a[2] + "/price", map[string]any{"recalibrating": true}, nil
-		}
-		n, err := strconv.ParseInt(a[3], 10, 64)
-		if err != nil {
-			return "", "", nil, fmt.Errorf("credits %q is not an integer", a[3])
-		}
-		return http.MethodPut, "/admin/v1/apps/" + a[2] + "/price", map[string]any{"credit_cost": n}, nil
-	}
-	return "", "", nil, fmt.Errorf("%s", adminUsage)
+// adminCommand runs `apprun admin` with args, printing to out (tests).
+func adminCommand(args []string, out io.Writer) error {
+	return (&cli{stdout: out, stderr: io.Discard}).run(append([]string{"admin"}, args...))
 }
 
 func callAdmin(out io.Writer, base, token, method, path string, body any) error {

@@ -14,20 +14,20 @@ import (
 	"github.com/apprun/apprun/bench"
 )
 
-// benchCommand runs `apprun bench`: the load tool (package bench).
-func benchCommand(args []string, out io.Writer) error {
-	if len(args) == 2 && args[0] == "serve-minimal" {
-		// The read scenario's baseline, started by the bench itself.
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
-		return bench.ServeMinimal(ctx, args[1], os.Stderr)
-	}
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+// benchCmd is `apprun bench`: the load tool (package bench).
+func (x *cli) benchCmd() *command {
+	c := newCommand("bench", "", "measure creates, reads, streams, rebuild and runs against servers it starts")
+	c.about = `Bench runs the load scenarios (` + strings.Join(bench.Scenarios, ", ") + `) against
+apprun servers it starts from this binary, and prints each figure beside its
+target (BENCHMARKS.md, docs/speed.md). A scenario that fails exits 1; a
+target not met is marked NO.`
 	var cfg bench.Config
+	fs := c.flags
 	scenarios := fs.String("scenarios", strings.Join(bench.Scenarios, ","), "scenarios to run, comma-separated")
 	jsonPath := fs.String("json", "", "also write the report as JSON to this file (- for stdout, instead of the table)")
 	fs.StringVar(&cfg.URL, "url", "", "drive a running server at this URL (limits set high) in the create, read and run scenarios; stream and resume always start their own")
-	fs.StringVar(&cfg.AdminToken, "admin-token", os.Getenv("APPRUN_ADMIN_TOKEN"), "admin token of the server given by --url")
+	fs.StringVar(&cfg.AdminToken, "admin-token", "", "admin token of the server given by --url (APPRUN_ADMIN_TOKEN)")
+	c.env.bind("admin-token", "APPRUN_ADMIN_TOKEN")
 	fs.DurationVar(&cfg.Duration, "duration", 0, "length of each throughput phase (default 10s)")
 	fs.IntVar(&cfg.CreateConcurrency, "concurrency", 0, "create: concurrent clients (default 32)")
 	fs.IntVar(&cfg.Accounts, "accounts", 0, "create: accounts the creates are spread over (default 64)")
@@ -40,11 +40,40 @@ func benchCommand(args []string, out io.Writer) error {
 	fs.IntVar(&cfg.Runs, "runs", 0, "run: runs timed end to end (default 200)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (the replay rebuild and the create baseline run in it)")
 	fs.StringVar(&cfg.ServerProfiles, "server-profiles", "", "write a CPU profile of the server through each measured phase to this directory (<scenario>.prof; the replay's rebuild, which runs in the bench process, as rebuild.prof)")
-	if err := fs.Parse(args); err != nil {
-		return err
+	c.exec = func([]string) error {
+		// The report names the command it measured: the flags given.
+		cfg.Command = "apprun bench"
+		fs.Visit(func(f *flag.Flag) {
+			switch v := f.Value.String(); {
+			case f.Name == "admin-token":
+				cfg.Command += " --admin-token …" // a secret
+			case v == "true":
+				cfg.Command += " --" + f.Name
+			case v == "false":
+				cfg.Command += " --" + f.Name + "=false"
+			default:
+				cfg.Command += " --" + f.Name + " " + v
+			}
+		})
+		cfg.Log = x.stderr
+		return runBench(cfg, *scenarios, *jsonPath, *cpuProfile, x.stdout)
 	}
-	if *cpuProfile != "" {
-		stop, err := bench.StartCPUProfile(*cpuProfile)
+	// The read scenario's baseline, a child process the bench starts.
+	minimal := newCommand("serve-minimal", "FILE", "serve FILE's bytes as the read scenario's baseline")
+	minimal.hidden, minimal.minArgs, minimal.maxArgs = true, 1, 1
+	minimal.exec = func(a []string) error {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return bench.ServeMinimal(ctx, a[0], x.stderr)
+	}
+	return c.add(minimal)
+}
+
+// runBench runs the scenarios, comma-separated, and prints the report to
+// out (and as JSON to jsonPath).
+func runBench(cfg bench.Config, scenarios, jsonPath, cpuProfile string, out io.Writer) error {
+	if cpuProfile != "" {
+		stop, err := bench.StartCPUProfile(cpuProfile)
 		if err != nil {
 			return err
 		}
@@ -55,19 +84,17 @@ func benchCommand(args []string, out io.Writer) error {
 		return err
 	}
 	cfg.Binary = bin
-	cfg.Command = "apprun bench " + strings.Join(args, " ")
-	cfg.Log = os.Stderr
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	report := bench.Run(ctx, cfg, strings.Split(*scenarios, ",")...)
-	switch *jsonPath {
+	report := bench.Run(ctx, cfg, strings.Split(scenarios, ",")...)
+	switch jsonPath {
 	case "":
 		err = report.WriteTable(out)
 	case "-":
 		err = report.WriteJSON(out)
 	default:
 		if err = report.WriteTable(out); err == nil {
-			err = writeJSONFile(*jsonPath, report)
+			err = writeJSONFile(jsonPath, report)
 		}
 	}
 	if err != nil {
@@ -79,7 +106,7 @@ func benchCommand(args []string, out io.Writer) error {
 		}
 	}
 	if !report.Met() {
-		fmt.Fprintln(os.Stderr, "bench: some targets were not met (marked NO)")
+		fmt.Fprintln(cfg.Log, "bench: some targets were not met (marked NO)")
 	}
 	return nil
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 
 // The client commands (`apprun run`, `runs`, `balance`, `cancel`) call a
 // running service with APPRUN_API_KEY at APPRUN_URL through package client.
+// Their rows of the command table are built here.
 
 func apiClient() (*client.Client, error) {
 	key := os.Getenv("APPRUN_API_KEY")
@@ -28,33 +27,38 @@ func apiClient() (*client.Client, error) {
 	return client.New(serverURL(), key), nil
 }
 
-// runCommand is `apprun run <slug> --input file.json|- [--json]`: create a
+// runCmd is `apprun run <slug> --input file.json|- [--json]`: create a
 // run, show a progress line while it executes, print the report.
-func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	inputPath := fs.String("input", "", "the App's input: a JSON file, or - for standard input (required)")
-	asJSON := fs.Bool("json", false, "print the finished run as JSON")
-	brand := fs.String("brand-context", "", "a brand context id to write for")
-	if wantsHelp(args, "apprun run <app-slug> --input file.json|- [--json] [--brand-context id]") {
-		return nil
+func (x *cli) runCmd() *command {
+	c := newCommand("run", "<app-slug>", "run an App and print its report")
+	c.about = `Run creates a run of the App with the input (a JSON object, from a file or
+- for standard input), shows its progress on stderr, and prints the report:
+the summary and, for the cold email writer, each email; indented JSON for
+other Apps; the finished run as JSON with --json. A run that fails or is
+canceled exits 1. 'apprun apps <app-slug>' shows what an App takes.
+It needs APPRUN_API_KEY.`
+	c.minArgs, c.maxArgs = 1, 1
+	inputPath := c.flags.String("input", "", "the App's input: a JSON file, or - for standard input (required)")
+	asJSON := c.flags.Bool("json", false, "print the finished run as JSON")
+	brand := c.flags.String("brand-context", "", "a brand context id to write for")
+	c.exec = func(args []string) error {
+		if *inputPath == "" {
+			return usagef("--input file.json (or - for standard input) is required")
+		}
+		return x.runApp(args[0], *inputPath, *asJSON, *brand)
 	}
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return errors.New("usage: apprun run <app-slug> --input file.json|- [--json]")
-	}
-	slug := args[0]
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	if *inputPath == "" {
-		return errors.New("run: --input file.json (or - for standard input) is required")
-	}
+	return c
+}
+
+// runApp runs the App slug with the input at inputPath ("-": stdin) and
+// prints its report.
+func (x *cli) runApp(slug, inputPath string, asJSON bool, brand string) error {
 	var raw []byte
 	var err error
-	if *inputPath == "-" {
-		raw, err = io.ReadAll(stdin)
+	if inputPath == "-" {
+		raw, err = io.ReadAll(x.stdin)
 	} else {
-		raw, err = os.ReadFile(*inputPath)
+		raw, err = os.ReadFile(inputPath)
 	}
 	if err != nil {
 		return fmt.Errorf("run: read the input: %w", err)
@@ -69,12 +73,12 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	created, err := c.CreateRun(ctx, slug, input, &client.CreateOptions{BrandContextID: *brand})
+	created, err := c.CreateRun(ctx, slug, input, &client.CreateOptions{BrandContextID: brand})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "%s: %d Credits\n", created.RunNo, created.CreditCost)
-	progress := newProgressLine(stderr)
+	fmt.Fprintf(x.stderr, "%s: %d Credits\n", created.RunNo, created.CreditCost)
+	progress := newProgressLine(x.stderr)
 	err = c.Stream(ctx, created.RunNo, 0, func(ev client.Event) error {
 		progress.show(ev)
 		return nil
@@ -87,12 +91,12 @@ func runCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
+	if asJSON {
+		enc := json.NewEncoder(x.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(run)
 	}
-	printRun(stdout, run)
+	printRun(x.stdout, run)
 	if run.Status != "completed" {
 		return fmt.Errorf("run %s %s", run.RunNo, run.Status)
 	}
@@ -180,72 +184,75 @@ func printRun(w io.Writer, r client.Run) {
 	}
 }
 
-// runsCommand is `apprun runs [--limit N]`.
-func runsCommand(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("runs", flag.ContinueOnError)
-	limit := fs.Int("limit", 20, "how many runs, newest first (1 to 100)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	c, err := apiClient()
-	if err != nil {
-		return err
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	runs, _, err := c.ListRuns(ctx, *limit, "")
-	if err != nil {
-		return err
-	}
-	for _, r := range runs {
-		fmt.Fprintf(stdout, "%s  %-24s %-9s %4d Credits  %s\n", r.RunNo, r.AppSlug, r.Status, r.CreditCost, r.CreatedAt.UTC().Format(time.RFC3339))
-	}
-	return nil
-}
-
-// balanceCommand is `apprun balance`.
-func balanceCommand(args []string, stdout io.Writer) error {
-	if wantsHelp(args, "apprun balance (with APPRUN_API_KEY)") {
+// runsCmd is `apprun runs [--limit N]`.
+func (x *cli) runsCmd() *command {
+	c := newCommand("runs", "", "list your runs, newest first")
+	c.about = "Runs lists your runs, newest first: run number, App, status, price and\nwhen it was created. It needs APPRUN_API_KEY."
+	limit := c.flags.Int("limit", 20, "how many runs, newest first (1 to 100)")
+	c.exec = func([]string) error {
+		cl, err := apiClient()
+		if err != nil {
+			return err
+		}
+		ctx, stop := signalContext()
+		defer stop()
+		runs, _, err := cl.ListRuns(ctx, *limit, "")
+		if err != nil {
+			return err
+		}
+		for _, r := range runs {
+			fmt.Fprintf(x.stdout, "%s  %-24s %-9s %4d Credits  %s\n", r.RunNo, r.AppSlug, r.Status, r.CreditCost, r.CreatedAt.UTC().Format(time.RFC3339))
+		}
 		return nil
 	}
-	c, err := apiClient()
-	if err != nil {
-		return err
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	a, err := c.Balance(ctx)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%d Credits (%d run(s) active)\n", a.Balance, a.ActiveRuns)
-	return nil
+	return c
 }
 
-// cancelCommand is `apprun cancel <run_no>`.
-func cancelCommand(args []string, stdout io.Writer) error {
-	if wantsHelp(args, "apprun cancel <run_no> (with APPRUN_API_KEY)") {
+// balanceCmd is `apprun balance`.
+func (x *cli) balanceCmd() *command {
+	c := newCommand("balance", "", "show your Credits")
+	c.about = "Balance shows your account's Credits and how many of its runs are active.\nIt needs APPRUN_API_KEY."
+	c.exec = func([]string) error {
+		cl, err := apiClient()
+		if err != nil {
+			return err
+		}
+		ctx, stop := signalContext()
+		defer stop()
+		a, err := cl.Balance(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(x.stdout, "%d Credits (%d run(s) active)\n", a.Balance, a.ActiveRuns)
 		return nil
 	}
-	if len(args) != 1 {
-		return errors.New("usage: apprun cancel <run_no>")
+	return c
+}
+
+// cancelCmd is `apprun cancel <run_no>`.
+func (x *cli) cancelCmd() *command {
+	c := newCommand("cancel", "<run_no>", "cancel a queued or running run")
+	c.about = "Cancel cancels a queued or running run and refunds its Credits; a finished\nrun answers run_already_finished (exit 1). It needs APPRUN_API_KEY."
+	c.minArgs, c.maxArgs = 1, 1
+	c.exec = func(args []string) error {
+		cl, err := apiClient()
+		if err != nil {
+			return err
+		}
+		ctx, stop := signalContext()
+		defer stop()
+		r, err := cl.CancelRun(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		refunded := int64(0)
+		if r.RefundedCredits != nil {
+			refunded = *r.RefundedCredits
+		}
+		fmt.Fprintf(x.stdout, "%s canceled; %d Credits refunded\n", r.RunNo, refunded)
+		return nil
 	}
-	c, err := apiClient()
-	if err != nil {
-		return err
-	}
-	ctx, stop := signalContext()
-	defer stop()
-	r, err := c.CancelRun(ctx, args[0])
-	if err != nil {
-		return err
-	}
-	refunded := int64(0)
-	if r.RefundedCredits != nil {
-		refunded = *r.RefundedCredits
-	}
-	fmt.Fprintf(stdout, "%s canceled; %d Credits refunded\n", r.RunNo, refunded)
-	return nil
+	return c
 }
 
 // signalContext ends on SIGINT or SIGTERM.

@@ -53,11 +53,29 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// parseServe reads the environment, then flags of the same meaning.
+// parseServe reads the flags, then the environment variables of the same
+// meaning.
 func parseServe(args []string) (node.Config, error) {
-	var c node.Config
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	vars := newEnvFlags(fs)
+	s := declareServe(fs, vars)
+	if err := vars.parse(args); err != nil {
+		return node.Config{}, err
+	}
+	return s.config()
+}
+
+// serveFlags are serve's flags declared on a flag set: `apprun serve`'s
+// help and usage errors are built from the same set (main.go).
+type serveFlags struct {
+	c                                  *node.Config
+	fs                                 *flag.FlagSet
+	routes, timeouts, retention, packs *string
+}
+
+// declareServe declares serve's flags on fs, each bound to its variable.
+func declareServe(fs *flag.FlagSet, vars *envFlags) *serveFlags {
+	var c node.Config
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "HTTP listen address (APPRUN_ADDR)")
 	vars.bind("addr", "APPRUN_ADDR")
 	fs.StringVar(&c.DataDir, "data", "./data", "data directory (APPRUN_DATA)")
@@ -161,9 +179,12 @@ func parseServe(args []string) (node.Config, error) {
 	vars.bind("sources-allow-private", "APPRUN_SOURCES_ALLOW_PRIVATE")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", false, "mark the session cookie Secure: TLS ends at a proxy in front (APPRUN_SECURE_COOKIES=1)")
 	vars.bind("secure-cookies", "APPRUN_SECURE_COOKIES")
-	if err := vars.parse(args); err != nil {
-		return c, err
-	}
+	return &serveFlags{&c, fs, routes, timeouts, retention, packs}
+}
+
+// config reads and checks serve's flags once their set is parsed.
+func (s *serveFlags) config() (node.Config, error) {
+	c, fs, routes, timeouts, retention, packs := *s.c, s.fs, s.routes, s.timeouts, s.retention, s.packs
 	switch v := os.Getenv("APPRUN_LLM_TEMPERATURE"); v {
 	case "", "on":
 	case "off":

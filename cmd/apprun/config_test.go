@@ -64,24 +64,6 @@ func TestClientCommandsFindTheServerOneWay(t *testing.T) {
 	}
 }
 
-// help, --help, -h, version and every command's --help exit 0; an unknown
-// command does not.
-func TestHelpAndVersionExitZero(t *testing.T) {
-	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"version"}, {"--version"}, {"serve", "--help"},
-		{"audit", "--help"}, {"admin", "--help"}, {"bench", "--help"}, {"run", "--help"}, {"runs", "--help"},
-		{"balance", "--help"}, {"cancel", "--help"}} {
-		if err := run(args); err != nil {
-			t.Errorf("apprun %s: %v, want exit 0", strings.Join(args, " "), err)
-		}
-	}
-	if err := run([]string{"nope"}); err == nil || !strings.Contains(err.Error(), "apprun help") {
-		t.Errorf("an unknown command: %v", err)
-	}
-	if v := version(); !strings.HasPrefix(v, "apprun ") || !strings.Contains(v, "commit") {
-		t.Errorf("version: %q", v)
-	}
-}
-
 // Start failures say what to do, and a start that fails on its
 // configuration or its port creates nothing in the data directory (a bad
 // APPRUN_APPS_DIR or a busy port first created nats/ and projections.db).

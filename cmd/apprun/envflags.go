@@ -24,12 +24,19 @@ func newEnvFlags(fs *flag.FlagSet) *envFlags { return &envFlags{fs: fs, vars: ma
 // bind names the variable of a flag.
 func (e *envFlags) bind(flagName, variable string) { e.vars[flagName] = variable }
 
-// parse sets each flag from its variable, then parses args.
+// parse parses args, then sets each flag not given in them from its
+// variable. A request for help (-h, --help) is answered before any
+// variable is read, so a bad one does not hide the help.
 func (e *envFlags) parse(args []string) error {
+	if err := e.fs.Parse(args); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	e.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	for _, name := range slices.Sorted(maps.Keys(e.vars)) {
 		variable := e.vars[name]
 		v, ok := os.LookupEnv(variable)
-		if !ok || v == "" {
+		if !ok || v == "" || given[name] {
 			continue
 		}
 		f := e.fs.Lookup(name)
@@ -50,5 +57,5 @@ func (e *envFlags) parse(args []string) error {
 			return fmt.Errorf("config: %s=%q: %v (as --%s)", variable, v, err, name)
 		}
 	}
-	return e.fs.Parse(args)
+	return nil
 }

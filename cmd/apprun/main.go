@@ -1,51 +1,139 @@
 // Command apprun is the run engine for paid AI Apps: `apprun serve` runs
-// the service, `apprun admin ...` calls its admin API, `apprun audit` checks the log,
-// `apprun bench` measures it, and `apprun run`, `runs`, `balance` and
-// `cancel` are a client of its API.
+// the service, `apprun apps` shows the Apps it serves, `apprun admin ...`
+// calls its admin API, `apprun audit` checks the log, `apprun bench`
+// measures it, and `apprun run`, `runs`, `balance` and `cancel` are a
+// client of its API. `apprun help <command>` tells more of each.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "apprun:", err)
-		os.Exit(1)
+	os.Exit((&cli{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}).main(os.Args[1:]))
+}
+
+// cli is one run of apprun: the command table, and the standard streams
+// its commands read and write.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// main runs the command args name and returns the exit code: 0, 1 for an
+// error doing the work, 2 for a command line apprun cannot take.
+func (x *cli) main(args []string) int {
+	err := x.run(args)
+	var u *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &u):
+		fmt.Fprintln(x.stderr, u.Error())
+		u.cmd.usage(x.stderr)
+		return 2
+	default:
+		fmt.Fprintln(x.stderr, "apprun:", err)
+		return 1
 	}
 }
 
-// commands is what `apprun help` lists, one line each.
-var commands = []struct{ name, what string }{
-	{"serve", "run the service (API, event streams, website, MCP); apprun serve --help for its settings"},
-	{"admin", "call the admin API: accounts, credits, keys, prices (apprun admin --help)"},
-	{"audit", "replay the event log and check every Credit; stop the node first"},
-	{"bench", "measure creates, reads, streams, rebuild and runs against servers it starts"},
-	{"run", "run an App: apprun run <app-slug> --input file.json|- [--json]"},
-	{"runs", "list your runs"},
-	{"balance", "show your Credits"},
-	{"cancel", "cancel a run: apprun cancel <run_no>"},
-	{"version", "print the version"},
-	{"help", "this list"},
+// run runs the command args name; a command's help is printed to stdout.
+func (x *cli) run(args []string) error {
+	err := x.root().execute(args)
+	var h *helpRequest
+	if errors.As(err, &h) {
+		h.cmd.help(x.stdout)
+		return nil
+	}
+	return err
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: apprun <command> [flags]")
-	fmt.Fprintln(w)
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.what)
+// root is the command table: every command, with its subcommands.
+func (x *cli) root() *command {
+	root := newCommand("apprun", "", "")
+	root.about = `apprun is the run engine for paid AI Apps.
+
+The client commands (admin, run, runs, balance, cancel) find the server at
+APPRUN_URL, else http://$APPRUN_ADDR, else http://127.0.0.1:8080; run, runs,
+balance and cancel need APPRUN_API_KEY.`
+	showVersion := root.flags.Bool("version", false, "print the version (as apprun version)")
+	root.maxArgs = -1
+	root.exec = func(args []string) error {
+		switch {
+		case *showVersion:
+			fmt.Fprintln(x.stdout, version())
+			return nil
+		case len(args) == 0:
+			return usagef("no command given")
+		}
+		return usagef("unknown command %q", args[0])
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "The client commands (admin, run, runs, balance, cancel) find the server at APPRUN_URL,")
-	fmt.Fprintln(w, "else http://$APPRUN_ADDR, else http://127.0.0.1:8080; run, runs, balance and cancel need APPRUN_API_KEY.")
+	help := newCommand("help", "[<command>...]", "show a command's usage, subcommands and flags")
+	help.maxArgs = -1
+	help.exec = func(args []string) error {
+		c := root
+		for i, a := range args {
+			if c = c.sub(a); c == nil {
+				return usagef("unknown command %q", strings.Join(args[:i+1], " "))
+			}
+		}
+		return &helpRequest{c}
+	}
+	return root.add(
+		x.serveCmd(),
+		x.appsCmd(),
+		x.adminCmd(),
+		x.auditCmd(),
+		x.benchCmd(),
+		x.runCmd(),
+		x.runsCmd(),
+		x.balanceCmd(),
+		x.cancelCmd(),
+		x.versionCmd(),
+		help,
+	)
+}
+
+// serveCmd is `apprun serve`: its flags are declared in config.go.
+func (x *cli) serveCmd() *command {
+	c := newCommand("serve", "", "run the service: API, event streams, website, MCP")
+	c.about = `Serve runs one apprun node: the API, event streams, website and MCP on
+--addr, with its data in --data (an embedded NATS server unless --nats-url).
+It stops gracefully on SIGINT or SIGTERM.
+
+Every flag has an environment variable of the same meaning, named in its
+description, parsed the same way; a flag given on the command line wins.
+OPENAI_API_KEY, GITHUB_TOKEN, APPRUN_CLUSTER_SECRET and the Stripe keys are
+secrets: environment only. docs/deployment.md describes them.`
+	flags := declareServe(c.flags, c.env)
+	c.exec = func([]string) error {
+		cfg, err := flags.config()
+		if err != nil {
+			return &usageError{err: err} // a flag or variable out of range
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return serve(ctx, cfg, x.stdout)
+	}
+	return c
+}
+
+func (x *cli) versionCmd() *command {
+	c := newCommand("version", "", "print the version and the commit it was built from")
+	c.exec = func([]string) error {
+		fmt.Fprintln(x.stdout, version())
+		return nil
+	}
+	return c
 }
 
 // commit is set by `make build` (-ldflags -X main.commit=…) where the Go
@@ -75,63 +163,4 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
-}
-
-// wantsHelp says whether a command without flags of its own was asked for
-// help; it prints the command's usage line.
-func wantsHelp(args []string, usage string) bool {
-	for _, a := range args {
-		if a == "-h" || a == "--help" || a == "-help" {
-			fmt.Println("usage:", usage)
-			return true
-		}
-	}
-	return false
-}
-
-func run(args []string) error {
-	err := dispatch(args)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil // a command's --help: its flags were printed
-	}
-	return err
-}
-
-func dispatch(args []string) error {
-	if len(args) == 0 {
-		usage(os.Stderr)
-		return errors.New("no command given")
-	}
-	switch args[0] {
-	case "help", "-h", "--help", "-help":
-		usage(os.Stdout)
-		return nil
-	case "version", "--version", "-version":
-		fmt.Println(version())
-		return nil
-	case "serve":
-		cfg, err := parseServe(args[1:])
-		if err != nil {
-			return err
-		}
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-		defer stop()
-		return serve(ctx, cfg, os.Stdout)
-	case "admin":
-		return adminCommand(args[1:], os.Stdout)
-	case "audit":
-		return auditCommand(args[1:], os.Stdout)
-	case "bench":
-		return benchCommand(args[1:], os.Stdout)
-	case "run":
-		return runCommand(args[1:], os.Stdin, os.Stdout, os.Stderr)
-	case "runs":
-		return runsCommand(args[1:], os.Stdout)
-	case "balance":
-		return balanceCommand(args[1:], os.Stdout)
-	case "cancel":
-		return cancelCommand(args[1:], os.Stdout)
-	default:
-		return fmt.Errorf("unknown command %q; apprun help lists them", args[0])
-	}
 }
