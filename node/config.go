@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -115,8 +116,13 @@ type Config struct {
 	// (APPRUN_PUBLIC_URL; default http:// + the listen address).
 	PublicURL string
 	// Apps replaces the shipped catalog (tests add Apps that fail).
-	Apps   []engine.App
-	Logger *slog.Logger
+	Apps []engine.App
+	// BeforeServe, when set, runs once the node is up and before its HTTP
+	// server answers a request (a request that comes meanwhile waits): what
+	// must be in place before the node is ready, such as dev mode's demo
+	// account and its credentials file. An error stops the start.
+	BeforeServe func(ctx context.Context, n *Node) error
+	Logger      *slog.Logger
 }
 
 // PublicGitHubAPI is GitHub's own REST API, the default GitHubAPI.

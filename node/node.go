@@ -196,6 +196,11 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	n.site.Use(n.api.Metered)
 	n.mux = n.api.Edge(oneOrigin(n.api, n.site, n.api.Metered(n.api.RequireKey(n.api.ReadMessage(httpapi.Enveloped(mcpHandler))))))
 	conns := httpapi.LimitConns(n.ln, n.cfg.Conns, n.cfg.Logger)
+	if n.cfg.BeforeServe != nil {
+		if err := n.cfg.BeforeServe(ctx, n); err != nil {
+			return err
+		}
+	}
 	srv, ln := &http.Server{Handler: n.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
 		MaxHeaderBytes: MaxHeaderBytes, ConnContext: conns.ConnContext}, conns
 	n.srv, n.conns = srv, conns

@@ -31,6 +31,11 @@ func serve(ctx context.Context, cfg node.Config, out io.Writer) error {
 			cfg.AdminToken = dev.AdminToken
 		}
 	}
+	if dev != nil {
+		// The demo account and its credentials file exist before the node
+		// answers: a script that waits for /readyz then reads the file.
+		cfg.BeforeServe = func(ctx context.Context, n *node.Node) error { return dev.ensureAccount(ctx, n, cfg) }
+	}
 	n, err := node.New(cfg)
 	if err != nil {
 		return err
@@ -40,9 +45,6 @@ func serve(ctx context.Context, cfg node.Config, out io.Writer) error {
 	}
 	defer n.Stop()
 	if dev != nil {
-		if err := dev.ensureAccount(ctx, n, cfg); err != nil {
-			return err
-		}
 		dev.print(out, n.Addr(), cfg.AdminToken)
 	}
 	model := "none (Apps that need one are not runnable; cold-email-writer uses its built-in writer)"

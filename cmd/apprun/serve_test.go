@@ -179,3 +179,40 @@ func TestAdminCommandsPrintTheJSON(t *testing.T) {
 		t.Fatalf("wrong token: err %v, printed %q", err, out.String())
 	}
 }
+
+// Dev mode's credentials file is written before the node answers: a
+// script that waits for /readyz and then reads the file (the README's
+// first run does) read none, now and then, when the node answered first.
+func TestDevModeWritesItsCredentialsBeforeItIsReady(t *testing.T) {
+	dir, addr := t.TempDir(), FreeAddr(t)
+	cfg, err := parseServe([]string{"--dev", "--addr", addr, "--data", dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, cfg, io.Discard) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	client := &http.Client{Timeout: time.Second}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if resp, err := client.Get("http://" + addr + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("not ready within 30s")
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "dev-credentials.json"))
+	if err != nil || !strings.Contains(string(data), `"api_key": "ak_`) {
+		t.Fatalf("the credentials file once /readyz said ready: %q %v", data, err)
+	}
+}
