@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/apps"
+	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/inputschema"
 )
 
@@ -44,8 +45,8 @@ func TestEveryInputHasATitleADescriptionAndAnExample(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s.%s: %v", d.Slug, name, err)
 			}
-			if _, why := schema.Check(map[string]any{"v": p.Examples[0]}); why != "" {
-				t.Errorf("%s.%s: its example is refused: %s", d.Slug, name, why)
+			if _, why := schema.Check(map[string]any{"v": p.Examples[0]}); len(why) > 0 {
+				t.Errorf("%s.%s: its example is refused: %s", d.Slug, name, engine.FieldMessage(why))
 			}
 		}
 	}

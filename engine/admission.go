@@ -23,9 +23,9 @@ type CreateRunRequest struct {
 	// higher price is refused with pricing_not_ready, nothing charged.
 	MaxCreditCost *int64
 	// IdempotencyKey, when set, makes the request safe to retry: the same
-	// key with the same BodyHash returns the first answer.
+	// key with the same request (requestHash: the fields above) returns the
+	// first answer.
 	IdempotencyKey string
-	BodyHash       string
 }
 
 // CreatedRun is what admission returns.
@@ -59,10 +59,18 @@ func (e *Engine) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRu
 	if err := noFiles(req.Input); err != nil {
 		return CreatedRun{}, err // on every surface, before anything is claimed
 	}
+	if req.WebhookURL != "" {
+		if err := e.CheckWebhookURL(req.WebhookURL); err != nil {
+			return CreatedRun{}, err
+		}
+	}
 	if req.IdempotencyKey == "" {
 		return e.createRun(ctx, req, nil)
 	}
-	key, replay, err := e.readIdempotency(ctx, req.AccountID, req.IdempotencyKey, req.BodyHash)
+	if !ValidIdempotencyKey(req.IdempotencyKey) {
+		return CreatedRun{}, Errorf(CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", MaxIdempotencyKey)
+	}
+	key, replay, err := e.readIdempotency(ctx, req.AccountID, req.IdempotencyKey, requestHash(req))
 	if err != nil {
 		return CreatedRun{}, err
 	}

@@ -154,7 +154,7 @@ func TestAKeyedCreateAnswered503IsVoidedAndItsKeyFreed(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "held", Input: map[string]any{},
-		IdempotencyKey: "k", BodyHash: "h"}
+		IdempotencyKey: "k"}
 	gd.lose.Store(true)
 	if _, err := e.CreateRun(ctx, req); !errors.Is(err, ErrAmbiguous) && !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("a create whose admission could not be resolved: %v, want a 503 (ErrAmbiguous)", err)
@@ -180,5 +180,34 @@ func TestAKeyedCreateAnswered503IsVoidedAndItsKeyFreed(t *testing.T) {
 	}
 	if a, _, err := e.Account(ctx, acct.AccountID); err != nil || a.Balance != 95 {
 		t.Fatalf("after the retry: %+v %v, want 95 (one charge)", a, err)
+	}
+}
+
+// CreateRun makes its own input checks, whichever surface calls it: a
+// webhook URL that cannot be delivered to and an Idempotency-Key that is
+// not one are refused, and nothing is written. (The webhook check was the
+// API's alone, and the website dropped a bad key.)
+func TestCreateRunChecksWhatEverySurfaceSends(t *testing.T) {
+	t.Parallel()
+	e := startEngineWith(t, false, Limits{}, nil, okApp())
+	ctx := context.Background()
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := e.LogHead(ctx)
+	for _, req := range []CreateRunRequest{
+		{WebhookURL: "ftp://hooks.example.com/x"},
+		{WebhookURL: "https://user:pw@hooks.example.com/x"},
+		{IdempotencyKey: "tab\tkey"},
+		{IdempotencyKey: strings.Repeat("k", 256)},
+	} {
+		req.AccountID, req.KeyID, req.AppSlug, req.Input = acct.AccountID, acct.KeyID, "ok", map[string]any{}
+		if _, err := e.CreateRun(ctx, req); ErrorCode(err) != CodeInvalidRequest {
+			t.Errorf("%+v: %v, want invalid_request", req, err)
+		}
+	}
+	if now, _ := e.LogHead(ctx); now != head {
+		t.Fatalf("refused creates wrote %d messages", now-head)
 	}
 }

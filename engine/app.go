@@ -38,7 +38,9 @@ type App struct {
 // InputSchema checks one App's input. Check returns the input with the
 // schema's defaults filled in, or a description naming each failing field.
 type InputSchema interface {
-	Check(input map[string]any) (map[string]any, string)
+	// Check returns input with the schema's defaults filled in, or what
+	// is wrong with it, each failing field apart.
+	Check(input map[string]any) (map[string]any, []FieldError)
 }
 
 // SchemaCompiler compiles an App's JSON Schema into an InputSchema. The
@@ -145,9 +147,9 @@ func (c *Catalog) all() []*App {
 // ValidateInput checks input against the App's schema and returns it with
 // schema defaults filled in, or invalid_input naming each failing field.
 func (a *App) ValidateInput(input map[string]any) (map[string]any, error) {
-	out, problem := a.schema.Check(input)
-	if problem != "" {
-		return nil, &Error{Code: CodeInvalidInput, Message: problem}
+	out, problems := a.schema.Check(input)
+	if len(problems) > 0 {
+		return nil, &Error{Code: CodeInvalidInput, Message: FieldMessage(problems), Fields: problems}
 	}
 	return out, nil
 }

@@ -1,7 +1,9 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -107,4 +109,36 @@ func FuzzValidateInput(f *testing.F) {
 			}
 		}
 	})
+}
+
+// An invalid input's failing fields are data on the error, each with its
+// path, rule and words: the website puts each beside its field without
+// reading the message, which says the same for the API.
+func TestInvalidInputNamesEachFieldAsData(t *testing.T) {
+	t.Parallel()
+	app := engine.App{Slug: "f", Name: "f", Price: 1, Runnable: true,
+		InputSchema: []byte(`{"type":"object","required":["a"],"properties":{"a":{"type":"string"},"b":{"type":"string","maxLength":3}},"additionalProperties":false}`),
+		Executor: engine.ExecutorFunc(func(context.Context, engine.Job, func(engine.Step)) (engine.Result, error) {
+			return engine.Result{}, nil
+		})}
+	c, err := engine.NewCatalog(inputschema.Compile, app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := c.Lookup("f")
+	_, err = a.ValidateInput(map[string]any{"a": "ok", "b": "too long"})
+	var e *engine.Error
+	if !errors.As(err, &e) || e.Code != engine.CodeInvalidInput || len(e.Fields) != 1 {
+		t.Fatalf("a field too long: %#v", err)
+	}
+	if f := e.Fields[0]; f.Field != "input.b" || f.Name() != "b" || f.Code != "maxLength" || f.Message == "" {
+		t.Fatalf("its field error: %+v", f)
+	}
+	if e.Message != engine.FieldMessage(e.Fields) || !strings.HasPrefix(e.Message, "input.b: ") {
+		t.Fatalf("its message %q does not say what its fields say", e.Message)
+	}
+	_, err = a.ValidateInput(map[string]any{"b": "x"})
+	if !errors.As(err, &e) || len(e.Fields) != 1 || e.Fields[0].Field != "input" || e.Fields[0].Name() != "" || e.Fields[0].Code != "required" {
+		t.Fatalf("a required field missing: %#v", err)
+	}
 }

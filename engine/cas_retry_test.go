@@ -149,7 +149,7 @@ func TestEveryCompareAndSetLoopPausesBetweenRefusedTries(t *testing.T) {
 		// same loop.
 		{name: "admission with a key", want: "contention on this account", do: func(ctx context.Context, pc paced) error {
 			_, err := pc.CreateRun(ctx, CreateRunRequest{AccountID: pc.acct.AccountID, KeyID: pc.acct.KeyID, AppSlug: "ok",
-				Input: map[string]any{}, IdempotencyKey: "k1", BodyHash: "h"})
+				Input: map[string]any{}, IdempotencyKey: "k1"})
 			return err
 		}},
 		{name: "purchase", want: "account busy", do: func(ctx context.Context, pc paced) error {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -51,11 +52,16 @@ func (c Code) Info() (info CodeInfo, ok bool) {
 }
 
 // Error is the one error type of the domain: a code, a message meant for the
-// client, and for 429s how long to wait.
+// client, for 429s how long to wait, and for invalid_input each failing
+// field.
 type Error struct {
 	Code       Code
 	Message    string
 	RetryAfter time.Duration
+	// Fields are the failing fields of an invalid_input, as data: each
+	// surface shows them its own way (the website beside each field, the
+	// API in the message, which says the same).
+	Fields []FieldError
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
@@ -72,4 +78,37 @@ func ErrorCode(err error) Code {
 		return e.Code
 	}
 	return CodeInternal
+}
+
+// FieldError is what is wrong with one field of a request's input.
+type FieldError struct {
+	// Field is the field's path from the request: "input.target_role",
+	// or "input" for the input as a whole.
+	Field string
+	// Code is the rule it breaks, as the schema names it ("required",
+	// "maxLength", "enum", …).
+	Code string
+	// Message says so in words.
+	Message string
+}
+
+// Name is the input's top-level field a FieldError is about
+// ("target_role"), or "" for the input as a whole.
+func (f FieldError) Name() string {
+	rest, ok := strings.CutPrefix(f.Field, "input.")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, ".")
+	return name
+}
+
+// FieldMessage is the fields' errors in one sentence: "field: message;
+// field: message", what the API's message says.
+func FieldMessage(fields []FieldError) string {
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = f.Field + ": " + f.Message
+	}
+	return strings.Join(parts, "; ")
 }

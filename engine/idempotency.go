@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -57,6 +58,17 @@ type idemKey struct {
 func idemSubject(accountID, key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return subjIdem + accountID + "." + hex.EncodeToString(sum[:16])
+}
+
+// requestHash identifies a create's request for its Idempotency-Key: the
+// request's fields in canonical JSON (sorted keys), so formatting and
+// member order do not make it "different", and every surface (API,
+// website, MCP) has it made the same way, here.
+func requestHash(r CreateRunRequest) string {
+	data, _ := json.Marshal(map[string]any{"app_slug": r.AppSlug, "input": r.Input, "brand_context_id": r.BrandContextID,
+		"max_credit_cost": r.MaxCreditCost, "webhook_url": r.WebhookURL})
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // ValidIdempotencyKey reports whether k may be used as an Idempotency-Key:

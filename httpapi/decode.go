@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -160,15 +158,6 @@ type createRunBody struct {
 	BrandContextID *string
 	MaxCreditCost  *int64
 	WebhookURL     string
-}
-
-// hash identifies the request for Idempotency-Key: the decoded body in
-// canonical JSON (sorted keys), so formatting does not make it "different".
-func (b createRunBody) hash() string {
-	data, _ := json.Marshal(map[string]any{"app_slug": b.AppSlug, "input": b.Input, "brand_context_id": b.BrandContextID,
-		"max_credit_cost": b.MaxCreditCost, "webhook_url": b.WebhookURL})
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
 }
 
 // decodeCreateRun applies rule 1: a JSON object with a string app_slug, an

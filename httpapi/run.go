@@ -58,9 +58,6 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := decodeCreateRun(obj)
-	if err == nil && body.WebhookURL != "" {
-		err = a.cfg.Engine.CheckWebhookURL(body.WebhookURL)
-	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -78,7 +75,7 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
 			a.fail(w, r, errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", engine.MaxIdempotencyKey))
 			return
 		}
-		req.IdempotencyKey, req.BodyHash = key, body.hash()
+		req.IdempotencyKey = key
 	}
 	run, err := a.cfg.Engine.CreateRun(r.Context(), req)
 	setQuota(w, run.Quota)

@@ -20,7 +20,6 @@ type Engine interface {
 	CreateRun(ctx context.Context, req engine.CreateRunRequest) (engine.CreatedRun, error)
 	CreateWindowFull(keyID string) (engine.Quota, error)
 	CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error)
-	CheckWebhookURL(raw string) error
 	WebhookSecret(ctx context.Context, accountID string) (string, error)
 	Deliveries(ctx context.Context, accountID string, limit int) ([]engine.Delivery, error)
 	Redeliver(ctx context.Context, accountID, runNo string) error

@@ -29,8 +29,8 @@ var _ engine.SchemaCompiler = Compile
 type schema struct{ s *jsonschema.Schema }
 
 // Check validates input and returns it with schema defaults filled in, or
-// a description naming each failing field.
-func (v schema) Check(input map[string]any) (map[string]any, string) {
+// each failing field and why.
+func (v schema) Check(input map[string]any) (map[string]any, []engine.FieldError) {
 	res := v.s.Validate(input)
 	if !res.IsValid() {
 		return nil, describe(res, input)
@@ -46,14 +46,15 @@ func (v schema) Check(input map[string]any) (map[string]any, string) {
 			}
 		}
 	}
-	return out, ""
+	return out, nil
 }
 
-// describe turns a validation result into "field: reason; field: reason".
-// Absent fields are reported once, by the required check, and a field that
-// is not allowed at all once, by the additionalProperties check.
-func describe(res *jsonschema.EvaluationResult, input map[string]any) string {
-	var parts []string
+// describe lists what a validation result found wrong, a field at a time,
+// sorted and without repeats ("input.x" then its message). Absent fields
+// are reported once, by the required check, and a field that is not
+// allowed at all once, by the additionalProperties check.
+func describe(res *jsonschema.EvaluationResult, input map[string]any) []engine.FieldError {
+	var out []engine.FieldError
 	var walk func(r *jsonschema.EvaluationResult)
 	walk = func(r *jsonschema.EvaluationResult) {
 		if r == nil || r.Valid {
@@ -81,26 +82,22 @@ func describe(res *jsonschema.EvaluationResult, input map[string]any) string {
 			if loc != "" {
 				field = "input." + strings.ReplaceAll(loc, "/", ".")
 			}
-			parts = append(parts, field+": "+r.Errors[k].Error())
+			out = append(out, engine.FieldError{Field: field, Code: k, Message: r.Errors[k].Error()})
 		}
 		for _, d := range r.Details {
 			walk(d)
 		}
 	}
 	walk(res)
-	if len(parts) == 0 {
-		return "input does not match the App's input schema"
+	if len(out) == 0 {
+		return []engine.FieldError{{Field: "input", Code: "schema", Message: "does not match the App's input schema"}}
 	}
-	sort.Strings(parts)
-	return strings.Join(dedupe(parts), "; ")
-}
-
-func dedupe(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Field+": "+out[i].Message < out[j].Field+": "+out[j].Message })
+	kept := out[:0]
+	for i, f := range out {
+		if i == 0 || f.Field != out[i-1].Field || f.Message != out[i-1].Message {
+			kept = append(kept, f)
 		}
 	}
-	return out
+	return kept
 }

@@ -321,7 +321,7 @@ func (w *world) create(ctx context.Context) {
 		a.answered = call(ctx, w.pick(), func(ctx context.Context, e *engine.Engine) {
 			run, err = e.CreateRun(ctx, engine.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "sim",
 				Input:          map[string]any{"tag": tag, "steps": float64(steps), "fail": fail},
-				IdempotencyKey: req.idem, BodyHash: tag})
+				IdempotencyKey: req.idem})
 		})
 		a.to = w.log.Newest()
 		if a.answered && err == nil {

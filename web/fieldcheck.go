@@ -76,19 +76,12 @@ func checkField(p param, raw string) string {
 	return ""
 }
 
-// fieldOf finds which field an App's validation message is about
-// ("input.product_description: …"), "" for the whole form.
-func fieldOf(msg string, ps []param) (string, string) {
-	rest, ok := strings.CutPrefix(msg, "input.")
-	if !ok {
-		return "", msg
-	}
-	name, why, ok := strings.Cut(rest, ": ")
-	name, _, _ = strings.Cut(name, ".")
+// hasParam says whether the form has a field named name.
+func hasParam(ps []param, name string) bool {
 	for _, p := range ps {
-		if ok && p.Name == name {
-			return name, why
+		if p.Name == name {
+			return true
 		}
 	}
-	return "", msg
+	return false
 }

@@ -2,7 +2,6 @@ package web
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -260,22 +259,19 @@ func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 		refuse(err.Error())
 		return
 	}
-	body, _ := json.Marshal(map[string]any{"app_slug": app.Slug, "input": in})
-	sum := sha256.Sum256(body)
+	// The form's token is its Idempotency-Key: a form sent twice makes one
+	// run. One that is not a key (altered) is refused, as the API refuses it.
 	req := engine.CreateRunRequest{AccountID: v.AccountID, KeyID: engine.SessionKeyID(v.AccountID), AppSlug: app.Slug, Input: in,
-		IdempotencyKey: r.PostFormValue("idempotency_key"), BodyHash: hex.EncodeToString(sum[:])}
-	if !engine.ValidIdempotencyKey(req.IdempotencyKey) {
-		req.IdempotencyKey, req.BodyHash = "", ""
-	}
+		IdempotencyKey: r.PostFormValue("idempotency_key")}
 	run, err := s.cfg.Engine.CreateRun(r.Context(), req)
 	var e *engine.Error
 	if errors.As(err, &e) {
 		msg := "The run was not started: " + strings.TrimSuffix(e.Message, ".") + ". Nothing was charged."
 		switch e.Code {
 		case engine.CodeInvalidInput:
-			for _, part := range strings.Split(e.Message, "; ") {
-				if field, why := fieldOf(part, ps); field != "" {
-					errs[field] = why
+			for _, f := range e.Fields {
+				if name := f.Name(); name != "" && hasParam(ps, name) {
+					errs[name] = f.Message
 				}
 			}
 			if len(errs) > 0 {

@@ -269,6 +269,16 @@ func TestARunFormSentTwiceMakesOneRunAndOneCharge(t *testing.T) {
 	if len(acct) != 1 {
 		t.Fatalf("%d runs, want 1", len(acct))
 	}
+	// A token that is not an Idempotency-Key (altered) is refused, as the
+	// API refuses such a header; it was dropped, and the form then made a
+	// run on every send.
+	altered := url.Values{"idempotency_key": {"tab\tkey"}, "product_description": {"Acme Ledger"}, "target_role": {"Founders"}}
+	if p := b.Post("/apps/cold-email-writer/runs", altered); p.Status != http.StatusSeeOther || !strings.Contains(b.Get("/apps/cold-email-writer").Body, "Idempotency-Key") {
+		t.Fatalf("an altered token: %d %s", p.Status, p.Location)
+	}
+	if !strings.Contains(b.Get("/credits").Body, `id="balance">75 Credits<`) {
+		t.Fatal("a form with an altered token was charged")
+	}
 }
 
 func TestReferencePagesComeFromTheSchema(t *testing.T) {
