@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apprun/apprun/edge"
 	"github.com/apprun/apprun/engine"
 )
 
@@ -91,7 +92,7 @@ func known(w http.ResponseWriter, r *http.Request, keyID string) {
 	if sw, ok := w.(*statusWriter); ok {
 		sw.keyID = keyID
 	}
-	identified(r)
+	edge.Identified(r)
 }
 
 // Known is known for the surfaces beside the API: the website calls it

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/apprun/apprun/edge"
 	"github.com/apprun/apprun/engine"
 )
 
@@ -102,7 +103,7 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	if IsHead(r) {
+	if edge.IsHead(r) {
 		// A HEAD: the stream's headers and no stream (a stream takes the
 		// connection over, and would write a body after them).
 		sseHeaders(w.Header())
@@ -240,6 +241,7 @@ func (a *API) endStream(route string, err error) {
 	}
 }
 
-func isEventStream(r *http.Request) bool {
+// IsEventStream says whether r asks for a run's event stream.
+func IsEventStream(r *http.Request) bool {
 	return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/events")
 }

@@ -190,4 +190,5 @@ func (a *API) routeOperability() {
 	p.PathPrefix("/").HandlerFunc(a.admin(pprof.Index))
 }
 
-func isProfile(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/debug/pprof") }
+// IsProfile says whether r asks for a profile (net/http/pprof).
+func IsProfile(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/debug/pprof") }

@@ -3,10 +3,10 @@ package httpapi
 import (
 	"math"
 	"net/http"
-	"net/netip"
 	"sync"
 	"time"
 
+	"github.com/apprun/apprun/edge"
 	"github.com/apprun/apprun/engine"
 	"golang.org/x/time/rate"
 )
@@ -121,23 +121,7 @@ func (b *budgets) sweep(now time.Time) {
 }
 
 // addrOf is the client address a request's refusals count against.
-func addrOf(r *http.Request) string { return clientAddr(r.RemoteAddr) }
-
-// clientAddr is a client's address as the refusal budgets and the
-// connection caps count it: the IP of host:port, an IPv6 one by its /64
-// (a host commonly holds a whole /64).
-func clientAddr(hostport string) string {
-	ap, err := netip.ParseAddrPort(hostport)
-	if err != nil {
-		return hostport
-	}
-	ip := ap.Addr().Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.String()
-}
+func addrOf(r *http.Request) string { return edge.ClientAddr(r.RemoteAddr) }
 
 // tooManyRefused is the answer to a caller past its refusal budget.
 func tooManyRefused(wait time.Duration, who string) error {

@@ -50,21 +50,3 @@ func TestTheCallersCountedAreBounded(t *testing.T) {
 		t.Fatalf("%d callers counted, want at most %d", len(b.by), maxTracked)
 	}
 }
-
-// An IPv6 client is counted by its /64; an IPv4 one (mapped or not) by
-// its address.
-func TestAClientAddressIsItsIPv4OrItsIPv6Slash64(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"192.0.2.7:5555":             "192.0.2.7",
-		"[::ffff:192.0.2.7]:5555":    "192.0.2.7",
-		"[2001:db8:1:2:3:4:5:6]:443": "2001:db8:1:2::/64",
-		"[2001:db8:1:2:ffff::1]:1":   "2001:db8:1:2::/64",
-		"not an address":             "not an address",
-		"[2001:db8:1:3::1%eth0]:80":  "2001:db8:1:3::/64",
-	} {
-		if got := clientAddr(in); got != want {
-			t.Errorf("clientAddr(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -14,6 +14,11 @@ import (
 	"golang.org/x/time/rate"
 )
 
+// MCPWait is how long an MCP tool call may wait for its run by default
+// (Config.MCPWait): the edge lets its answer write for that long, and a
+// request's time besides.
+const MCPWait = 10 * time.Minute
+
 // Engine is what the handlers need of the domain.
 type Engine interface {
 	Catalog() *engine.Catalog
@@ -103,17 +108,10 @@ type Config struct {
 	// (embednats.Server.StoreFailed): /healthz then fails, so that a
 	// supervisor restarts the node.
 	StoreFailed func() string
-	// FormPage, when set, answers a website form the edge refuses (too
-	// large, a file, two Content-Types): the site's own problem page,
-	// rather than the API's JSON envelope a browser would show raw.
-	FormPage func(w http.ResponseWriter, r *http.Request, status int, msg string)
 	// Refusals are the budgets of refused requests, per key and per
 	// client address (refusals.go); zero values are no limit.
 	Refusals RefusalLimits
-	// Forms and Events bound the bodies read before their sender is
-	// known (bodies.go): sign-in and sign-up forms, Stripe's events.
-	Forms, Events BodyBudget
-	Logger        *slog.Logger
+	Logger   *slog.Logger
 }
 
 // API is the HTTP handler set.
@@ -128,8 +126,6 @@ type API struct {
 	closeStream context.CancelFunc
 	streams     *streamRegistry
 	refused     *refusals
-	forms       *bodyBudget
-	events      *bodyBudget
 	metrics     *metrics
 	views       *viewCache
 	// keyMisses bounds how often an unknown key makes this node catch up
@@ -164,7 +160,7 @@ func New(cfg Config) (*API, error) {
 		cfg.RequestTimeout = 30 * time.Second
 	}
 	if cfg.MCPWait <= 0 {
-		cfg.MCPWait = 10 * time.Minute
+		cfg.MCPWait = MCPWait
 	}
 	if cfg.StreamsPerKey <= 0 {
 		cfg.StreamsPerKey = 20
@@ -199,7 +195,6 @@ func New(cfg Config) (*API, error) {
 	a.closed, a.closeStream = context.WithCancel(context.Background())
 	a.metrics, a.views = newMetrics(a), newViewCache()
 	a.refused, a.metrics.answered = newRefusals(cfg.Refusals), a.noteRefusal
-	a.forms, a.events = newBodyBudget(cfg.Forms), newBodyBudget(cfg.Events)
 	// What no route takes is counted too, as "unmatched" (the router's
 	// middleware runs on matched routes only).
 	a.router.NotFoundHandler = a.metrics.observe(a.router.NotFoundHandler)

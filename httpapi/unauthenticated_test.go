@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apprun/apprun/edge"
 	. "github.com/apprun/apprun/node/nodetest"
 
-	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/node"
 )
 
@@ -94,7 +94,7 @@ func TestABodyIsNotReadBeforeItsSenderIsKnown(t *testing.T) {
 // frees its place.
 func TestAnAddressHoldsAtMostItsCapOfUnknownConnections(t *testing.T) {
 	t.Parallel()
-	h := Start(t, WithLimits(NoLimits), func(c *node.Config) { c.Conns = httpapi.ConnLimits{PerAddr: 8} })
+	h := Start(t, WithLimits(NoLimits), func(c *node.Config) { c.Conns = edge.ConnLimits{PerAddr: 8} })
 	a := h.Account(100)
 	addr := h.Node.Addr()
 	dial := func() net.Conn {

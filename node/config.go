@@ -9,6 +9,7 @@ import (
 
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/billing"
+	"github.com/apprun/apprun/edge"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/llm"
@@ -46,7 +47,7 @@ type Config struct {
 	// Conns caps the node's connections, and those of one client address
 	// that have not authenticated (APPRUN_MAX_CONNS, default the
 	// descriptor limit less 1024; APPRUN_CONNS_PER_ADDR, default 128).
-	Conns httpapi.ConnLimits
+	Conns edge.ConnLimits
 	// Refusals bounds refused requests per API key (APPRUN_REFUSED_PER_MIN,
 	// default 60) and, without a key, per client address
 	// (APPRUN_ADDR_REFUSED_PER_MIN, default 120), a minute.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/billing"
+	"github.com/apprun/apprun/edge"
 	"github.com/apprun/apprun/embednats"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
@@ -51,7 +52,7 @@ type Node struct {
 	srv   *http.Server
 	ln    net.Listener
 	// conns counts what ln accepted (the caps of Config.Conns).
-	conns *httpapi.ConnListener
+	conns *edge.ConnListener
 	lock  *dataLock
 	// apps and runnable count the catalog's Apps, for the start log.
 	apps, runnable int
@@ -180,12 +181,11 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		SignupCredits: n.cfg.SignupCredits, SecureCookies: n.cfg.SecureCookies, Examples: exampleIn, ExampleOutputs: exampleOut, Seller: seller, Logger: n.cfg.Logger}); err != nil {
 		return err
 	}
-	forms, stripeEvents := bodyBudgets(n.cfg.Conns)
 	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.reads, AdminToken: n.cfg.AdminToken, Sessions: n.site, Billing: seller,
 		StreamTokenTTL: n.cfg.StreamTokenTTL,
 		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey,
 		StreamsPerAccount: n.cfg.StreamsPerAccount, RequestTimeout: n.cfg.RequestTimeout, WriteWait: n.cfg.WriteWait,
-		StoreFailed: storeFailed, FormPage: n.site.Problem, Refusals: n.cfg.Refusals, Forms: forms, Events: stripeEvents})
+		StoreFailed: storeFailed, Refusals: n.cfg.Refusals})
 	if err != nil {
 		return err
 	}
@@ -194,8 +194,8 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	n.site.Use(n.api.Metered)
-	n.mux = n.api.Edge(oneOrigin(n.api, n.site, n.api.Metered(n.api.RequireKey(n.api.ReadMessage(httpapi.Enveloped(mcpHandler))))))
-	conns := httpapi.LimitConns(n.ln, n.cfg.Conns, n.cfg.Logger)
+	n.mux = n.edge(mcpHandler)
+	conns := edge.LimitConns(n.ln, n.cfg.Conns, n.cfg.Logger)
 	if n.cfg.BeforeServe != nil {
 		if err := n.cfg.BeforeServe(ctx, n); err != nil {
 			return err
@@ -212,17 +212,30 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	return nil
 }
 
-// bodyBudgets bound the bodies read before their sender is known, each
-// 8 MiB a node: the sign-in and sign-up forms (a few hundred bytes each),
-// 512 KiB of it per client address, and Stripe's events (a few KiB), 1
-// MiB per address, where addresses are clients' (not behind a proxy:
-// conns-per-addr is on).
-func bodyBudgets(c httpapi.ConnLimits) (forms, events httpapi.BodyBudget) {
-	forms, events = httpapi.BodyBudget{Total: 8 << 20}, httpapi.BodyBudget{Total: 8 << 20}
-	if c.PerAddr > 0 {
+// edge is the one pipeline in front of the node's surfaces, each
+// registered with what it owns, takes and says: the event streams and the
+// profiles (long GETs), MCP (its tool calls stream until their run ends),
+// the API, and the website, which owns the rest. The bodies read before
+// their sender is known have their own budgets, each 8 MiB a node: the
+// sign-in and sign-up forms (a few hundred bytes each), 512 KiB of it an
+// address, and Stripe's events (a few KiB), 1 MiB an address, where
+// addresses are clients' (not behind a proxy: conns-per-addr is on).
+func (n *Node) edge(mcpHandler http.Handler) *edge.Edge {
+	forms, events := edge.BudgetLimits{Total: 8 << 20}, edge.BudgetLimits{Total: 8 << 20}
+	if n.cfg.Conns.PerAddr > 0 {
 		forms.PerAddr, events.PerAddr = 512<<10, 1<<20
 	}
-	return forms, events
+	e := edge.New(edge.Config{RequestTimeout: n.cfg.RequestTimeout, OnRefused: n.api.NoteRefusedAddress})
+	e.Register(edge.Surface{Name: "event streams", Owns: httpapi.IsEventStream, Handler: n.api, Long: true, Refuse: n.api.Refuse})
+	e.Register(edge.Surface{Name: "profiles", Owns: httpapi.IsProfile, Handler: n.api, Long: true, Refuse: n.api.Refuse})
+	e.Register(edge.Surface{Name: "MCP", Owns: func(r *http.Request) bool { return r.URL.Path == "/mcp" },
+		Handler:   n.api.Metered(n.api.RequireKey(n.api.ReadMessage(httpapi.Enveloped(mcpHandler)))),
+		WriteWait: httpapi.MCPWait, Refuse: n.api.Refuse})
+	e.Register(edge.Surface{Name: "API", Owns: func(r *http.Request) bool { return httpapi.IsAPIPath(r.URL.Path) },
+		Handler: n.api, BodyLimit: httpapi.BodyLimit, ReadsUnknown: n.api.ReadsUnknown(edge.NewBudget(events)), Refuse: n.api.Refuse})
+	e.Register(edge.Surface{Name: "website", Handler: n.site, BodyLimit: func(*http.Request) int64 { return web.FormBodyLimit },
+		ReadsUnknown: web.ReadsUnknown(edge.NewBudget(forms)), Refuse: n.site.Refuse})
+	return e
 }
 
 // MaxHeaderBytes bounds a request's line and headers. A client sends an
@@ -294,23 +307,6 @@ func (n *Node) Addr() string { return n.ln.Addr().String() }
 
 // Handler is the node's HTTP handler (tests serve it through httptest).
 func (n *Node) Handler() http.Handler { return n.mux }
-
-// oneOrigin serves the API's paths from the API, /mcp from the MCP
-// surface and every other path from the website.
-func oneOrigin(api, site, mcpHandler http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := r.URL.Path
-		if p == "/mcp" {
-			mcpHandler.ServeHTTP(w, r)
-			return
-		}
-		if httpapi.IsAPIPath(p) {
-			api.ServeHTTP(w, r)
-			return
-		}
-		site.ServeHTTP(w, r)
-	})
-}
 
 // examples are the shipped definitions' first example inputs and
 // outputs, by slug: the reference pages' curl examples and rendered
@@ -417,7 +413,7 @@ func (n *Node) NATS() *nats.Conn { return n.nc }
 func (n *Node) Projections() *projections.Store { return n.store }
 
 // Conns counts the connections the node's listener holds.
-func (n *Node) Conns() *httpapi.ConnListener { return n.conns }
+func (n *Node) Conns() *edge.ConnListener { return n.conns }
 
 // RedactURL hides the credentials of a URL for a log line.
 func RedactURL(u string) string { return redactURL(u) }

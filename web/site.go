@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apprun/apprun/edge"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/ledger"
@@ -298,11 +299,30 @@ func (s *Site) problem(w http.ResponseWriter, r *http.Request, status int, msg s
 	s.render(w, r, status, "problem", http.StatusText(status), nil, msg)
 }
 
-// Problem is the site's problem page with the site's headers, for a
-// request the edge refuses before the site's router sees it
-// (httpapi.Config.FormPage).
-func (s *Site) Problem(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	s.headers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.problem(w, r, status, msg) })).ServeHTTP(w, r)
+// Refuse is the site's edge.Surface.Refuse: a request the edge refuses
+// before the site's router sees it is shown the site's problem page,
+// with the site's headers, never the API's JSON a browser would show raw.
+func (s *Site) Refuse(w http.ResponseWriter, r *http.Request, refusal edge.Refusal) {
+	msg := refusal.Message
+	if refusal.Reason == edge.ReasonTooLarge {
+		msg = fmt.Sprintf("This form is larger than %d KiB, more than any form here takes: shorten what you pasted and send it again. Nothing was charged.", refusal.Limit>>10)
+	}
+	s.headers(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.problem(w, r, refusal.Status, msg) })).ServeHTTP(w, r)
+}
+
+// FormBodyLimit is the most a form of the site takes.
+const FormBodyLimit = 64 << 10
+
+// ReadsUnknown is the site's edge.Surface.ReadsUnknown: sign-in and
+// sign-up forms are read before their sender is known (the credentials
+// are the form), within forms.
+func ReadsUnknown(forms *edge.Budget) func(r *http.Request) *edge.Budget {
+	return func(r *http.Request) *edge.Budget {
+		if r.Method == http.MethodPost && (r.URL.Path == "/signin" || r.URL.Path == "/signup") {
+			return forms
+		}
+		return nil
+	}
 }
 
 // fail shows a domain error as a problem page with its status.

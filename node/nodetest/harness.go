@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apprun/apprun/edge"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/node"
@@ -79,7 +80,7 @@ func Start(t testing.TB, opts ...Option) *Harness {
 	// sign up and in often.
 	h.Cfg = node.Config{Addr: "127.0.0.1:0", AdminToken: AdminToken, Heartbeat: 15 * time.Second, PasswordCost: bcrypt.MinCost,
 		Limits:   engine.Limits{CreatePerMinute: 10, ReadsPerMinute: 120, OwnerActiveRuns: 3, PlatformActiveRuns: 12},
-		Refusals: httpapi.RefusalLimits{PerKeyPerMinute: 60, PerAddrPerMinute: 120}, Conns: httpapi.ConnLimits{PerAddr: 128}}
+		Refusals: httpapi.RefusalLimits{PerKeyPerMinute: 60, PerAddrPerMinute: 120}, Conns: edge.ConnLimits{PerAddr: 128}}
 	for _, o := range opts {
 		o(&h.Cfg)
 	}

@@ -1,4 +1,4 @@
-package httpapi
+package edge
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -70,7 +71,7 @@ func (l *ConnListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		addr := clientAddr(c.RemoteAddr().String())
+		addr := ClientAddr(c.RemoteAddr().String())
 		l.mu.Lock()
 		switch {
 		case l.limits.Max > 0 && l.open >= l.limits.Max:
@@ -212,12 +213,30 @@ type connCtxKey struct{}
 
 var connKey = connCtxKey{}
 
-// identified marks the request's connection as a known caller's.
-func identified(r *http.Request) {
+// Identified marks the request's connection as a known caller's: it
+// leaves its address's count (the caller has shown an API key or a
+// website session).
+func Identified(r *http.Request) {
 	tc, ok := r.Context().Value(connKey).(*trackedConn)
 	if !ok || tc.identifiedFast.Load() {
 		return
 	}
 	tc.identifiedFast.Store(true)
 	tc.l.identify(tc)
+}
+
+// ClientAddr is a client's address as the caps and budgets count it: the
+// IP of host:port, an IPv6 one by its /64 (a host commonly holds a whole
+// /64).
+func ClientAddr(hostport string) string {
+	ap, err := netip.ParseAddrPort(hostport)
+	if err != nil {
+		return hostport
+	}
+	ip := ap.Addr().Unmap()
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+		return p.String()
+	}
+	return ip.String()
 }

@@ -1,4 +1,4 @@
-package httpapi
+package edge
 
 import "testing"
 
@@ -6,7 +6,7 @@ import "testing"
 // and one address holds at most its share of it.
 func TestBodiesFromUnknownSendersShareABudget(t *testing.T) {
 	t.Parallel()
-	b := newBodyBudget(BodyBudget{Total: 100, PerAddr: 60})
+	b := NewBudget(BudgetLimits{Total: 100, PerAddr: 60})
 	if !b.take("a", 60) || b.take("a", 1) {
 		t.Fatal("an address holds its share, and no more")
 	}
@@ -17,7 +17,7 @@ func TestBodiesFromUnknownSendersShareABudget(t *testing.T) {
 	if !b.take("c", 50) || len(b.byAddr) != 2 {
 		t.Fatalf("what was given back is taken again (%v)", b.byAddr)
 	}
-	noShare := newBodyBudget(BodyBudget{Total: 100})
+	noShare := NewBudget(BudgetLimits{Total: 100})
 	if !noShare.take("proxy", 100) {
 		t.Fatal("without a share (behind a proxy), one address may hold the total")
 	}

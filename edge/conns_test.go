@@ -1,4 +1,4 @@
-package httpapi
+package edge
 
 import (
 	"bufio"
@@ -68,7 +68,7 @@ func TestAConnectionCountsAgainstItsAddressUntilItIdentifies(t *testing.T) {
 	t.Parallel()
 	cl, addr := serveCapped(t, ConnLimits{PerAddr: 2}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/known" {
-			identified(r)
+			Identified(r)
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -101,7 +101,7 @@ func TestAConnectionCountsAgainstItsAddressUntilItIdentifies(t *testing.T) {
 func TestTheNodeHoldsAtMostItsMaxOfConnections(t *testing.T) {
 	t.Parallel()
 	cl, addr := serveCapped(t, ConnLimits{Max: 2}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		identified(r)
+		Identified(r)
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	a := dialT(t, addr)
@@ -111,5 +111,23 @@ func TestTheNodeHoldsAtMostItsMaxOfConnections(t *testing.T) {
 	waitUntil(t, "two open", func() bool { open, _ := cl.Open(); return open == 2 })
 	if line := firstLine(t, dialT(t, addr)); !strings.Contains(line, " 503 ") {
 		t.Fatalf("a third: %q, want 503", line)
+	}
+}
+
+// An IPv6 client is counted by its /64; an IPv4 one (mapped or not) by
+// its address.
+func TestAClientAddressIsItsIPv4OrItsIPv6Slash64(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"192.0.2.7:5555":             "192.0.2.7",
+		"[::ffff:192.0.2.7]:5555":    "192.0.2.7",
+		"[2001:db8:1:2:3:4:5:6]:443": "2001:db8:1:2::/64",
+		"[2001:db8:1:2:ffff::1]:1":   "2001:db8:1:2::/64",
+		"not an address":             "not an address",
+		"[2001:db8:1:3::1%eth0]:80":  "2001:db8:1:3::/64",
+	} {
+		if got := ClientAddr(in); got != want {
+			t.Errorf("ClientAddr(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
