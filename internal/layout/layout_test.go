@@ -1,0 +1,94 @@
+package layout
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/apprun/apprun/"
+
+// allowed is what each package may import of apprun's own, by layer:
+// the domain imports nothing above it; the adapters of its ports, the
+// domain; the edge and the surfaces, the domain and the edge (and
+// httpapi's one error mapping); the node, all of them; the commands and
+// the tools, anything. "*" allows every package.
+var allowed = map[string][]string{
+	// The domain: the vocabulary and the rules.
+	"ledger": {},
+	"engine": {"ledger"},
+	// Tools of the domain.
+	"engine/internal/errorsgen":               {},
+	"engine/internal/errorsgen/cmd/errorsgen": {"engine/internal/errorsgen"},
+	"engine/logtest":                          {"engine"},
+	// Adapters of the domain's ports, and what they stand on.
+	"inputschema":        {"engine"},
+	"simlog":             {"engine"},
+	"eventlog":           {"engine", "internal/jsconsume"},
+	"projections":        {"engine", "ledger", "internal/jsconsume"},
+	"embednats":          {},
+	"embednats/natstest": {"embednats"},
+	"outbound":           {},
+	"webhook":            {"engine", "outbound"},
+	"llm":                {},
+	"llm/llmtest":        {},
+	"apps":               {"engine", "llm", "outbound"},
+	"internal/jsconsume": {},
+	"internal/logbuf":    {},
+	"internal/layout":    {},
+	"billing":            {"engine"},
+	"billing/stripemock": {},
+	// The edge and the surfaces.
+	"edge":                    {"engine"},
+	"httpapi":                 {"engine", "ledger", "billing", "edge"},
+	"httpapi/contract":        {},
+	"httpapi/contract/report": {"httpapi/contract"},
+	"web":                     {"engine", "ledger", "apps", "billing", "edge", "httpapi"},
+	"mcp":                     {"engine", "ledger", "httpapi"},
+	// What a stopped node's data is checked with.
+	"audit": {"engine", "eventlog", "projections", "embednats"},
+	// The node: every part, wired.
+	"node": {"apps", "billing", "edge", "embednats", "engine", "eventlog", "httpapi", "inputschema", "llm", "mcp",
+		"outbound", "projections", "web", "webhook"},
+	"node/nodetest": {"*"},
+	// The Go client, apart from the server.
+	"client":         {},
+	"client/example": {"client"},
+	// The binary, the load tool, the simulation and the tools.
+	"cmd/apprun":     {"*"},
+	"bench":          {"*"},
+	"sim":            {"*"},
+	"tools/attack":   {"*"},
+	"tools/doccheck": {"*"},
+}
+
+// Every package imports only what its layer allows (above).
+func TestEveryPackageImportsOnlyWhatItsLayerAllows(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], module)
+		if strings.HasPrefix(pkg, "tools/clientcheck") {
+			continue
+		}
+		may, known := allowed[pkg]
+		if !known {
+			t.Errorf("%s is not in internal/layout's table: say what it may import, there and in docs/architecture.md", pkg)
+			continue
+		}
+		if slices.Contains(may, "*") {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			dep, ours := strings.CutPrefix(imp, module)
+			if ours && !slices.Contains(may, dep) {
+				t.Errorf("%s imports %s, which its layer does not allow (internal/layout, docs/architecture.md)", pkg, dep)
+			}
+		}
+	}
+}
