@@ -21,7 +21,7 @@ import (
 func shotsDir(t *testing.T) string {
 	dir := os.Getenv("APPRUN_BROWSER_SHOTS")
 	if dir == "" {
-		dir = filepath.Join("..", "..", "bin", "screenshots")
+		dir = filepath.Join("..", "bin", "screenshots")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -32,7 +32,7 @@ func shotsDir(t *testing.T) string {
 
 // axeSource is axe-core, installed from npm by .ci/run (tools/clientcheck).
 func axeSource(t *testing.T) string {
-	b, err := os.ReadFile(filepath.Join("..", "..", "tools", "clientcheck", "node_modules", "axe-core", "axe.min.js"))
+	b, err := os.ReadFile(filepath.Join("..", "tools", "clientcheck", "node_modules", "axe-core", "axe.min.js"))
 	if err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("axe-core is not installed (.ci/run runs npm ci in tools/clientcheck): %v", err)
