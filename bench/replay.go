@@ -19,6 +19,7 @@ import (
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/projections"
+	"github.com/apprun/apprun/subjects"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -224,7 +225,7 @@ func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
 			return 0, err
 		}
 		accts[i] = ledger.Apply(ledger.Account{}, ev)
-		if err := pub(engine.SubjectOf(engine.KindAccount, id), ev); err != nil {
+		if err := pub(subjects.Of(subjects.KindAccount, id), ev); err != nil {
 			return 0, err
 		}
 	}
@@ -234,8 +235,8 @@ func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
 		a := &accts[r%accounts]
 		at := now.Add(time.Duration(r) * time.Millisecond)
 		runNo := engine.RunNoAt(at) // as the engine makes them: their order matters to bbolt
-		slot := engine.SubjectOf(engine.KindSlot, strconv.Itoa(1+r%12))
-		run := engine.SubjectOf(engine.KindRun, runNo)
+		slot := subjects.Of(subjects.KindSlot, strconv.Itoa(1+r%12))
+		run := subjects.Of(subjects.KindRun, runNo)
 		charge, err := ledger.Charge(*a, runNo, 5, 0, at)
 		if err != nil {
 			return 0, err
@@ -250,9 +251,9 @@ func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
 			subj string
 			v    any
 		}{
-			{engine.SubjectOf(engine.KindAccount, a.ID), charge},
+			{subjects.Of(subjects.KindAccount, a.ID), charge},
 			{slot, engine.SlotEvent{Type: "slot_claimed", V: 1, RunNo: runNo}},
-			{engine.SubjectOf(engine.KindJob, runNo), engine.JobEvent{Type: "run_queued", V: 1, RunNo: runNo}},
+			{subjects.Of(subjects.KindJob, runNo), engine.JobEvent{Type: "run_queued", V: 1, RunNo: runNo}},
 			{run, engine.RunEvent{Type: engine.RunCreated, V: 1, At: at, RunNo: runNo, AccountID: a.ID, KeyID: "key_bench",
 				AppSlug: "cold-email-writer", Input: json.RawMessage(`{"product_description":"Acme Ledger","target_role":"Founders"}`), CreditCost: 5}},
 			{run, engine.RunEvent{Type: engine.RunStarted, V: 1, At: at, RunNo: runNo}},
@@ -269,7 +270,7 @@ func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
 			v    any
 		}{
 			{run, engine.RunEvent{Type: engine.RunCompleted, V: 1, At: at, RunNo: runNo, Summary: "3 emails", Output: output}},
-			{engine.SubjectOf(engine.KindAccount, a.ID), settle},
+			{subjects.Of(subjects.KindAccount, a.ID), settle},
 			{slot, engine.SlotEvent{Type: "slot_released", V: 1, RunNo: runNo}},
 		}...)
 		for _, m := range msgs {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/subjects"
 )
 
 // Account reads an account's state from the log (its newest event).
@@ -22,7 +23,7 @@ func (e *Engine) account(ctx context.Context, id string, cached bool) (ledger.Ac
 		return ledger.Account{}, 0, Errorf(CodeAccountNotFound, "no account %q", id)
 	}
 	var ev ledger.Event
-	seq, _, err := e.log.lastFrom(ctx, cached, accountSubject(id), &ev)
+	seq, _, err := e.log.lastFrom(ctx, cached, subjects.Account(id), &ev)
 	if errors.Is(err, ErrNoMessage) {
 		return ledger.Account{}, 0, Errorf(CodeAccountNotFound, "no account %q", id)
 	}
@@ -54,8 +55,8 @@ func (e *Engine) OpenAccount(ctx context.Context, email string, credits int64) (
 	}
 	key, kev := e.newKey(id, "")
 	seq, err := e.appendResolved(ctx,
-		entry{subject: accountSubject(id), value: ev, expect: expectSeq(0)},
-		entry{subject: keySubject(kev.KeyID), value: kev, expect: expectSeq(0)},
+		entry{subject: subjects.Account(id), value: ev, expect: expectSeq(0)},
+		entry{subject: subjects.Key(kev.KeyID), value: kev, expect: expectSeq(0)},
 		e.keyCountEntry(id, 1, 0),
 	)
 	if errors.Is(err, errUnresolved) {
@@ -78,7 +79,7 @@ func (e *Engine) GrantCredits(ctx context.Context, id string, amount int64) (int
 		if err != nil {
 			return 0, 0, Errorf(CodeInvalidInput, "amount: must be between 1 and %d, and the balance at most %d", ledger.MaxGrant, ledger.MaxBalance)
 		}
-		seq, err := e.appendResolved(ctx, entry{subject: accountSubject(id), value: ev, expect: expectSeq(last)})
+		seq, err := e.appendResolved(ctx, entry{subject: subjects.Account(id), value: ev, expect: expectSeq(last)})
 		if errors.Is(err, ErrConflict) {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/subjects"
 )
 
 // CreateRunRequest is a validated-in-shape request to run an App.
@@ -56,7 +57,7 @@ const concurrencyRetryAfter = 2 * time.Second
 // admission's sequence as Acknowledged, and the surfaces' reads wait for
 // it instead.
 func (e *Engine) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRun, error) {
-	if err := noFiles(req.Input); err != nil {
+	if err := CheckNoFiles(req.Input); err != nil {
 		return CreatedRun{}, err // on every surface, before anything is claimed
 	}
 	if req.WebhookURL != "" {
@@ -98,13 +99,13 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, key *idemK
 	// admission's write checks both sequences. A refusal is confirmed by
 	// a read of the log first.
 	price, priceCached, err := e.admissionPrice(ctx, app.Slug, true)
-	if err == nil && priceCached && admissiblePrice(price, req.MaxCreditCost) != nil {
+	if err == nil && priceCached && admissiblePrice(price.Price, req.MaxCreditCost) != nil {
 		price, priceCached, err = e.admissionPrice(ctx, app.Slug, false)
 	}
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	if err := admissiblePrice(price, req.MaxCreditCost); err != nil {
+	if err := admissiblePrice(price.Price, req.MaxCreditCost); err != nil {
 		return CreatedRun{}, err
 	}
 	acct, acctSeq, err := e.account(ctx, req.AccountID, true)
@@ -113,7 +114,7 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, key *idemK
 		if price, priceCached, err = e.admissionPrice(ctx, app.Slug, false); err != nil {
 			return CreatedRun{}, err
 		}
-		if err := admissiblePrice(price, req.MaxCreditCost); err != nil {
+		if err := admissiblePrice(price.Price, req.MaxCreditCost); err != nil {
 			return CreatedRun{}, err
 		}
 		acct, acctSeq, err = e.account(ctx, req.AccountID, false)
@@ -148,7 +149,7 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, key *idemK
 	if err != nil {
 		return CreatedRun{}, internal("encode input", err)
 	}
-	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: e.newRunNo(), AccountID: req.AccountID,
+	created := RunEvent{Type: RunCreated, V: EventVersion, RunNo: e.newRunNo(), AccountID: req.AccountID,
 		KeyID: req.KeyID, AppSlug: app.Slug, Input: rawInput, BrandContextID: brandID, CreditCost: price.CreditCost,
 		WebhookURL: req.WebhookURL}
 	for _, ep := range endpoints {
@@ -165,7 +166,7 @@ func (e *Engine) createRun(ctx context.Context, req CreateRunRequest, key *idemK
 // when the price was the cache's (priceCached) and stale, the log's is the
 // price. A price read from the log that changes before the write answers
 // pricing_not_ready.
-func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Account, acctSeq uint64, price Price, priceCached bool, maxCost *int64, key *idemKey) (CreatedRun, error) {
+func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Account, acctSeq uint64, price checkedPrice, priceCached bool, maxCost *int64, key *idemKey) (CreatedRun, error) {
 	refused := 0 // batches the log refused outright (nothing stored)
 	fromCache := true
 	conflict := false // the last attempt's write was refused by a check
@@ -214,7 +215,7 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 				// The cached price was stale (another node set it): the
 				// log's is the price this request meets, checked as at the
 				// start.
-				if err := admissiblePrice(now, maxCost); err != nil {
+				if err := admissiblePrice(now.Price, maxCost); err != nil {
 					return CreatedRun{}, err
 				}
 				price, created.CreditCost = now, now.CreditCost
@@ -289,20 +290,20 @@ func (e *Engine) admit(ctx context.Context, created RunEvent, acct ledger.Accoun
 // job (checked against the price the run was charged), the completed
 // Idempotency-Key record when there is one (where the key stood when read),
 // and the run's created event (the first on its subject).
-func admission(created RunEvent, charge ledger.Event, acctSeq, slotSeq uint64, price Price, key *idemKey) []entry {
-	entries := []entry{{subject: accountSubject(created.AccountID), value: charge, expect: expectSeq(acctSeq)}}
+func admission(created RunEvent, charge ledger.Event, acctSeq, slotSeq uint64, price checkedPrice, key *idemKey) []entry {
+	entries := []entry{{subject: subjects.Account(created.AccountID), value: charge, expect: expectSeq(acctSeq)}}
 	if created.Slot > 0 {
-		entries = append(entries, entry{subject: slotSubject(created.Slot), expect: expectSeq(slotSeq),
-			value: SlotEvent{Type: "slot_claimed", V: eventVersion, RunNo: created.RunNo}})
+		entries = append(entries, entry{subject: subjects.Slot(created.Slot), expect: expectSeq(slotSeq),
+			value: SlotEvent{Type: "slot_claimed", V: EventVersion, RunNo: created.RunNo}})
 	}
 	entries = append(entries,
-		entry{subject: jobSubject(created.RunNo), value: JobEvent{Type: "run_queued", V: eventVersion, RunNo: created.RunNo},
+		entry{subject: subjects.Job(created.RunNo), value: JobEvent{Type: "run_queued", V: EventVersion, RunNo: created.RunNo},
 			expect: expectSeq(price.Seq), expectSubject: price.checkSubject()},
 	)
 	if key != nil {
 		entries = append(entries, key.completed(created))
 	}
-	return append(entries, entry{subject: runSubject(created.RunNo), value: created, expect: expectSeq(0)})
+	return append(entries, entry{subject: subjects.Run(created.RunNo), value: created, expect: expectSeq(0)})
 }
 
 // admitRetries, admitBackoff and admitMaxBackoff bound the tries of an
@@ -355,7 +356,7 @@ func (e *Engine) freeSlot(ctx context.Context, cached bool) (int, uint64, error)
 	for i := range n {
 		slot := 1 + (start+i)%n
 		var ev SlotEvent
-		seq, _, err := e.log.lastFrom(ctx, cached, slotSubject(slot), &ev)
+		seq, _, err := e.log.lastFrom(ctx, cached, subjects.Slot(slot), &ev)
 		if errors.Is(err, ErrNoMessage) {
 			return slot, 0, nil
 		}

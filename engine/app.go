@@ -135,8 +135,14 @@ func (c *Catalog) Runnable() []*App {
 	return out
 }
 
-// all lists every App, runnable or not.
-func (c *Catalog) all() []*App {
+// Get returns the App with slug, runnable or not.
+func (c *Catalog) Get(slug string) (*App, bool) {
+	a, ok := c.apps[slug]
+	return a, ok
+}
+
+// All lists every App, runnable or not.
+func (c *Catalog) All() []*App {
 	out := make([]*App, 0, len(c.apps))
 	for _, a := range c.apps {
 		out = append(out, a)

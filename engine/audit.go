@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/subjects"
 )
 
 // Audit replays the event log and checks the ledger invariants: every
@@ -89,30 +90,30 @@ func (a *Audit) run(runNo string) *auditRun {
 // Apply feeds the message stored at seq.
 func (a *Audit) Apply(subject string, seq uint64, data []byte) {
 	a.report.Events++
-	kind, id := ParseSubject(subject)
+	kind, id := subjects.Parse(subject)
 	switch kind {
-	case KindAccount:
+	case subjects.KindAccount:
 		var ev ledger.Event
 		if err := json.Unmarshal(data, &ev); err != nil {
 			a.violation("event %d on %s: unreadable: %v", seq, subject, err)
 			return
 		}
 		a.applyLedger(id, seq, ev)
-	case KindRun:
+	case subjects.KindRun:
 		ev, err := DecodeRunEvent(data)
 		if err != nil {
 			a.violation("event %d on %s: unreadable: %v", seq, subject, err)
 			return
 		}
 		a.applyRun(id, seq, ev)
-	case KindSlot:
+	case subjects.KindSlot:
 		var ev SlotEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
 			a.violation("event %d on %s: unreadable: %v", seq, subject, err)
 			return
 		}
 		a.applySlot(id, seq, ev)
-	case KindExpired:
+	case subjects.KindExpired:
 		var ev RunExpired
 		if err := json.Unmarshal(data, &ev); err != nil {
 			a.violation("event %d on %s: unreadable: %v", seq, subject, err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/subjects"
 )
 
 // Purchases: Credits bought through a payment provider (Stripe Checkout).
@@ -45,12 +46,6 @@ type Unmatched struct {
 	At      time.Time `json:"at"`
 }
 
-const (
-	subjPurchase  = "apprun.purchase."  // + payment reference: the purchase record
-	subjPaymentPI = "apprun.payment."   // + payment intent id: its purchase's reference
-	subjUnmatched = "apprun.unmatched." // + provider event id: a notice nobody could be granted
-)
-
 // refPattern is what a payment reference may be: it becomes a subject
 // token, so no dots, wildcards or spaces.
 var refPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,200}$`)
@@ -79,11 +74,11 @@ func (e *Engine) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
 			return false, Errorf(CodeInvalidInput, "purchase of %d Credits: %v", p.Credits, err)
 		}
 		entries := []entry{
-			{subject: accountSubject(p.AccountID), value: ev, expect: expectSeq(last)},
-			{subject: subjPurchase + p.Ref, value: p, expect: expectSeq(0)},
+			{subject: subjects.Account(p.AccountID), value: ev, expect: expectSeq(last)},
+			{subject: subjects.PurchasePrefix + p.Ref, value: p, expect: expectSeq(0)},
 		}
 		if p.PaymentIntent != "" {
-			entries = append(entries, entry{subject: subjPaymentPI + p.PaymentIntent, value: paymentLink{p.Ref}, expect: expectSeq(0)})
+			entries = append(entries, entry{subject: subjects.PaymentPIPrefix + p.PaymentIntent, value: paymentLink{p.Ref}, expect: expectSeq(0)})
 		}
 		_, err = e.log.append(ctx, entries...)
 		switch {
@@ -109,7 +104,7 @@ func (e *Engine) Purchased(ctx context.Context, ref string) (bool, error) {
 }
 
 func (e *Engine) purchaseExists(ctx context.Context, ref string) (bool, error) {
-	_, err := e.log.log.Last(ctx, subjPurchase+ref)
+	_, err := e.log.log.Last(ctx, subjects.PurchasePrefix+ref)
 	switch {
 	case err == nil:
 		return true, nil
@@ -130,14 +125,14 @@ func (e *Engine) RevokeRefunded(ctx context.Context, paymentIntent string, refun
 		return 0, ErrNoPurchase
 	}
 	var link paymentLink
-	if _, err := e.log.last(ctx, subjPaymentPI+paymentIntent, &link); errors.Is(err, ErrNoMessage) {
+	if _, err := e.log.last(ctx, subjects.PaymentPIPrefix+paymentIntent, &link); errors.Is(err, ErrNoMessage) {
 		return 0, ErrNoPurchase
 	} else if err != nil {
 		return 0, internal("read payment", err)
 	}
 	for range e.casTries() {
 		var p Purchase
-		pseq, err := e.log.last(ctx, subjPurchase+link.Ref, &p)
+		pseq, err := e.log.last(ctx, subjects.PurchasePrefix+link.Ref, &p)
 		if err != nil {
 			return 0, internal("read purchase", err)
 		}
@@ -158,13 +153,13 @@ func (e *Engine) RevokeRefunded(ctx context.Context, paymentIntent string, refun
 		}
 		refundDelta := refunded - p.Refunded
 		p.Refunded, p.Revoked = refunded, p.Revoked+max(take, 0)
-		entries := []entry{{subject: subjPurchase + link.Ref, value: p, expect: expectSeq(pseq)}}
+		entries := []entry{{subject: subjects.PurchasePrefix + link.Ref, value: p, expect: expectSeq(pseq)}}
 		if take > 0 {
 			ev, err := ledger.Revoke(a, take, link.Ref, refundDelta, p.Currency, e.now())
 			if err != nil {
 				return 0, Errorf(CodeInvalidInput, "revoke %d Credits: %v", take, err)
 			}
-			entries = append(entries, entry{subject: accountSubject(p.AccountID), value: ev, expect: expectSeq(last)})
+			entries = append(entries, entry{subject: subjects.Account(p.AccountID), value: ev, expect: expectSeq(last)})
 		}
 		_, err = e.log.append(ctx, entries...)
 		switch {
@@ -188,7 +183,7 @@ func (e *Engine) PurchaseOf(ctx context.Context, ref string) (Purchase, bool, er
 		return Purchase{}, false, nil
 	}
 	var p Purchase
-	_, err := e.log.last(ctx, subjPurchase+ref, &p)
+	_, err := e.log.last(ctx, subjects.PurchasePrefix+ref, &p)
 	if errors.Is(err, ErrNoMessage) {
 		return Purchase{}, false, nil
 	}
@@ -205,7 +200,7 @@ func (e *Engine) RecordUnmatched(ctx context.Context, u Unmatched) error {
 		return Errorf(CodeInvalidInput, "event id %q: not an id", u.EventID)
 	}
 	u.At = e.now()
-	_, err := e.log.append(ctx, entry{subject: subjUnmatched + u.EventID, value: u, expect: expectSeq(0)})
+	_, err := e.log.append(ctx, entry{subject: subjects.UnmatchedPrefix + u.EventID, value: u, expect: expectSeq(0)})
 	if err != nil && !errors.Is(err, ErrConflict) {
 		return internal("record unmatched payment", err)
 	}
@@ -215,7 +210,7 @@ func (e *Engine) RecordUnmatched(ctx context.Context, u Unmatched) error {
 // UnmatchedPayments lists the paid notices no account could be granted.
 func (e *Engine) UnmatchedPayments(ctx context.Context) ([]Unmatched, error) {
 	var out []Unmatched
-	err := e.log.log.Read(ctx, subjUnmatched+"*", 0, func(m Message) error {
+	err := e.log.log.Read(ctx, subjects.UnmatchedPrefix+"*", 0, func(m Message) error {
 		var u Unmatched
 		if err := json.Unmarshal(m.Data, &u); err != nil {
 			return err

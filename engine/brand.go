@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/apprun/apprun/subjects"
 )
 
 // brand context field limits, in characters.
@@ -22,8 +24,8 @@ func (e *Engine) CreateBrandContext(ctx context.Context, accountID string, bc Br
 		}
 	}
 	bc.ID, bc.AccountID, bc.CreatedAt = e.id(PrefixBrand, 10), accountID, e.now()
-	ev := BrandContextEvent{Type: "brand_context_created", V: eventVersion, At: bc.CreatedAt, BrandContext: bc}
-	seq, err := e.appendResolved(ctx, entry{subject: brandSubject(bc.ID), value: ev, expect: expectSeq(0)})
+	ev := BrandContextEvent{Type: "brand_context_created", V: EventVersion, At: bc.CreatedAt, BrandContext: bc}
+	seq, err := e.appendResolved(ctx, entry{subject: subjects.Brand(bc.ID), value: ev, expect: expectSeq(0)})
 	if errors.Is(err, errUnresolved) {
 		return BrandContext{}, 0, unresolved("the brand context "+bc.ID, "a retry may make a second brand context")
 	}
@@ -56,7 +58,7 @@ func (e *Engine) brandContextFor(ctx context.Context, app *App, accountID, id st
 // moment ago on another node).
 func (e *Engine) brandContext(ctx context.Context, id string) (BrandContext, error) {
 	var ev BrandContextEvent
-	_, err := e.log.last(ctx, brandSubject(id), &ev)
+	_, err := e.log.last(ctx, subjects.Brand(id), &ev)
 	if errors.Is(err, ErrNoMessage) {
 		return BrandContext{}, ErrNotFound
 	}

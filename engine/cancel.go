@@ -50,7 +50,7 @@ func (e *Engine) CancelRun(ctx context.Context, accountID, runNo string) (Run, u
 		if err != nil {
 			continue // the account moved since it was read: look again
 		}
-		term := RunEvent{Type: RunFailed, V: eventVersion, RunNo: runNo, At: at, Error: canceledError(), Refunded: run.CreditCost}
+		term := RunEvent{Type: RunFailed, V: EventVersion, RunNo: runNo, At: at, Error: CanceledError(), Refunded: run.CreditCost}
 		seq, err := e.log.append(ctx, finishWrite(run, last, refund, acctSeq, term, e.hookKeep())...)
 		if errors.Is(err, ErrConflict) {
 			continue // the run or the account moved: look again

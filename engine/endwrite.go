@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/subjects"
 )
 
 // finishWrite is the one atomic write that ends run (its log at sequence
@@ -13,11 +14,11 @@ import (
 // (compare-and-set on the run: a second end is impossible) and its
 // webhook jobs.
 func finishWrite(run Run, last uint64, acctEv ledger.Event, acctSeq uint64, term RunEvent, hookKeep time.Duration) []entry {
-	entries := []entry{{subject: accountSubject(run.AccountID), value: acctEv, expect: expectSeq(acctSeq)}}
+	entries := []entry{{subject: subjects.Account(run.AccountID), value: acctEv, expect: expectSeq(acctSeq)}}
 	if run.Slot > 0 {
-		entries = append(entries, entry{subject: slotSubject(run.Slot),
-			value: SlotEvent{Type: "slot_released", V: eventVersion, RunNo: run.RunNo}})
+		entries = append(entries, entry{subject: subjects.Slot(run.Slot),
+			value: SlotEvent{Type: "slot_released", V: EventVersion, RunNo: run.RunNo}})
 	}
-	entries = append(entries, entry{subject: runSubject(run.RunNo), value: term, expect: expectSeq(last)})
+	entries = append(entries, entry{subject: subjects.Run(run.RunNo), value: term, expect: expectSeq(last)})
 	return append(entries, hookJobs(run, time.Time{}, hookKeep)...) // the first sending: not a redelivery
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apprun/apprun/subjects"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -270,7 +271,7 @@ func (e *Engine) Unready() error {
 // AccountSeq is the sequence of an account's newest ledger event (a
 // run's admission, settle and refund are among them), or ErrNotFound.
 func (e *Engine) AccountSeq(ctx context.Context, accountID string) (uint64, error) {
-	m, err := e.ports.Log.Last(ctx, accountSubject(accountID))
+	m, err := e.ports.Log.Last(ctx, subjects.Account(accountID))
 	if errors.Is(err, ErrNoMessage) {
 		return 0, ErrNotFound
 	}
@@ -284,7 +285,7 @@ func (e *Engine) AccountSeq(ctx context.Context, accountID string) (uint64, erro
 // a node whose read models lag wait for a run created on another node.
 func (e *Engine) RunSeq(ctx context.Context, runNo string) (uint64, error) {
 	var ev RunEvent
-	seq, err := e.log.last(ctx, runSubject(runNo), &ev)
+	seq, err := e.log.last(ctx, subjects.Run(runNo), &ev)
 	if errors.Is(err, ErrNoMessage) {
 		return 0, ErrNotFound
 	}

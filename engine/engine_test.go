@@ -252,7 +252,6 @@ func TestConcurrentAdmissionsNeverOverspend(t *testing.T) {
 }
 
 func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
-	e := newTestEngine(t)
 	ctx := context.Background()
 	block, quiet, wentQuiet := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	defer close(block)
@@ -280,7 +279,7 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 			}
 			return Result{}, ctx.Err()
 		})}
-	e.AddApp(app, "ok")
+	e := startEngine(t, true, Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}, okApp(), app)
 	if _, _, err := e.SetPrice(ctx, "stuck", 5, false); err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +336,7 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 // empty (new, rebuilding, behind) still runs it with its brand context,
 // here on a delivery made after the first one was lost.
 func TestRedeliveredRunOnAnEmptyReadModelHasItsBrandContext(t *testing.T) {
-	e := newTestEngine(t) // its read model (brandMap) stays empty
+	// The engine's read model (brandMap) stays empty.
 	ctx := context.Background()
 	got := make(chan *BrandContext, 4)
 	app := App{Slug: "branded", Name: "branded", Price: 5, Runnable: true, AcceptsBrandContext: true, Timeout: time.Minute,
@@ -346,7 +345,7 @@ func TestRedeliveredRunOnAnEmptyReadModelHasItsBrandContext(t *testing.T) {
 			got <- job.BrandContext
 			return Result{Summary: "s", Output: map[string]any{}}, nil
 		})}
-	e.AddApp(app, "ok")
+	e := startEngine(t, true, Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}, okApp(), app)
 	if _, _, err := e.SetPrice(ctx, "branded", 5, false); err != nil {
 		t.Fatal(err)
 	}

@@ -32,8 +32,8 @@ const (
 // Terminal reports whether t ends a run.
 func (t RunEventType) Terminal() bool { return t == RunCompleted || t == RunFailed }
 
-// eventVersion is the schema version of every event apprun writes.
-const eventVersion = 1
+// EventVersion is the schema version of every event apprun writes.
+const EventVersion = 1
 
 // RunEvent is one entry of a run's log.
 type RunEvent struct {
@@ -102,8 +102,8 @@ const (
 	FailCanceled = "canceled"
 )
 
-// canceledError is the error of every canceled run.
-func canceledError() *RunError {
+// CanceledError is the error of every canceled run.
+func CanceledError() *RunError {
 	return &RunError{Code: FailCanceled, Message: "the run was canceled by its owner"}
 }
 
@@ -122,7 +122,7 @@ func DecodeRunEventWith(unmarshal func([]byte, any) error, data []byte) (RunEven
 		return e, err
 	}
 	if e.Type == RunCanceled {
-		e.Type, e.Error = RunFailed, canceledError()
+		e.Type, e.Error = RunFailed, CanceledError()
 	}
 	return e, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/subjects"
 )
 
 // ackWait is how long a job may go without a heartbeat before JetStream
@@ -55,7 +56,7 @@ func newExecutor(e *Engine) *executor {
 
 func (x *executor) start(ctx context.Context) error {
 	x.ctx, x.cancel = context.WithCancel(context.Background())
-	halt, err := x.e.ports.Queue.Consume(ctx, QueueSpec{Name: executorConsumer, Filter: subjJob + "*",
+	halt, err := x.e.ports.Queue.Consume(ctx, QueueSpec{Name: subjects.ExecutorConsumer, Filter: subjects.JobPrefix + "*",
 		AckWait: ackWait, MaxPending: 1024, Batch: x.e.cfg.Workers}, x.handle)
 	if err != nil {
 		x.cancel()
@@ -87,7 +88,7 @@ func (x *executor) busy() int {
 }
 
 func (x *executor) handle(msg QueueMsg) {
-	runNo := strings.TrimPrefix(msg.Subject(), subjJob)
+	runNo := strings.TrimPrefix(msg.Subject(), subjects.JobPrefix)
 	select {
 	case x.slots <- struct{}{}:
 	case <-x.ctx.Done():
@@ -140,7 +141,7 @@ func (x *executor) heldElsewhere(ctx context.Context, runNo string, last uint64)
 		if ctx.Err() != nil {
 			return false, ctx.Err() // this node is stopping: leave the run to the next delivery
 		}
-		m, err := x.e.ports.Log.Last(ctx, runSubject(runNo))
+		m, err := x.e.ports.Log.Last(ctx, subjects.Run(runNo))
 		if err != nil {
 			return false, err
 		}
@@ -408,7 +409,7 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *
 			return err
 		}
 		at := x.e.now()
-		term := RunEvent{Type: RunCompleted, V: eventVersion, RunNo: w.run.RunNo, At: at}
+		term := RunEvent{Type: RunCompleted, V: EventVersion, RunNo: w.run.RunNo, At: at}
 		var acctEv ledger.Event
 		if fail == nil {
 			term.Summary, term.Output = res.Summary, out
@@ -463,6 +464,6 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *Result, fail *
 // runEventWrite appends ev, stamped with the event version, to its run's
 // log (at sequence last) while the run runs: started, a step.
 func runEventWrite(last uint64, ev RunEvent) entry {
-	ev.V = eventVersion
-	return entry{subject: runSubject(ev.RunNo), value: ev, expect: expectSeq(last)}
+	ev.V = EventVersion
+	return entry{subject: subjects.Run(ev.RunNo), value: ev, expect: expectSeq(last)}
 }

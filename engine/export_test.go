@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/apprun/apprun/subjects"
 )
 
 // Hooks for the external tests (package engine_test), which run the
@@ -17,14 +19,19 @@ func LiveMsg(seq, prev uint64, ev StreamEvent) liveMsg {
 	return liveMsg{seq: seq, prev: prev, ev: &liveEvent{StreamEvent: ev, streamed: true}}
 }
 
-// AdmitAtPrice admits a run of slug charged at price p, as a request that
-// read p before it committed would.
-func (e *Engine) AdmitAtPrice(ctx context.Context, accountID, slug string, p Price) (string, error) {
+// AdmitAtPrice admits a run of slug charged at price read (a Price, or
+// what AdmissionPrice read), as a request that read it before it committed
+// would.
+func (e *Engine) AdmitAtPrice(ctx context.Context, accountID, slug string, read any) (string, error) {
+	p, ok := read.(checkedPrice)
+	if !ok {
+		p = checkedPrice{Price: read.(Price)}
+	}
 	a, seq, err := e.Account(ctx, accountID)
 	if err != nil {
 		return "", err
 	}
-	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: newID(PrefixRun, 10), AccountID: accountID,
+	created := RunEvent{Type: RunCreated, V: EventVersion, RunNo: newID(PrefixRun, 10), AccountID: accountID,
 		AppSlug: slug, Input: []byte(`{}`), CreditCost: p.CreditCost}
 	_, err = e.admit(ctx, created, a, seq, p, false, nil, nil)
 	return created.RunNo, err
@@ -44,13 +51,6 @@ func (e *Engine) RunLog(ctx context.Context, runNo string, after uint64) ([]Seqd
 type Seqd struct {
 	Seq   uint64
 	Event RunEvent
-}
-
-// AddApp adds an App to a started engine's catalog, with the schema of
-// the App named like (apps built in tests have no compiled schema).
-func (e *Engine) AddApp(app App, like string) {
-	app.schema = e.cfg.Catalog.apps[like].schema
-	e.cfg.Catalog.apps[app.Slug] = &app
 }
 
 // CountReadsInMemory switches the read limit to the standalone node's
@@ -97,11 +97,11 @@ const DefaultDummyHash = defaultDummyHash
 const PriceCopies = priceCopies
 
 // PriceSubject and PriceCopySubject name a price and its copy i.
-func PriceSubject(slug string) string            { return priceSubject(slug) }
-func PriceCopySubject(slug string, i int) string { return priceCopySubject(slug, i) }
+func PriceSubject(slug string) string            { return subjects.Price(slug) }
+func PriceCopySubject(slug string, i int) string { return subjects.PriceCopy(slug, i) }
 
 // AdmissionPrice is the price an admission of slug on e reads from the log.
-func (e *Engine) AdmissionPrice(ctx context.Context, slug string) (Price, error) {
+func (e *Engine) AdmissionPrice(ctx context.Context, slug string) (checkedPrice, error) {
 	p, _, err := e.admissionPrice(ctx, slug, false)
 	return p, err
 }

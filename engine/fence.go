@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/apprun/apprun/subjects"
 )
 
 // An admission whose write went unanswered (a timeout, a lost ack, a
@@ -35,14 +37,14 @@ var errNothingCharged = fmt.Errorf("%w: the run could not be created and nothing
 func (e *Engine) resolveAdmission(ctx context.Context, runNo string) (uint64, bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fenceTimeout)
 	defer cancel()
-	fence := RunEvent{Type: RunFenced, V: eventVersion, RunNo: runNo, At: e.now()}
+	fence := RunEvent{Type: RunFenced, V: EventVersion, RunNo: runNo, At: e.now()}
 	for attempt := 1; ; attempt++ {
 		if !e.ports.Log.Available() {
 			// Not connected: nothing can be learnt now. Answer, and let the
 			// background resolve it once the log is back (voidLater).
 			return 0, false, fmt.Errorf("%w: admission of %s unresolved: the event log is unreachable", ErrAmbiguous, runNo)
 		}
-		_, err := e.log.append(ctx, entry{subject: runSubject(runNo), value: fence, expect: expectSeq(0)})
+		_, err := e.log.append(ctx, entry{subject: subjects.Run(runNo), value: fence, expect: expectSeq(0)})
 		if err == nil {
 			return 0, false, nil
 		}
@@ -67,7 +69,7 @@ func (e *Engine) resolveAdmission(ctx context.Context, runNo string) (uint64, bo
 
 // firstRunEvent is the first message on a run's subject.
 func (e *Engine) firstRunEvent(ctx context.Context, runNo string) (loggedEvent, error) {
-	m, err := e.firstAfter(ctx, runSubject(runNo), 0)
+	m, err := e.firstAfter(ctx, subjects.Run(runNo), 0)
 	if err != nil {
 		return loggedEvent{}, err
 	}
@@ -138,7 +140,7 @@ func (e *Engine) giveBack(key *idemKey, runNo string) {
 	if err != nil || rec.Type != idemCompleted || rec.RunNo != runNo {
 		return
 	}
-	released := IdemRecord{Type: idemReleased, V: eventVersion, At: e.now(), BodyHash: key.bodyHash}
+	released := IdemRecord{Type: idemReleased, V: EventVersion, At: e.now(), BodyHash: key.bodyHash}
 	if _, err := e.log.append(ctx, entry{subject: key.subject, value: released, expect: expectSeq(seq), ttl: idemKeep}); err != nil {
 		e.cfg.Logger.Warn("an Idempotency-Key of a voided run not given back: a retry with it gets the voided run", "run_no", runNo, "err", err)
 	}

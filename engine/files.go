@@ -48,8 +48,8 @@ func FileField(v any, path string) (string, bool) {
 	return "", false
 }
 
-// noFiles is the rule as an error.
-func noFiles(input map[string]any) error {
+// CheckNoFiles is the rule as an error.
+func CheckNoFiles(input map[string]any) error {
 	if path, ok := FileField(input, "input"); ok {
 		return Errorf(CodeInvalidRequest, "%s is a file field; the API is JSON-only and does not accept files", path)
 	}

@@ -14,13 +14,13 @@ var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadd
 
 // newID returns prefix followed by n random bytes in lowercase base32: a
 // valid single NATS subject token.
-func newID(prefix string, n int) string { return readID(rand.Reader, prefix, n) }
+func newID(prefix string, n int) string { return IDFrom(rand.Reader, prefix, n) }
 
 // id is newID from the engine's entropy (crypto/rand unless the
 // simulation seeds it).
-func (e *Engine) id(prefix string, n int) string { return readID(e.cfg.Entropy, prefix, n) }
+func (e *Engine) id(prefix string, n int) string { return IDFrom(e.cfg.Entropy, prefix, n) }
 
-func readID(r io.Reader, prefix string, n int) string {
+func IDFrom(r io.Reader, prefix string, n int) string {
 	b := make([]byte, n)
 	if _, err := io.ReadFull(r, b); err != nil {
 		panic("engine: reading entropy failed: " + err.Error())
@@ -32,7 +32,7 @@ func readID(r io.Reader, prefix string, n int) string {
 // encoded numbers of one length sort as the numbers do.
 var sortedEncoding = base32.NewEncoding("234567abcdefghijklmnopqrstuvwxyz").WithPadding(base32.NoPadding)
 
-// runNoAt is a run number made at at: "run_", then 26 characters that
+// RunNoFrom is a run number made at at: "run_", then 26 characters that
 // encode the time in milliseconds (48 bits) and 80 random bits, in an
 // order-preserving base32. Run numbers therefore sort by creation time
 // (to the millisecond; random within one), as ULIDs do. Stores keyed by
@@ -41,7 +41,7 @@ var sortedEncoding = base32.NewEncoding("234567abcdefghijklmnopqrstuvwxyz").With
 // run numbers ran at a median of 146k events/s against 181k with these
 // (BENCHMARKS.md, tenth pass). The characters are those ValidID
 // always accepted: run numbers made before stay valid.
-func runNoAt(r io.Reader, at time.Time) string {
+func RunNoFrom(r io.Reader, at time.Time) string {
 	var b [16]byte
 	ms := uint64(max(at.UnixMilli(), 0))
 	for i := range 6 {
@@ -54,11 +54,11 @@ func runNoAt(r io.Reader, at time.Time) string {
 }
 
 // newRunNo is a run number made now from the engine's entropy.
-func (e *Engine) newRunNo() string { return runNoAt(e.cfg.Entropy, e.now()) }
+func (e *Engine) newRunNo() string { return RunNoFrom(e.cfg.Entropy, e.now()) }
 
 // RunNoAt is a run number as the engine makes them, at at: for tools that
 // write logs shaped like the engine's (apprun bench).
-func RunNoAt(at time.Time) string { return runNoAt(rand.Reader, at) }
+func RunNoAt(at time.Time) string { return RunNoFrom(rand.Reader, at) }
 
 // ValidID reports whether s could be an id apprun issued with prefix: used
 // before s becomes part of a subject.

@@ -24,7 +24,7 @@ func TestRunNumbersSortByTheTimeTheyWereMade(t *testing.T) {
 	var ids []string
 	for _, at := range times {
 		for range 3 { // several in one millisecond: distinct, after the earlier ones
-			ids = append(ids, runNoAt(rand.Reader, at))
+			ids = append(ids, RunNoFrom(rand.Reader, at))
 		}
 	}
 	for i, id := range ids {
@@ -40,7 +40,7 @@ func TestRunNumbersSortByTheTimeTheyWereMade(t *testing.T) {
 	}
 	// The same entropy and time make the same number: the simulation
 	// replays a seed exactly.
-	a, b := runNoAt(bytes.NewReader(make([]byte, 10)), base), runNoAt(bytes.NewReader(make([]byte, 10)), base)
+	a, b := RunNoFrom(bytes.NewReader(make([]byte, 10)), base), RunNoFrom(bytes.NewReader(make([]byte, 10)), base)
 	if a != b {
 		t.Fatalf("same entropy and time: %s and %s", a, b)
 	}

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/apprun/apprun/subjects"
 )
 
 // Idempotency-Key windows.
@@ -57,7 +59,7 @@ type idemKey struct {
 
 func idemSubject(accountID, key string) string {
 	sum := sha256.Sum256([]byte(key))
-	return subjIdem + accountID + "." + hex.EncodeToString(sum[:16])
+	return subjects.IdemPrefix + accountID + "." + hex.EncodeToString(sum[:16])
 }
 
 // requestHash identifies a create's request for its Idempotency-Key: the
@@ -151,13 +153,13 @@ func (e *Engine) moved(ctx context.Context, k *idemKey) (*CreatedRun, error) {
 // retry with the key finds the run. It reports whether the fence (or the
 // run) now stands.
 func (e *Engine) fence(ctx context.Context, k *idemKey) bool {
-	rec := IdemRecord{Type: idemReleased, V: eventVersion, At: e.now(), BodyHash: k.bodyHash}
+	rec := IdemRecord{Type: idemReleased, V: EventVersion, At: e.now(), BodyHash: k.bodyHash}
 	_, err := e.log.append(ctx, entry{subject: k.subject, value: rec, expect: expectSeq(k.seq), ttl: idemKeep})
 	return err == nil || errors.Is(err, ErrConflict)
 }
 
 // completed is the record written with the run in the admission batch.
 func (k *idemKey) completed(run RunEvent) entry {
-	return entry{subject: k.subject, expect: expectSeq(k.seq), ttl: idemKeep, value: IdemRecord{Type: idemCompleted, V: eventVersion,
+	return entry{subject: k.subject, expect: expectSeq(k.seq), ttl: idemKeep, value: IdemRecord{Type: idemCompleted, V: EventVersion,
 		At: run.At, BodyHash: k.bodyHash, RunNo: run.RunNo, CreditCost: run.CreditCost}}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/apprun/apprun/subjects"
 )
 
 // Key is an API key as the read models hold it.
@@ -32,7 +34,7 @@ type NewKey struct {
 
 func (e *Engine) newKey(accountID, name string) (string, KeyEvent) {
 	key := e.id(PrefixAPIKey, 20)
-	return key, KeyEvent{Type: KeyCreated, V: eventVersion, At: e.now(), KeyID: e.id(PrefixKey, 8),
+	return key, KeyEvent{Type: KeyCreated, V: EventVersion, At: e.now(), KeyID: e.id(PrefixKey, 8),
 		AccountID: accountID, Hash: HashKey(key), Prefix: key[:len(PrefixAPIKey)+4], Name: name}
 }
 
@@ -56,7 +58,7 @@ type keyCount struct {
 // activeKeys reads an account's count and its sequence (0: none yet).
 func (e *Engine) activeKeys(ctx context.Context, accountID string) (int, uint64, error) {
 	var c keyCount
-	seq, err := e.log.last(ctx, keyCountSubject(accountID), &c)
+	seq, err := e.log.last(ctx, subjects.KeyCount(accountID), &c)
 	if errors.Is(err, ErrNoMessage) {
 		return 0, 0, nil
 	}
@@ -64,8 +66,8 @@ func (e *Engine) activeKeys(ctx context.Context, accountID string) (int, uint64,
 }
 
 func (e *Engine) keyCountEntry(accountID string, active int, seq uint64) entry {
-	return entry{subject: keyCountSubject(accountID), expect: expectSeq(seq),
-		value: keyCount{Type: "key_count", V: eventVersion, Active: active, At: e.now()}}
+	return entry{subject: subjects.KeyCount(accountID), expect: expectSeq(seq),
+		value: keyCount{Type: "key_count", V: EventVersion, Active: active, At: e.now()}}
 }
 
 // CreateKey adds an API key, with an optional name, to an existing account
@@ -87,7 +89,7 @@ func (e *Engine) CreateKey(ctx context.Context, accountID, name string) (NewKey,
 			return NewKey{}, Errorf(CodeInvalidRequest, "this account already has %d active API keys, the most it may hold; revoke one first", MaxActiveKeys)
 		}
 		key, ev := e.newKey(accountID, name)
-		seq, err := e.appendResolved(ctx, entry{subject: keySubject(ev.KeyID), value: ev, expect: expectSeq(0)},
+		seq, err := e.appendResolved(ctx, entry{subject: subjects.Key(ev.KeyID), value: ev, expect: expectSeq(0)},
 			e.keyCountEntry(accountID, active+1, countSeq))
 		if errors.Is(err, ErrConflict) {
 			continue // another key was made or revoked meanwhile
@@ -109,7 +111,7 @@ func (e *Engine) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 		return 0, Errorf(CodeKeyNotFound, "no key %q", keyID)
 	}
 	var last KeyEvent
-	seq, err := e.log.last(ctx, keySubject(keyID), &last)
+	seq, err := e.log.last(ctx, subjects.Key(keyID), &last)
 	if errors.Is(err, ErrNoMessage) {
 		return 0, Errorf(CodeKeyNotFound, "no key %q", keyID)
 	}
@@ -121,7 +123,7 @@ func (e *Engine) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 	}
 	ev := last
 	ev.Type, ev.At = KeyRevoked, e.now()
-	entries := []entry{{subject: keySubject(keyID), value: ev, expect: expectSeq(seq)}}
+	entries := []entry{{subject: subjects.Key(keyID), value: ev, expect: expectSeq(seq)}}
 	active, countSeq, err := e.activeKeys(ctx, last.AccountID)
 	if err != nil {
 		return 0, internal("read key count", err)
@@ -159,20 +161,20 @@ const KeyUseEvery = time.Minute
 // revocation changes nothing: the read model keeps a revoked key revoked.
 func (e *Engine) TouchKey(ctx context.Context, keyID string) error {
 	var key KeyEvent
-	if _, err := e.log.last(ctx, keySubject(keyID), &key); errors.Is(err, ErrNoMessage) || (err == nil && key.Type == KeyRevoked) {
+	if _, err := e.log.last(ctx, subjects.Key(keyID), &key); errors.Is(err, ErrNoMessage) || (err == nil && key.Type == KeyRevoked) {
 		return nil
 	} else if err != nil {
 		return internal("read key", err)
 	}
 	var last KeyEvent
-	if _, err := e.log.last(ctx, keyUseSubject(keyID), &last); err != nil && !errors.Is(err, ErrNoMessage) {
+	if _, err := e.log.last(ctx, subjects.KeyUse(keyID), &last); err != nil && !errors.Is(err, ErrNoMessage) {
 		return internal("read key use", err)
 	} else if err == nil && e.now().Sub(last.At) < KeyUseEvery {
 		return nil // recorded a moment ago, here or on another node
 	}
 	ev := key
 	ev.Type, ev.At = KeyUsed, e.now()
-	if _, err := e.log.append(ctx, entry{subject: keyUseSubject(keyID), value: ev, rollup: true, lazy: true}); err != nil {
+	if _, err := e.log.append(ctx, entry{subject: subjects.KeyUse(keyID), value: ev, rollup: true, lazy: true}); err != nil {
 		return internal("touch key", err)
 	}
 	return nil

@@ -3,6 +3,8 @@ package engine
 import (
 	"strings"
 	"sync"
+
+	"github.com/apprun/apprun/subjects"
 )
 
 // lastCache keeps the newest message of the subjects an admission reads
@@ -32,9 +34,9 @@ const maxCached = 1 << 17
 
 // cacheable reports whether subject is one the cache keeps.
 func cacheable(subject string) bool {
-	return strings.HasPrefix(subject, subjAccount) || strings.HasPrefix(subject, subjPrice) ||
-		strings.HasPrefix(subject, subjPriceCopy) ||
-		strings.HasPrefix(subject, subjSlot) || strings.HasPrefix(subject, subjWHEndpoints)
+	return strings.HasPrefix(subject, subjects.AccountPrefix) || strings.HasPrefix(subject, subjects.PricePrefix) ||
+		strings.HasPrefix(subject, subjects.PriceCopyPrefix) ||
+		strings.HasPrefix(subject, subjects.SlotPrefix) || strings.HasPrefix(subject, subjects.WHEndpointsPrefix)
 }
 
 // Observe takes a message of the log as this node's read models applied

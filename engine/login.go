@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/subjects"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -39,8 +40,8 @@ const (
 // (the two are not told apart).
 var ErrBadCredentials = errors.New("engine: wrong email or password")
 
-// normalEmail checks and normalises an email address for a login.
-func normalEmail(email string) (string, error) {
+// NormalEmail checks and normalises an email address for a login.
+func NormalEmail(email string) (string, error) {
 	if !utf8.ValidString(email) { // strings.ToLower would make U+FFFD of it
 		return "", Errorf(CodeInvalidInput, "email: must be an email address")
 	}
@@ -54,13 +55,13 @@ func normalEmail(email string) (string, error) {
 
 func loginSubject(email string) string {
 	sum := sha256.Sum256([]byte(email))
-	return subjLogin + hex.EncodeToString(sum[:16])
+	return subjects.LoginPrefix + hex.EncodeToString(sum[:16])
 }
 
 // SignUp opens an account with a welcome grant and a login for email, in
 // one atomic write. An email that already has a login is email_taken.
 func (e *Engine) SignUp(ctx context.Context, email, password string, credits int64) (string, uint64, error) {
-	email, err := normalEmail(email)
+	email, err := NormalEmail(email)
 	if err != nil {
 		return "", 0, err
 	}
@@ -76,10 +77,10 @@ func (e *Engine) SignUp(ctx context.Context, email, password string, credits int
 	if err != nil {
 		return "", 0, Errorf(CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)
 	}
-	login := LoginEvent{Type: "login_created", V: eventVersion, At: e.now(), AccountID: id, Email: email, Hash: string(hash)}
+	login := LoginEvent{Type: "login_created", V: EventVersion, At: e.now(), AccountID: id, Email: email, Hash: string(hash)}
 	seq, err := e.appendResolved(ctx,
 		entry{subject: loginSubject(email), value: login, expect: expectSeq(0)},
-		entry{subject: accountSubject(id), value: open, expect: expectSeq(0)},
+		entry{subject: subjects.Account(id), value: open, expect: expectSeq(0)},
 	)
 	if errors.Is(err, ErrConflict) {
 		return "", 0, Errorf(CodeEmailTaken, "an account with this email exists: sign in instead")
@@ -95,7 +96,7 @@ func (e *Engine) SignUp(ctx context.Context, email, password string, credits int
 
 // SignIn checks an email and password and returns the account they sign in to.
 func (e *Engine) SignIn(ctx context.Context, email, password string) (string, error) {
-	email, err := normalEmail(email)
+	email, err := NormalEmail(email)
 	if err != nil {
 		return "", ErrBadCredentials
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/apprun/apprun/subjects"
 )
 
 // Price is an App's current price as the log says it.
@@ -14,17 +16,23 @@ type Price struct {
 	// Seq is the sequence of the price event (0: none yet), or of the copy
 	// of it that an admission read (check names the copy).
 	Seq uint64 `json:"-"`
+}
+
+// checkedPrice is a price as an admission read it: Seq is of the subject
+// check, when that is a copy's.
+type checkedPrice struct {
+	Price
 	// check is the subject Seq is of, when it is a copy's.
 	check string
 }
 
 // checkSubject is the subject whose sequence Seq is: what an admission's
 // write checks.
-func (p Price) checkSubject() string {
+func (p checkedPrice) checkSubject() string {
 	if p.check != "" {
 		return p.check
 	}
-	return priceSubject(p.Slug)
+	return subjects.Price(p.Slug)
 }
 
 // Copies of a price.
@@ -55,7 +63,7 @@ const priceCopies = 32
 // priceWrites is the one atomic write of a price and its copies: the
 // price's own message first (expect, when not nil, is its check).
 func priceWrites(ev PriceEvent, expect *uint64) []entry {
-	return append([]entry{{subject: priceSubject(ev.Slug), value: ev, expect: expect}}, copyWrites(ev, nil)...)
+	return append([]entry{{subject: subjects.Price(ev.Slug), value: ev, expect: expect}}, copyWrites(ev, nil)...)
 }
 
 // copyWrites are the copies of the price ev, each replacing the copy
@@ -64,9 +72,9 @@ func priceWrites(ev PriceEvent, expect *uint64) []entry {
 func copyWrites(ev PriceEvent, expect *uint64) []entry {
 	out := make([]entry, priceCopies)
 	for i := range out {
-		out[i] = entry{subject: priceCopySubject(ev.Slug, i), value: ev, rollup: true, expect: expect}
+		out[i] = entry{subject: subjects.PriceCopy(ev.Slug, i), value: ev, rollup: true, expect: expect}
 		if expect != nil {
-			out[i].expectSubject = priceSubject(ev.Slug)
+			out[i].expectSubject = subjects.Price(ev.Slug)
 		}
 	}
 	return out
@@ -81,13 +89,13 @@ const MaxPrice = 1_000_000
 // CurrentPrice reads an App's price from the log.
 func (e *Engine) CurrentPrice(ctx context.Context, slug string) (Price, error) {
 	p, _, err := e.price(ctx, slug, false)
-	return p, err
+	return p.Price, err
 }
 
 // price is CurrentPrice, answered from the cache when cached is set and the
 // cache holds it (hit), for an admission, whose write checks the price's
 // sequence (lastcache.go).
-func (e *Engine) price(ctx context.Context, slug string, cached bool) (p Price, hit bool, err error) {
+func (e *Engine) price(ctx context.Context, slug string, cached bool) (p checkedPrice, hit bool, err error) {
 	return e.priceFrom(ctx, slug, "", cached)
 }
 
@@ -95,14 +103,14 @@ func (e *Engine) price(ctx context.Context, slug string, cached bool) (p Price, 
 // copy, or from the price itself when the log holds no copy of it, or a
 // price newer than the copy (written without copies, by a node from before
 // them: every copy is written after its price).
-func (e *Engine) admissionPrice(ctx context.Context, slug string, cached bool) (p Price, hit bool, err error) {
-	p, hit, err = e.priceFrom(ctx, slug, priceCopySubject(slug, int(e.priceCopy.Load())), cached)
+func (e *Engine) admissionPrice(ctx context.Context, slug string, cached bool) (p checkedPrice, hit bool, err error) {
+	p, hit, err = e.priceFrom(ctx, slug, subjects.PriceCopy(slug, int(e.priceCopy.Load())), cached)
 	if err != nil {
-		return Price{}, false, err
+		return checkedPrice{}, false, err
 	}
 	own, ownHit, err := e.priceFrom(ctx, slug, "", cached)
 	if err != nil {
-		return Price{}, false, err
+		return checkedPrice{}, false, err
 	}
 	if p.Seq == 0 || own.Seq > p.Seq {
 		return own, ownHit, nil
@@ -116,7 +124,7 @@ func (e *Engine) admissionPrice(ctx context.Context, slug string, cached bool) (
 // subject being replicated), and says whether it did.
 func (e *Engine) movePriceCopyFrom(slug, check string) bool {
 	from := int(e.priceCopy.Load())
-	if check != priceCopySubject(slug, from) {
+	if check != subjects.PriceCopy(slug, from) {
 		return false // the price itself, or a copy already left
 	}
 	to := e.cfg.IntN(priceCopies - 1)
@@ -128,26 +136,26 @@ func (e *Engine) movePriceCopyFrom(slug, check string) bool {
 
 // priceFrom reads slug's price from the copy check ("": the price's own
 // subject).
-func (e *Engine) priceFrom(ctx context.Context, slug, check string, cached bool) (p Price, hit bool, err error) {
+func (e *Engine) priceFrom(ctx context.Context, slug, check string, cached bool) (p checkedPrice, hit bool, err error) {
 	subject := check
 	if subject == "" {
-		subject = priceSubject(slug)
+		subject = subjects.Price(slug)
 	}
 	var ev PriceEvent
 	seq, hit, err := e.log.lastFrom(ctx, cached, subject, &ev)
 	if errors.Is(err, ErrNoMessage) {
-		return Price{Slug: slug}, hit, nil
+		return checkedPrice{Price: Price{Slug: slug}}, hit, nil
 	}
 	if err != nil {
-		return Price{}, false, internal("read price", err)
+		return checkedPrice{}, false, internal("read price", err)
 	}
-	return Price{Slug: slug, CreditCost: ev.CreditCost, Recalibrating: ev.Recalibrating, Seq: seq, check: check}, hit, nil
+	return checkedPrice{Price{Slug: slug, CreditCost: ev.CreditCost, Recalibrating: ev.Recalibrating, Seq: seq}, check}, hit, nil
 }
 
 // SetPrice sets an App's price, or marks it recalibrating (runs of it answer
 // pricing_not_ready until a price is set).
 func (e *Engine) SetPrice(ctx context.Context, slug string, cost int64, recalibrating bool) (Price, uint64, error) {
-	if _, ok := e.cfg.Catalog.apps[slug]; !ok {
+	if _, ok := e.cfg.Catalog.Get(slug); !ok {
 		return Price{}, 0, Errorf(CodeAppNotFound, "no App with slug %q", slug)
 	}
 	if !recalibrating && (cost < 0 || cost > MaxPrice) {
@@ -156,7 +164,7 @@ func (e *Engine) SetPrice(ctx context.Context, slug string, cost int64, recalibr
 	if recalibrating {
 		cost = 0
 	}
-	ev := PriceEvent{Type: "price_set", V: eventVersion, At: e.now(), Slug: slug, CreditCost: cost, Recalibrating: recalibrating}
+	ev := PriceEvent{Type: "price_set", V: EventVersion, At: e.now(), Slug: slug, CreditCost: cost, Recalibrating: recalibrating}
 	last, err := e.log.append(ctx, priceWrites(ev, nil)...)
 	if err != nil {
 		return Price{}, 0, internal("set price", err)
@@ -176,7 +184,7 @@ func (e *Engine) seedPrices(ctx context.Context) error {
 		mu   sync.Mutex
 		errs []error
 	)
-	for _, a := range e.cfg.Catalog.all() {
+	for _, a := range e.cfg.Catalog.All() {
 		if a.Price <= 0 {
 			continue
 		}
@@ -198,9 +206,9 @@ func (e *Engine) seedPrices(ctx context.Context) error {
 func (e *Engine) seedPrice(ctx context.Context, a *App) error {
 	for range 3 {
 		var ev PriceEvent
-		seq, err := e.log.last(ctx, priceSubject(a.Slug), &ev)
+		seq, err := e.log.last(ctx, subjects.Price(a.Slug), &ev)
 		if errors.Is(err, ErrNoMessage) {
-			ev = PriceEvent{Type: "price_set", V: eventVersion, At: e.now(), Slug: a.Slug, CreditCost: a.Price}
+			ev = PriceEvent{Type: "price_set", V: EventVersion, At: e.now(), Slug: a.Slug, CreditCost: a.Price}
 			_, err = e.log.append(ctx, priceWrites(ev, expectSeq(0))...)
 			if errors.Is(err, ErrConflict) {
 				continue
@@ -224,7 +232,7 @@ var errSeededElsewhere = errors.New("engine: another node priced this App, and i
 // is still ev. A price changed meanwhile was written with its copies.
 func (e *Engine) copyPrice(ctx context.Context, ev PriceEvent, seq uint64) error {
 	var copied PriceEvent
-	if _, err := e.log.last(ctx, priceCopySubject(ev.Slug, int(e.priceCopy.Load())), &copied); !errors.Is(err, ErrNoMessage) {
+	if _, err := e.log.last(ctx, subjects.PriceCopy(ev.Slug, int(e.priceCopy.Load())), &copied); !errors.Is(err, ErrNoMessage) {
 		return err // copied (nil), or unreadable
 	}
 	if _, err := e.log.append(ctx, copyWrites(ev, expectSeq(seq))...); err != nil && !errors.Is(err, ErrConflict) {

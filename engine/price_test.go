@@ -17,6 +17,7 @@ import (
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/internal/logbuf"
+	"github.com/apprun/apprun/subjects"
 )
 
 // jobChecks are the subjects the job entries of the recorded appends
@@ -27,7 +28,7 @@ func (l *recordingLog) jobChecks() []string {
 	var out []string
 	for _, a := range l.appends {
 		for _, e := range a {
-			if kind, _ := ParseSubject(e.Subject); kind == KindJob {
+			if kind, _ := subjects.Parse(e.Subject); kind == subjects.KindJob {
 				out = append(out, e.ExpectSubject)
 			}
 		}
@@ -310,8 +311,8 @@ func TestARetriedAdmissionKeepsAPriceReadOnAnotherSubject(t *testing.T) {
 	// A grant lands between the admission's read of the account and its
 	// write: the write fails its check and the admission tries again.
 	rec.before = func(entries []Entry) bool {
-		kind, _ := ParseSubject(entries[0].Subject)
-		return kind == KindAccount && len(entries) > 1
+		kind, _ := subjects.Parse(entries[0].Subject)
+		return kind == subjects.KindAccount && len(entries) > 1
 	}
 	rec.inject = func() {
 		if _, _, err := e.GrantCredits(ctx, acct, 10); err != nil {
@@ -415,7 +416,7 @@ func TestARefusalTheLogDoesNotExplainMovesToAnotherCopy(t *testing.T) {
 	}
 	refused := false
 	rec.refuse = func(entries []Entry) error {
-		if kind, _ := ParseSubject(entries[0].Subject); kind == KindAccount && len(entries) > 1 && !refused {
+		if kind, _ := subjects.Parse(entries[0].Subject); kind == subjects.KindAccount && len(entries) > 1 && !refused {
 			refused = true
 			return ErrConflict // another node's check on the copy, being replicated
 		}

@@ -19,13 +19,13 @@ import (
 // straight to a log (package bench's probe) to measure the writes a create
 // must make, next to real creates.
 func (e *Engine) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID string, price Price, slot int, at time.Time) (RunEvent, ledger.Event, []Entry, error) {
-	created := RunEvent{Type: RunCreated, V: eventVersion, RunNo: e.newRunNo(), AccountID: acct.ID,
+	created := RunEvent{Type: RunCreated, V: EventVersion, RunNo: e.newRunNo(), AccountID: acct.ID,
 		KeyID: keyID, AppSlug: price.Slug, Input: []byte(`{}`), CreditCost: price.CreditCost, At: at, Slot: slot}
 	charge, err := ledger.Charge(acct, created.RunNo, price.CreditCost, 0, at)
 	if err != nil {
 		return RunEvent{}, ledger.Event{}, nil, err
 	}
-	out, err := encode(admission(created, charge, acctSeq, 0, price, nil))
+	out, err := encode(admission(created, charge, acctSeq, 0, checkedPrice{Price: price}, nil))
 	return created, charge, out, err
 }
 
@@ -52,7 +52,7 @@ func (e *Engine) FinishWrites(run Run, last uint64, acct ledger.Account, acctSeq
 	if err != nil {
 		return ledger.Event{}, nil, err
 	}
-	term := RunEvent{Type: RunCompleted, V: eventVersion, RunNo: run.RunNo, At: at, Summary: summary, Output: output}
+	term := RunEvent{Type: RunCompleted, V: EventVersion, RunNo: run.RunNo, At: at, Summary: summary, Output: output}
 	out, err := encode(finishWrite(run, last, settle, acctSeq, term, e.hookKeep()))
 	return settle, out, err
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/apprun/apprun/subjects"
 )
 
 // FinishedRun is a run that has ended, as retention needs it.
@@ -77,7 +79,7 @@ func (s *sweeper) loop() {
 // of the next claim, which compaction keeps valid). The sweep runs it every
 // SweepEvery, so slot subjects hold about one message per slot.
 func (e *Engine) CompactSlots(ctx context.Context) error {
-	subjects, err := e.ports.Log.Subjects(ctx, subjSlot+">")
+	subjects, err := e.ports.Log.Subjects(ctx, subjects.SlotPrefix+">")
 	if err != nil {
 		return internal("list slots", err)
 	}
@@ -94,7 +96,7 @@ func (e *Engine) CompactSlots(ctx context.Context) error {
 // compare-and-set, and purging twice is harmless.
 func (e *Engine) ExpireRuns(ctx context.Context) (int, error) {
 	shortest := time.Duration(1<<63 - 1)
-	for _, a := range e.cfg.Catalog.all() {
+	for _, a := range e.cfg.Catalog.All() {
 		shortest = min(shortest, a.Retention)
 	}
 	now := e.now()
@@ -105,7 +107,7 @@ func (e *Engine) ExpireRuns(ctx context.Context) (int, error) {
 	n := 0
 	for _, r := range runs {
 		retention := 30 * 24 * time.Hour
-		if a, ok := e.cfg.Catalog.apps[r.AppSlug]; ok {
+		if a, ok := e.cfg.Catalog.Get(r.AppSlug); ok {
 			retention = a.Retention
 		}
 		if now.Before(r.FinishedAt.Add(retention)) {
@@ -120,14 +122,14 @@ func (e *Engine) ExpireRuns(ctx context.Context) (int, error) {
 }
 
 func (e *Engine) expire(ctx context.Context, r FinishedRun) error {
-	marker := RunExpired{Type: "run_expired", V: eventVersion, At: e.now(), RunNo: r.RunNo, AccountID: r.AccountID,
+	marker := RunExpired{Type: "run_expired", V: EventVersion, At: e.now(), RunNo: r.RunNo, AccountID: r.AccountID,
 		AppSlug: r.AppSlug, Status: r.Status, CreditCost: r.CreditCost}
-	_, err := e.log.append(ctx, entry{subject: expiredSubject(r.RunNo), value: marker, expect: expectSeq(0)})
+	_, err := e.log.append(ctx, entry{subject: subjects.Expired(r.RunNo), value: marker, expect: expectSeq(0)})
 	if err != nil && !errors.Is(err, ErrConflict) {
 		return internal("mark run expired", err)
 	}
 	e.finished.drop(r.RunNo)
-	for _, subj := range []string{runSubject(r.RunNo), jobSubject(r.RunNo)} {
+	for _, subj := range []string{subjects.Run(r.RunNo), subjects.Job(r.RunNo)} {
 		if err := e.ports.Log.Purge(ctx, subj); err != nil {
 			return internal(fmt.Sprintf("purge %s", subj), err)
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/apprun/apprun/subjects"
 )
 
 // entry is one message of a write in domain terms: a value to encode.
@@ -133,7 +135,7 @@ func (s *store) runLog(ctx context.Context, runNo string, after uint64) ([]logge
 // eachRunEvent calls fn with each event of a run after seq `after`, in
 // order, decoding each as it arrives.
 func (s *store) eachRunEvent(ctx context.Context, runNo string, after uint64, fn func(loggedEvent) error) error {
-	subj := runSubject(runNo)
+	subj := subjects.Run(runNo)
 	return s.log.Read(ctx, subj, after, func(m Message) error {
 		e, err := DecodeRunEvent(m.Data)
 		if err != nil {

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/apprun/apprun/subjects"
 )
 
 // Webhooks: a run created with a webhook_url gets its terminal event
@@ -68,7 +70,7 @@ func hookJobs(run Run, at time.Time, keep time.Duration) []entry {
 	var out []entry
 	for i := range run.WebhookTargets() {
 		out = append(out, entry{subject: hookSubject(run.RunNo), ttl: keep,
-			value: HookJob{RunNo: run.RunNo, V: eventVersion, Target: i, At: at}})
+			value: HookJob{RunNo: run.RunNo, V: EventVersion, Target: i, At: at}})
 	}
 	return out
 }
@@ -109,10 +111,10 @@ type secretEvent struct {
 	Secret string    `json:"secret"`
 }
 
-func hookSubject(runNo string) string       { return subjHook + runNo }
-func secretSubject(accountID string) string { return subjWHSecret + accountID }
+func hookSubject(runNo string) string       { return subjects.HookPrefix + runNo }
+func secretSubject(accountID string) string { return subjects.WHSecretPrefix + accountID }
 func deliverySubject(accountID, runNo string, target int) string {
-	return subjWHDelivery + accountID + "." + runNo + "." + strconv.Itoa(target)
+	return subjects.WHDeliveryPrefix + accountID + "." + runNo + "." + strconv.Itoa(target)
 }
 
 // CheckWebhookURL refuses what a webhook_url may not be: another scheme,
@@ -184,7 +186,7 @@ func (e *Engine) secretOf(ctx context.Context, accountID string) (string, error)
 		}
 		b := make([]byte, 24)
 		_, _ = rand.Read(b)
-		ev = secretEvent{Type: "webhook_secret", V: eventVersion, At: e.now(), Secret: "whsec_" + base64.StdEncoding.EncodeToString(b)}
+		ev = secretEvent{Type: "webhook_secret", V: EventVersion, At: e.now(), Secret: "whsec_" + base64.StdEncoding.EncodeToString(b)}
 		_, err = e.log.append(ctx, entry{subject: secretSubject(accountID), value: ev, expect: expectSeq(0)})
 		if err == nil {
 			return ev.Secret, nil
@@ -255,7 +257,7 @@ func redeliverLimited(runNo string, wait time.Duration) error {
 
 // Deliveries lists an account's webhook deliveries, newest first.
 func (e *Engine) Deliveries(ctx context.Context, accountID string, limit int) ([]Delivery, error) {
-	subjects, err := e.ports.Log.Subjects(ctx, subjWHDelivery+accountID+".>")
+	subjects, err := e.ports.Log.Subjects(ctx, subjects.WHDeliveryPrefix+accountID+".>")
 	if err != nil {
 		return nil, internal("list deliveries", err)
 	}
@@ -288,7 +290,7 @@ func startDispatcher(ctx context.Context, e *Engine) (*dispatcher, error) {
 	}
 	d := &dispatcher{e: e}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
-	halt, err := e.ports.Queue.Consume(ctx, QueueSpec{Name: webhookConsumer, Filter: subjHook + "*",
+	halt, err := e.ports.Queue.Consume(ctx, QueueSpec{Name: webhookConsumer, Filter: subjects.HookPrefix + "*",
 		AckWait: 30 * time.Second, MaxPending: 256, Batch: 32}, func(m QueueMsg) {
 		d.wg.Add(1)
 		go func() {

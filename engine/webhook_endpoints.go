@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/apprun/apprun/subjects"
 )
 
 // WebhookEndpoint is an account-level webhook receiver: every run the
@@ -24,7 +26,7 @@ type endpointsEvent struct {
 	Endpoints []WebhookEndpoint `json:"endpoints"`
 }
 
-func endpointsSubject(accountID string) string { return subjWHEndpoints + accountID }
+func endpointsSubject(accountID string) string { return subjects.WHEndpointsPrefix + accountID }
 
 // WebhookEndpoints lists an account's endpoints and the sequence they were
 // last written at (0: none yet).
@@ -87,7 +89,7 @@ func (e *Engine) updateEndpoints(ctx context.Context, accountID string, change f
 			return err
 		}
 		_, err = e.appendResolved(ctx, entry{subject: endpointsSubject(accountID),
-			value: endpointsEvent{Type: "webhook_endpoints", V: eventVersion, At: e.now(), Endpoints: next}, expect: expectSeq(seq)})
+			value: endpointsEvent{Type: "webhook_endpoints", V: EventVersion, At: e.now(), Endpoints: next}, expect: expectSeq(seq)})
 		if errors.Is(err, ErrConflict) {
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/subjects"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -113,7 +114,7 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 	st, err := ensureStream(ctx, js, jetstream.StreamConfig{
 		Name:               StreamName,
 		Description:        "apprun event log: accounts, keys, prices, runs",
-		Subjects:           engine.StreamSubjects(),
+		Subjects:           subjects.All(),
 		Storage:            jetstream.FileStorage,
 		Replicas:           cfg.Replicas,
 		AllowDirect:        true,
@@ -124,7 +125,7 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 		AllowMsgTTL: true,
 		AllowRollup: true,
 		Duplicates:  2 * time.Minute,
-		RePublish:   &jetstream.RePublish{Source: engine.SubjectOf(engine.KindRun, ">"), Destination: subjLive + "run.>"},
+		RePublish:   &jetstream.RePublish{Source: subjects.Of(subjects.KindRun, ">"), Destination: subjLive + "run.>"},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", StreamName, err)

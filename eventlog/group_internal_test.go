@@ -8,6 +8,7 @@ import (
 
 	"github.com/apprun/apprun/embednats/natstest"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/subjects"
 )
 
 // A lazy record (a key's use) waits for the next group commit and is
@@ -26,15 +27,15 @@ func TestALazyRecordRidesTheNextBatch(t *testing.T) {
 	g.busy = true // a batch is being committed: what comes now waits
 	g.mu.Unlock()
 
-	use := engine.SubjectOf(engine.KindKeyUse, "key_lazy")
+	use := subjects.Of(subjects.KindKeyUse, "key_lazy")
 	type result struct {
 		seq uint64
 		err error
 	}
 	multi, lazy := make(chan result, 1), make(chan result, 1)
 	go func() {
-		seq, err := l.Append(ctx, engine.Entry{Subject: engine.SubjectOf(engine.KindRun, "run_a"), Data: []byte(`{}`)},
-			engine.Entry{Subject: engine.SubjectOf(engine.KindRun, "run_b"), Data: []byte(`{}`)})
+		seq, err := l.Append(ctx, engine.Entry{Subject: subjects.Of(subjects.KindRun, "run_a"), Data: []byte(`{}`)},
+			engine.Entry{Subject: subjects.Of(subjects.KindRun, "run_b"), Data: []byte(`{}`)})
 		multi <- result{seq, err}
 	}()
 	waitQueued(t, g, 1)

@@ -10,6 +10,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/engine/logtest"
 	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/subjects"
 )
 
 func openStore(t *testing.T) *eventlog.Store { return openStoreWith(t, eventlog.Config{}) }
@@ -39,8 +40,8 @@ func TestAMessageWithATTLExpires(t *testing.T) {
 	t.Parallel()
 	l := openStore(t).Log()
 	ctx := context.Background()
-	subj := engine.SubjectOf(engine.KindKeyUse, "ttl")
-	kept := engine.SubjectOf(engine.KindKeyUse, "kept")
+	subj := subjects.Of(subjects.KindKeyUse, "ttl")
+	kept := subjects.Of(subjects.KindKeyUse, "kept")
 	if _, err := l.Append(ctx, engine.Entry{Subject: kept, Data: []byte(`k`)},
 		engine.Entry{Subject: subj, Data: []byte(`x`), TTL: time.Second, Expect: new(uint64)}); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apprun/apprun/embednats/natstest"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/subjects"
 )
 
 // logOfRun is a log on a fresh embedded JetStream holding n events of
@@ -21,7 +22,7 @@ func logOfRun(t *testing.T, runNo string, n int) (*Log, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, subj := st.Log(), engine.SubjectOf(engine.KindRun, runNo)
+	l, subj := st.Log(), subjects.Of(subjects.KindRun, runNo)
 	for range n {
 		if _, err := l.Append(ctx, engine.Entry{Subject: subj, Data: []byte(`{}`)}); err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/subjects"
 )
 
 // ambiguousAdmissions is a test fault, only with --test-apps: every n-th
@@ -38,7 +39,7 @@ func (a *ambiguousAdmissions) Append(ctx context.Context, entries ...engine.Entr
 // admission: a batch that queues a run's job is an admission.
 func admission(entries []engine.Entry) bool {
 	for _, e := range entries {
-		if kind, _ := engine.ParseSubject(e.Subject); kind == engine.KindJob {
+		if kind, _ := subjects.Parse(e.Subject); kind == subjects.KindJob {
 			return true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/subjects"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -95,7 +96,7 @@ func (b *batch) flush() error {
 func (b *batch) apply(m event) error {
 	tx, kind, id, data, seq := b.tx, m.kind, m.id, m.data, m.seq
 	switch kind {
-	case engine.KindAccount:
+	case subjects.KindAccount:
 		var ev ledger.Event
 		if m.acct != nil {
 			ev = *m.acct
@@ -116,7 +117,7 @@ func (b *batch) apply(m event) error {
 		}
 		*a = ledger.Snapshot(ev, *a)
 		return nil
-	case engine.KindRun:
+	case subjects.KindRun:
 		var ev engine.RunEvent
 		if m.run != nil {
 			ev = *m.run
@@ -156,9 +157,9 @@ func (b *batch) apply(m event) error {
 			}
 		}
 		return nil
-	case engine.KindExpired:
+	case subjects.KindExpired:
 		return b.expireRun(id)
-	case engine.KindKey, engine.KindKeyUse:
+	case subjects.KindKey, subjects.KindKeyUse:
 		var ev engine.KeyEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return err
@@ -184,13 +185,13 @@ func (b *batch) apply(m event) error {
 			return err
 		}
 		return putJSON(tx.Bucket(bucketKeys), []byte(ev.Hash), k)
-	case engine.KindBrand:
+	case subjects.KindBrand:
 		var ev engine.BrandContextEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return err
 		}
 		return putJSON(tx.Bucket(bucketBrands), []byte(id), ev.BrandContext)
-	case engine.KindPrice:
+	case subjects.KindPrice:
 		var ev engine.PriceEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return err

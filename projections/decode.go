@@ -5,6 +5,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/subjects"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -19,7 +20,7 @@ type event struct {
 	subject string
 	seq     uint64
 	data    []byte
-	kind    engine.Kind
+	kind    subjects.Kind
 	id      string
 	// decoded: an account's ledger event or a run's event (nil for the
 	// other kinds, which apply decodes itself).
@@ -37,14 +38,14 @@ func decodeMsg(m jetstream.Msg) event {
 		return ev
 	}
 	ev.seq = seq
-	ev.kind, ev.id = engine.ParseSubject(ev.subject)
+	ev.kind, ev.id = subjects.Parse(ev.subject)
 	switch ev.kind {
-	case engine.KindAccount:
+	case subjects.KindAccount:
 		var a ledger.Event
 		if gojson.Unmarshal(ev.data, &a) == nil {
 			ev.acct = &a
 		}
-	case engine.KindRun:
+	case subjects.KindRun:
 		if r, err := engine.DecodeRunEventWith(gojson.Unmarshal, ev.data); err == nil {
 			ev.run = &r
 		}

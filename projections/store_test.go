@@ -14,6 +14,7 @@ import (
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/projections"
+	"github.com/apprun/apprun/subjects"
 	"github.com/apprun/apprun/webhook"
 	"github.com/nats-io/nats.go/jetstream"
 	bolt "go.etcd.io/bbolt"
@@ -261,7 +262,7 @@ func TestAKeyUseRecordedAfterItsRevocationLeavesItRevoked(t *testing.T) {
 	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	late, _ := json.Marshal(engine.KeyEvent{Type: engine.KeyUsed, V: 1, At: at, KeyID: acct.KeyID, AccountID: acct.AccountID,
 		Hash: engine.HashKey(acct.APIKey), Prefix: acct.APIKey[:8]})
-	ack, err := f.js.Publish(ctx, engine.SubjectOf(engine.KindKeyUse, acct.KeyID), late)
+	ack, err := f.js.Publish(ctx, subjects.Of(subjects.KindKeyUse, acct.KeyID), late)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/sim"
 	"github.com/apprun/apprun/simlog"
+	"github.com/apprun/apprun/subjects"
 )
 
 // TestSimulation runs SEEDS seeds (200 by default; `make sim` and `make
@@ -423,10 +424,10 @@ func (w *world) startWorker(nd *node) {
 }
 
 func (w *world) pendingJobs() []string {
-	subjects, _ := w.log.Subjects(context.Background(), engine.SubjectOf(engine.KindJob, ">"))
+	jobs, _ := w.log.Subjects(context.Background(), subjects.Of(subjects.KindJob, ">"))
 	var out []string
-	for _, s := range subjects {
-		_, runNo := engine.ParseSubject(s)
+	for _, s := range jobs {
+		_, runNo := subjects.Parse(s)
 		if !w.done[runNo] {
 			out = append(out, runNo)
 		}
@@ -450,12 +451,12 @@ func (w *world) check() {
 	var price engine.PriceEvent
 	for _, m := range all {
 		audit.Apply(m.Subject, m.Seq, m.Data)
-		kind, id := engine.ParseSubject(m.Subject)
+		kind, id := subjects.Parse(m.Subject)
 		switch kind {
-		case engine.KindPrice:
+		case subjects.KindPrice:
 			_ = json.Unmarshal(m.Data, &price)
 			prices = append(prices, priceState{m.Seq, price})
-		case engine.KindRun:
+		case subjects.KindRun:
 			var ev engine.RunEvent
 			_ = json.Unmarshal(m.Data, &ev)
 			switch {
@@ -472,7 +473,7 @@ func (w *world) check() {
 				runs[id].terminal = ev.Type
 				runs[id].canceled = ev.Error != nil && ev.Error.Code == engine.FailCanceled
 			}
-		case engine.KindAccount:
+		case subjects.KindAccount:
 			var ev ledger.Event
 			_ = json.Unmarshal(m.Data, &ev)
 			if ev.Active > ownerActive {
@@ -591,7 +592,7 @@ func (w *world) checkGrants(accounts map[string][]acctState) {
 func (w *world) history(runNo string) string {
 	var out []string
 	for _, m := range w.log.All() {
-		if _, id := engine.ParseSubject(m.Subject); id == runNo {
+		if _, id := subjects.Parse(m.Subject); id == runNo {
 			var ev struct {
 				Type string `json:"type"`
 			}

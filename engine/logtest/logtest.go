@@ -13,13 +13,14 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/subjects"
 )
 
 var ids atomic.Int64
 
 // uniq makes a subject of kind k that no other case uses.
-func uniq(k engine.Kind) string {
-	return engine.SubjectOf(k, fmt.Sprintf("logtest%d", ids.Add(1)))
+func uniq(k subjects.Kind) string {
+	return subjects.Of(k, fmt.Sprintf("logtest%d", ids.Add(1)))
 }
 
 func exp(seq uint64) *uint64 { return &seq }
@@ -30,13 +31,13 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 	ctx := context.Background()
 	t.Run("last of an empty subject is ErrNoMessage", func(t *testing.T) {
 		l := open(t)
-		if _, err := l.Last(ctx, uniq(engine.KindAccount)); !errors.Is(err, engine.ErrNoMessage) {
+		if _, err := l.Last(ctx, uniq(subjects.KindAccount)); !errors.Is(err, engine.ErrNoMessage) {
 			t.Fatalf("got %v, want ErrNoMessage", err)
 		}
 	})
 	t.Run("compare-and-set", func(t *testing.T) {
 		l := open(t)
-		s := uniq(engine.KindAccount)
+		s := uniq(subjects.KindAccount)
 		first, err := l.Append(ctx, engine.Entry{Subject: s, Data: []byte(`1`), Expect: exp(0)})
 		if err != nil || first == 0 {
 			t.Fatalf("first write expecting no message: %d %v", first, err)
@@ -58,7 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 	})
 	t.Run("a batch is stored all or none", func(t *testing.T) {
 		l := open(t)
-		a, b, c := uniq(engine.KindAccount), uniq(engine.KindRun), uniq(engine.KindSlot)
+		a, b, c := uniq(subjects.KindAccount), uniq(subjects.KindRun), uniq(subjects.KindSlot)
 		seqA, err := l.Append(ctx, engine.Entry{Subject: a, Data: []byte(`a0`)})
 		if err != nil {
 			t.Fatal(err)
@@ -98,7 +99,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 	})
 	t.Run("a check may name another subject", func(t *testing.T) {
 		l := open(t)
-		price, job := uniq(engine.KindPrice), uniq(engine.KindJob)
+		price, job := uniq(subjects.KindPrice), uniq(subjects.KindJob)
 		p1, err := l.Append(ctx, engine.Entry{Subject: price, Data: []byte(`5`)})
 		if err != nil {
 			t.Fatal(err)
@@ -106,20 +107,20 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 		if _, err := l.Append(ctx, engine.Entry{Subject: price, Data: []byte(`7`)}); err != nil {
 			t.Fatal(err)
 		}
-		_, err = l.Append(ctx, engine.Entry{Subject: uniq(engine.KindAccount), Data: []byte(`x`)},
+		_, err = l.Append(ctx, engine.Entry{Subject: uniq(subjects.KindAccount), Data: []byte(`x`)},
 			engine.Entry{Subject: job, Data: []byte(`j`), Expect: exp(p1), ExpectSubject: price})
 		if !errors.Is(err, engine.ErrConflict) {
 			t.Fatalf("job checked against a moved price: %v, want ErrConflict", err)
 		}
 		p2, _ := l.Last(ctx, price)
-		if _, err := l.Append(ctx, engine.Entry{Subject: uniq(engine.KindAccount), Data: []byte(`x`)},
+		if _, err := l.Append(ctx, engine.Entry{Subject: uniq(subjects.KindAccount), Data: []byte(`x`)},
 			engine.Entry{Subject: job, Data: []byte(`j`), Expect: exp(p2.Seq), ExpectSubject: price}); err != nil {
 			t.Fatalf("job checked against the current price: %v", err)
 		}
 	})
 	t.Run("read returns a subject's messages after a sequence, in order", func(t *testing.T) {
 		l := open(t)
-		s, other := uniq(engine.KindRun), uniq(engine.KindRun)
+		s, other := uniq(subjects.KindRun), uniq(subjects.KindRun)
 		var seqs []uint64
 		for i := range 5 {
 			seq, err := l.Append(ctx, engine.Entry{Subject: s, Data: fmt.Appendf(nil, "%d", i)})
@@ -146,7 +147,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 		if err := l.Read(ctx, s, 0, func(engine.Message) error { return stop }); !errors.Is(err, stop) {
 			t.Fatalf("a handler's error: %v, want it back", err)
 		}
-		if err := l.Read(ctx, uniq(engine.KindRun), 0, func(engine.Message) error { return stop }); err != nil {
+		if err := l.Read(ctx, uniq(subjects.KindRun), 0, func(engine.Message) error { return stop }); err != nil {
 			t.Fatalf("read of an empty subject: %v", err)
 		}
 	})
@@ -177,7 +178,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 	})
 	t.Run("compact keeps the last message and its sequence", func(t *testing.T) {
 		l := open(t)
-		s := uniq(engine.KindSlot)
+		s := uniq(subjects.KindSlot)
 		var last uint64
 		for i := range 3 {
 			seq, err := l.Append(ctx, engine.Entry{Subject: s, Data: []byte(fmt.Sprintf(`%d`, i))})
@@ -202,13 +203,13 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 		if _, err := l.Append(ctx, engine.Entry{Subject: s, Data: []byte(`3`), Expect: exp(last)}); err != nil {
 			t.Fatalf("a compare-and-set on the kept message: %v", err)
 		}
-		if err := l.Compact(ctx, uniq(engine.KindSlot)); err != nil {
+		if err := l.Compact(ctx, uniq(subjects.KindSlot)); err != nil {
 			t.Fatalf("compact of an empty subject: %v", err)
 		}
 	})
 	t.Run("a rollup leaves only itself on its subject, in a batch too", func(t *testing.T) {
 		l := open(t)
-		s, other := uniq(engine.KindKeyUse), uniq(engine.KindRun)
+		s, other := uniq(subjects.KindKeyUse), uniq(subjects.KindRun)
 		for i := range 3 {
 			if _, err := l.Append(ctx, engine.Entry{Subject: s, Data: []byte(fmt.Sprintf(`%d`, i))}); err != nil {
 				t.Fatal(err)
@@ -239,7 +240,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 	})
 	t.Run("of concurrent writers expecting the same sequence one wins", func(t *testing.T) {
 		l := open(t)
-		s := uniq(engine.KindSlot)
+		s := uniq(subjects.KindSlot)
 		var wg sync.WaitGroup
 		var won, lost atomic.Int64
 		for range 8 {
@@ -247,7 +248,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 			go func() {
 				defer wg.Done()
 				_, err := l.Append(ctx, engine.Entry{Subject: s, Data: []byte(`w`), Expect: exp(0)},
-					engine.Entry{Subject: uniq(engine.KindRun), Data: []byte(`r`), Expect: exp(0)})
+					engine.Entry{Subject: uniq(subjects.KindRun), Data: []byte(`r`), Expect: exp(0)})
 				switch {
 				case err == nil:
 					won.Add(1)
@@ -273,7 +274,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 		l := open(t)
 		var counters [8]string
 		for i := range counters {
-			counters[i] = uniq(engine.KindAccount)
+			counters[i] = uniq(subjects.KindAccount)
 		}
 		type outcome struct {
 			counter, run string
@@ -296,7 +297,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Log) {
 						t.Error(err)
 						return
 					}
-					run := uniq(engine.KindRun)
+					run := uniq(subjects.KindRun)
 					seq, err := l.Append(ctx, engine.Entry{Subject: c, Data: []byte(run), Expect: exp(expect)},
 						engine.Entry{Subject: run, Data: []byte(c), Expect: exp(0)})
 					switch {

@@ -16,17 +16,18 @@ const module = "github.com/apprun/apprun/"
 // the tools, anything. "*" allows every package.
 var allowed = map[string][]string{
 	// The domain: the vocabulary and the rules.
-	"ledger": {},
-	"engine": {"ledger"},
+	"ledger":   {},
+	"subjects": {},
+	"engine":   {"ledger", "subjects"},
 	// Tools of the domain.
 	"engine/internal/errorsgen":               {},
 	"engine/internal/errorsgen/cmd/errorsgen": {"engine/internal/errorsgen"},
-	"engine/logtest":                          {"engine"},
+	"engine/logtest":                          {"engine", "subjects"},
 	// Adapters of the domain's ports, and what they stand on.
 	"inputschema":        {"engine"},
 	"simlog":             {"engine"},
-	"eventlog":           {"engine", "internal/jsconsume"},
-	"projections":        {"engine", "ledger", "internal/jsconsume"},
+	"eventlog":           {"engine", "subjects", "internal/jsconsume"},
+	"projections":        {"engine", "ledger", "subjects", "internal/jsconsume"},
 	"embednats":          {},
 	"embednats/natstest": {"embednats"},
 	"outbound":           {},
@@ -50,7 +51,7 @@ var allowed = map[string][]string{
 	"audit": {"engine", "eventlog", "projections", "embednats"},
 	// The node: every part, wired.
 	"node": {"apps", "billing", "edge", "embednats", "engine", "eventlog", "httpapi", "inputschema", "llm", "mcp",
-		"outbound", "projections", "web", "webhook"},
+		"outbound", "projections", "subjects", "web", "webhook"},
 	"node/nodetest": {"*"},
 	// The Go client, apart from the server.
 	"client":         {},
