@@ -19,6 +19,7 @@ import (
 	"github.com/apprun/apprun/embednats"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/projections"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -125,7 +126,7 @@ func replay(ctx context.Context, nc *nats.Conn) (engine.AuditReport, uint64, err
 	var st jetstream.Stream
 	sctx, cancel := context.WithTimeout(ctx, auditStall)
 	defer cancel()
-	err = engine.Retry(sctx, nil, "read the stream", func(ctx context.Context) error {
+	err = port.Retry(sctx, nil, "read the stream", func(ctx context.Context) error {
 		st, err = js.Stream(ctx, eventlog.StreamName)
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			return nil

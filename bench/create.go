@@ -12,6 +12,8 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/inputschema"
+	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service"
 	"github.com/nats-io/nats.go"
 )
 
@@ -71,7 +73,7 @@ func createScenario(ctx context.Context, cfg Config, s *Scenario) error {
 // as a shipped node (SyncAlways, the same streams and limits as the bench
 // server) at the create concurrency.
 func bareWrites(ctx context.Context, cfg Config) (res loadResult, err error) {
-	err = onBareNode(ctx, []engine.App{apps.TestSleep()}, func(e *engine.Engine, ports engine.Ports) (err error) {
+	err = onBareNode(ctx, []engine.App{apps.TestSleep()}, func(e *service.Service, ports port.Set) (err error) {
 		res, err = probeLoad(ctx, cfg, e, ports)
 		return err
 	})
@@ -82,7 +84,7 @@ func bareWrites(ctx context.Context, cfg Config) (res loadResult, err error) {
 // JetStream in a temporary directory, configured as a shipped node
 // (SyncAlways, the same streams and limits as the bench server), with
 // nothing running: the bench's probes write to it directly.
-func onBareNode(ctx context.Context, list []engine.App, fn func(*engine.Engine, engine.Ports) error) error {
+func onBareNode(ctx context.Context, list []engine.App, fn func(*service.Service, port.Set) error) error {
 	dir, err := os.MkdirTemp("", "apprun-bench-bare-")
 	if err != nil {
 		return err
@@ -103,7 +105,7 @@ var bareLimits = engine.Limits{CreatePerMinute: 100_000_000, ReadsPerMinute: 100
 
 // probeLoad runs a probe per create client, each on accounts of its own,
 // for a second to warm up and then for the phase.
-func probeLoad(ctx context.Context, cfg Config, e *engine.Engine, ports engine.Ports) (loadResult, error) {
+func probeLoad(ctx context.Context, cfg Config, e *service.Service, ports port.Set) (loadResult, error) {
 	probes := make([]*probe, cfg.CreateConcurrency)
 	for i := range probes {
 		var err error
@@ -119,19 +121,19 @@ func probeLoad(ctx context.Context, cfg Config, e *engine.Engine, ports engine.P
 // preparedEngine is an engine on nc with its streams (of replicas) and
 // prices written, and nothing running, with its ports: enough to write to
 // the log directly.
-func preparedEngine(ctx context.Context, nc *nats.Conn, lim engine.Limits, replicas int, list ...engine.App) (*engine.Engine, engine.Ports, error) {
+func preparedEngine(ctx context.Context, nc *nats.Conn, lim engine.Limits, replicas int, list ...engine.App) (*service.Service, port.Set, error) {
 	catalog, err := engine.NewCatalog(inputschema.Compile, list...)
 	if err != nil {
-		return nil, engine.Ports{}, err
+		return nil, port.Set{}, err
 	}
 	st, err := eventlog.Open(ctx, nc, eventlog.Config{Limits: lim, Replicas: replicas})
 	if err != nil {
-		return nil, engine.Ports{}, err
+		return nil, port.Set{}, err
 	}
 	ports := st.Ports()
-	e, err := engine.New(ports, engine.Config{Catalog: catalog, Reads: noReads{}, Limits: lim})
+	e, err := service.New(ports, service.Config{Catalog: catalog, Reads: noReads{}, Limits: lim})
 	if err != nil {
-		return nil, engine.Ports{}, err
+		return nil, port.Set{}, err
 	}
 	return e, ports, e.Prepare(ctx)
 }

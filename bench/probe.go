@@ -7,6 +7,8 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service"
 )
 
 // probe writes straight to the event log exactly what one run admission
@@ -19,8 +21,8 @@ import (
 // durability, so the ratio between the two is what apprun adds on top of
 // the writes it must make.
 type probe struct {
-	e       *engine.Engine
-	ports   engine.Ports
+	e       *service.Service
+	ports   port.Set
 	price   engine.Price
 	keyID   string
 	acct    ledger.Account
@@ -31,7 +33,7 @@ type probe struct {
 // newProbe opens an account with credits for one probe writer of App
 // slug. firstSlot is the first platform slot it claims; probes running
 // side by side need ranges that do not overlap.
-func newProbe(ctx context.Context, e *engine.Engine, ports engine.Ports, slug string, credits int64, firstSlot int) (*probe, error) {
+func newProbe(ctx context.Context, e *service.Service, ports port.Set, slug string, credits int64, firstSlot int) (*probe, error) {
 	price, err := e.CurrentPrice(ctx, slug)
 	if err != nil {
 		return nil, err
@@ -59,7 +61,7 @@ func (p *probe) admit(ctx context.Context) error {
 // admitRun makes one admission's writes and returns the run's created
 // event and its sequence.
 func (p *probe) admitRun(ctx context.Context) (engine.RunEvent, uint64, error) {
-	if ok, _, _, err := p.ports.Windows.Hit(ctx, engine.WindowCreate, p.keyID); err != nil || !ok {
+	if ok, _, _, err := p.ports.Windows.Hit(ctx, port.WindowCreate, p.keyID); err != nil || !ok {
 		return engine.RunEvent{}, 0, fmt.Errorf("probe: create window: ok %v, %v", ok, err)
 	}
 	created, charge, entries, err := p.e.AdmissionWrites(p.acct, p.acctSeq, p.keyID, p.price, p.slot, time.Now().UTC())
@@ -107,7 +109,7 @@ func (p *probe) run(ctx context.Context, steps int, output []byte) (string, runW
 	}
 	for _, ev := range events {
 		ev.At = time.Now().UTC()
-		w, err := engine.RunEventWrite(last, ev)
+		w, err := service.RunEventWrite(last, ev)
 		if err != nil {
 			return run.RunNo, took, err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/apprun/apprun/embednats/natstest"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/subjects"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -79,7 +80,7 @@ func TestProbeRunsWriteWhatACompletedRunWrites(t *testing.T) {
 	}
 	for slot := 1; slot <= 3; slot++ {
 		var last engine.SlotEvent
-		err := ports.Log.Read(ctx, subjects.Of(subjects.KindSlot, strconv.Itoa(slot)), 0, func(m engine.Message) error {
+		err := ports.Log.Read(ctx, subjects.Of(subjects.KindSlot, strconv.Itoa(slot)), 0, func(m port.Message) error {
 			return json.Unmarshal(m.Data, &last)
 		})
 		if err != nil || last.Type != "slot_released" || last.RunNo != runs[slot-1] {
@@ -88,7 +89,7 @@ func TestProbeRunsWriteWhatACompletedRunWrites(t *testing.T) {
 	}
 	for _, runNo := range runs {
 		var types []engine.RunEventType
-		err := ports.Log.Read(ctx, subjects.Of(subjects.KindRun, runNo), 0, func(m engine.Message) error {
+		err := ports.Log.Read(ctx, subjects.Of(subjects.KindRun, runNo), 0, func(m port.Message) error {
 			ev, err := engine.DecodeRunEvent(m.Data)
 			types = append(types, ev.Type)
 			return err

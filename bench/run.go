@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/apps"
-	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service"
 )
 
 // runScenario times built-in cold-email-writer runs end to end, one after
@@ -82,7 +83,7 @@ type bareRunTimes struct {
 // bare node (onBareNode).
 func bareRuns(ctx context.Context, n int) (bareRunTimes, error) {
 	var run, admission, events, finish latencies
-	err := onBareNode(ctx, apps.Default(), func(e *engine.Engine, ports engine.Ports) error {
+	err := onBareNode(ctx, apps.Default(), func(e *service.Service, ports port.Set) error {
 		p, err := newProbe(ctx, e, ports, apps.ColdEmailSlug, 1_000_000_000, 1)
 		if err != nil {
 			return err

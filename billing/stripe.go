@@ -14,6 +14,7 @@ import (
 	"github.com/stripe/stripe-go/v84"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/service"
 )
 
 // APIVersion is the Stripe API version this code speaks: the one
@@ -39,9 +40,9 @@ type Config struct {
 
 // Engine is what billing needs of the domain.
 type Engine interface {
-	GrantPurchase(ctx context.Context, p engine.Purchase) (bool, error)
+	GrantPurchase(ctx context.Context, p service.Purchase) (bool, error)
 	RevokeRefunded(ctx context.Context, paymentIntent string, refunded int64) (int64, error)
-	RecordUnmatched(ctx context.Context, u engine.Unmatched) error
+	RecordUnmatched(ctx context.Context, u service.Unmatched) error
 	// Purchased reports whether a Checkout Session was paid and granted.
 	Purchased(ctx context.Context, ref string) (bool, error)
 }
@@ -240,7 +241,7 @@ func (s *Stripe) Handle(ctx context.Context, payload []byte, signature string) e
 			return s.unmatched(ctx, ev, ch.ID, "refund of an unknown payment", "no payment intent")
 		}
 		n, err := s.eng.RevokeRefunded(ctx, ch.PaymentIntent.ID, ch.AmountRefunded)
-		if errors.Is(err, engine.ErrNoPurchase) {
+		if errors.Is(err, service.ErrNoPurchase) {
 			return s.unmatched(ctx, ev, ch.ID, "refund of an unknown payment", ch.PaymentIntent.ID)
 		}
 		if err == nil && n > 0 {
@@ -257,7 +258,7 @@ func (s *Stripe) grant(ctx context.Context, ev stripe.Event, cs stripe.CheckoutS
 	if !ok {
 		return s.unmatched(ctx, ev, cs.ID, "unknown pack", packID)
 	}
-	purchase := engine.Purchase{AccountID: account, Ref: cs.ID, Pack: p.ID, Credits: p.Credits, Paid: cs.AmountTotal, Currency: string(cs.Currency)}
+	purchase := service.Purchase{AccountID: account, Ref: cs.ID, Pack: p.ID, Credits: p.Credits, Paid: cs.AmountTotal, Currency: string(cs.Currency)}
 	if cs.PaymentIntent != nil {
 		purchase.PaymentIntent = cs.PaymentIntent.ID
 	}
@@ -279,5 +280,5 @@ func (s *Stripe) grant(ctx context.Context, ev stripe.Event, cs stripe.CheckoutS
 // the operator; Stripe is answered 200 so it stops retrying.
 func (s *Stripe) unmatched(ctx context.Context, ev stripe.Event, ref, reason, detail string) error {
 	s.cfg.Logger.Warn("stripe: a paid notice matches nothing; kept for the operator", "event", ev.ID, "ref", ref, "reason", reason, "detail", detail)
-	return s.eng.RecordUnmatched(ctx, engine.Unmatched{EventID: ev.ID, Ref: ref, Reason: reason, Detail: detail})
+	return s.eng.RecordUnmatched(ctx, service.Unmatched{EventID: ev.ID, Ref: ref, Reason: reason, Detail: detail})
 }

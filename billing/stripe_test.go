@@ -11,6 +11,7 @@ import (
 
 	"github.com/apprun/apprun/billing/stripemock"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/service"
 )
 
 const secret = "whsec_test_secret"
@@ -18,12 +19,12 @@ const secret = "whsec_test_secret"
 // fakeEngine records what the webhook asked of the domain.
 type fakeEngine struct {
 	mu        sync.Mutex
-	grants    []engine.Purchase
+	grants    []service.Purchase
 	revokes   []int64
-	unmatched []engine.Unmatched
+	unmatched []service.Unmatched
 }
 
-func (f *fakeEngine) GrantPurchase(_ context.Context, p engine.Purchase) (bool, error) {
+func (f *fakeEngine) GrantPurchase(_ context.Context, p service.Purchase) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if p.AccountID == "acct_missing" {
@@ -35,7 +36,7 @@ func (f *fakeEngine) GrantPurchase(_ context.Context, p engine.Purchase) (bool, 
 
 func (f *fakeEngine) RevokeRefunded(_ context.Context, pi string, refunded int64) (int64, error) {
 	if pi == "pi_unknown" {
-		return 0, engine.ErrNoPurchase
+		return 0, service.ErrNoPurchase
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -54,7 +55,7 @@ func (f *fakeEngine) Purchased(_ context.Context, ref string) (bool, error) {
 	return false, nil
 }
 
-func (f *fakeEngine) RecordUnmatched(_ context.Context, u engine.Unmatched) error {
+func (f *fakeEngine) RecordUnmatched(_ context.Context, u service.Unmatched) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.unmatched = append(f.unmatched, u)
@@ -149,7 +150,7 @@ func TestTheWebhookActsOnVerifiedEventsOnly(t *testing.T) {
 	if err := deliver("evt_async", "checkout.session.async_payment_succeeded", stripemock.Session("cs_2", "acct_a", "100-500-usd", "paid", "pi_2", 500), secret, now); err != nil || len(f.grants) != 1 {
 		t.Fatalf("async payment: %v, %d grants", err, len(f.grants))
 	}
-	if g := f.grants[0]; g != (engine.Purchase{AccountID: "acct_a", Ref: "cs_2", Pack: "100-500-usd", Credits: 100, Paid: 500, Currency: "usd", PaymentIntent: "pi_2"}) {
+	if g := f.grants[0]; g != (service.Purchase{AccountID: "acct_a", Ref: "cs_2", Pack: "100-500-usd", Credits: 100, Paid: 500, Currency: "usd", PaymentIntent: "pi_2"}) {
 		t.Fatalf("grant %+v", g)
 	}
 	if err := deliver("evt_refund", "charge.refunded", stripemock.Charge("ch_2", "pi_2", 500, 250), secret, now); err != nil || len(f.revokes) != 1 || f.revokes[0] != 250 {

@@ -1,102 +1,13 @@
-// Package engine owns apprun's domain: Apps and their input validation,
-// runs and their state machine, admission (charge, limits, price lock),
-// execution, and the events they are all written as. It knows nothing of
-// HTTP or NATS; its errors carry the API's codes (errors.go).
+// Package engine is apprun's domain: its vocabulary and its rules, with no
+// storage, cache or clock of its own. It holds the events (one stream of
+// facts: event.go), a run and its state machine (run.go, ApplyRun), the
+// Apps and their input validation (app.go, files.go), the rate and
+// concurrency limits, keys, logins, prices and retention as values, the
+// audit fold over the log (audit.go) and the error table (errors.json →
+// errors_generated.go, go generate ./engine).
 //
-// # Ports
-//
-// The engine runs on four ports it defines (port.go): the Log (per-subject
-// compare-and-set appends, atomic when there are several entries; the last
-// message on a subject; a subject's messages in order), the Queue of work
-// items, the Live feed of run events and the rate-limit Windows. Package
-// eventlog implements them on JetStream, package simlog in memory with
-// injected faults for the simulation (package sim); engine/logtest holds
-// the conformance suite both pass. A log operation ends in success or one
-// of four outcomes: ErrConflict (a check failed, nothing stored),
-// ErrUnavailable (nothing stored), ErrNoMessage, or ErrAmbiguous (sent,
-// outcome unknown), which the domain resolves before it answers. An App's
-// JSON Schema is compiled through a fifth, the SchemaCompiler (package
-// inputschema), so the domain depends on no NATS and no net/http; a test
-// (deps_test.go) holds that rule on the whole dependency graph.
-//
-// # The log
-//
-// One stream (APPRUN) holds every fact, one subject per entity:
-// apprun.acct.<id> (ledger events, see package ledger), apprun.run.<run_no>
-// (the run's event log; stream sequences are the SSE ids),
-// apprun.job.<run_no> (work for the executors), apprun.key.<id>,
-// apprun.price.<slug>, apprun.brand.<id>, apprun.slot.<n> (the
-// platform-wide active-run slots) and apprun.idem.<account>.<key hash>
-// (Idempotency-Key records, written only in the admission batch, or as a
-// fence after an admission whose outcome was lost). The newest message on
-// a subject is the
-// entity's state, so a write guarded by
-// Nats-Expected-Last-Subject-Sequence is a compare-and-set on it.
-//
-// # Admission
-//
-// Creating a run is one atomic batch (ADR-50) of four messages:
-//
-//	apprun.acct.<id>   run_charged, CAS on the account (balance, active runs)
-//	apprun.slot.<n>    slot_claimed, CAS on a free platform slot
-//	apprun.job.<no>    run_queued, CAS on apprun.price.<slug> (price lock)
-//	apprun.run.<no>    created, CAS "no message yet"
-//
-// With an Idempotency-Key, a fifth: the key's completed record, CAS on
-// where the key stood when the request read it. All are stored or none
-// is, and a refused create writes nothing. Two creates that race for the same
-// Credits, the same account ceiling or the same slot cannot both commit:
-// the loser's batch is rejected and it re-reads and decides again (402, 429
-// or success). A price changed between reading and committing rejects the
-// batch and answers pricing_not_ready.
-//
-// A batch whose answer never came (ErrAmbiguous) is resolved before the
-// node answers (fence.go): a fence on the run's subject expecting "no
-// message yet" is stored, and the batch never can be (503, nothing
-// charged), or it conflicts with the run's created event (201).
-//
-// # Run states
-//
-//	queued ──started──▶ running ──completed──▶ completed
-//	   │                   │
-//	   └──────failed───────┴────failed───────▶ failed (refunded)
-//
-// The executor (a shared durable consumer on apprun.job.*, so one node
-// runs a given run at a time; ExecuteRun is one delivery) appends started, one tool_running per step,
-// and one terminal event, each with a CAS on the run's subject. The
-// terminal event is written in one atomic batch with the account's
-// run_settled (completed: the charge is consumed) or run_refunded (failed:
-// the charge comes back) and the slot's release. Hence the ledger
-// invariants:
-//
-//   - every run_charged has exactly one run_settled or run_refunded, written
-//     atomically with the run's only terminal event;
-//   - an account's balance is the sum of its grants, charges and refunds,
-//     and every ledger event carries the balance after it;
-//   - a run exists if and only if its charge does.
-//
-// # Failure handling
-//
-// A node that stops mid-run leaves the job unacknowledged; JetStream
-// redelivers it and the next executor executes the App again from the
-// start, appending to the same log (started is not written twice). An App error or timeout fails the run
-// and refunds it. If the log cannot be reached, a request fails with
-// internal_error before anything is written, or, for an atomic batch,
-// nothing of it is.
-//
-// # Retention
-//
-// A sweeper (retention.go) finds runs that ended longer ago than their
-// App's retention. For each it writes apprun.expired.<run_no> (CAS: one
-// node wins), which carries the run's final status and price, and purges
-// the run's and job's subjects. The read models drop the run on the
-// marker; a rebuild never sees it. Ledger events are never purged.
-//
-// # Live events
-//
-// The stream republishes run events to core NATS (apprun.live.run.*). Each
-// node has one subscription and fans events out to its SSE followers with
-// bounded buffers (follow.go). A follower registers first, replays the log
-// after its Last-Event-ID, then follows live, dropping duplicates by
-// sequence and re-reading the log when Nats-Last-Sequence shows a gap.
+// Package service runs the use cases on these rules; package port names
+// what they need of the infrastructure; package subjects is the log's
+// layout. engine imports no NATS, no net/http and no bbolt; a test
+// (deps_test.go) holds that rule on its whole dependency graph.
 package engine

@@ -12,13 +12,9 @@ import (
 
 var idEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
-// newID returns prefix followed by n random bytes in lowercase base32: a
+// NewID returns prefix followed by n random bytes in lowercase base32: a
 // valid single NATS subject token.
-func newID(prefix string, n int) string { return IDFrom(rand.Reader, prefix, n) }
-
-// id is newID from the engine's entropy (crypto/rand unless the
-// simulation seeds it).
-func (e *Engine) id(prefix string, n int) string { return IDFrom(e.cfg.Entropy, prefix, n) }
+func NewID(prefix string, n int) string { return IDFrom(rand.Reader, prefix, n) }
 
 func IDFrom(r io.Reader, prefix string, n int) string {
 	b := make([]byte, n)
@@ -52,9 +48,6 @@ func RunNoFrom(r io.Reader, at time.Time) string {
 	}
 	return PrefixRun + sortedEncoding.EncodeToString(b[:])
 }
-
-// newRunNo is a run number made now from the engine's entropy.
-func (e *Engine) newRunNo() string { return RunNoFrom(e.cfg.Entropy, e.now()) }
 
 // RunNoAt is a run number as the engine makes them, at at: for tools that
 // write logs shaped like the engine's (apprun bench).

@@ -1,12 +1,7 @@
 package engine
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"time"
-
-	"github.com/apprun/apprun/subjects"
 )
 
 // FinishedRun is a run that has ended, as retention needs it.
@@ -31,108 +26,4 @@ type RunExpired struct {
 	AppSlug    string    `json:"app_slug"`
 	Status     Status    `json:"status"`
 	CreditCost int64     `json:"credit_cost"`
-}
-
-// sweepBatch bounds how many runs one sweep expires.
-const sweepBatch = 500
-
-// sweeper removes the logs of runs past their App's retention window.
-type sweeper struct {
-	e    *Engine
-	done chan struct{}
-	over chan struct{}
-}
-
-func startSweeper(e *Engine) *sweeper {
-	s := &sweeper{e: e, done: make(chan struct{}), over: make(chan struct{})}
-	go s.loop()
-	return s
-}
-
-func (s *sweeper) stop() {
-	close(s.done)
-	<-s.over
-}
-
-func (s *sweeper) loop() {
-	defer close(s.over)
-	t := time.NewTicker(s.e.cfg.SweepEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-t.C:
-			if n, err := s.e.ExpireRuns(context.Background()); err != nil {
-				s.e.cfg.Logger.Warn("retention sweep failed; will retry", "expired", n, "err", err)
-			}
-			if err := s.e.CompactSlots(context.Background()); err != nil {
-				s.e.cfg.Logger.Warn("slot compaction failed; will retry", "err", err)
-			}
-		}
-	}
-}
-
-// CompactSlots keeps only the newest message of each platform slot: a
-// slot's history (a claim and a release per run) is no part of the billing
-// record, and only its newest message is ever read (for the compare-and-set
-// of the next claim, which compaction keeps valid). The sweep runs it every
-// SweepEvery, so slot subjects hold about one message per slot.
-func (e *Engine) CompactSlots(ctx context.Context) error {
-	subjects, err := e.ports.Log.Subjects(ctx, subjects.SlotPrefix+">")
-	if err != nil {
-		return internal("list slots", err)
-	}
-	for _, s := range subjects {
-		if err := e.ports.Log.Compact(ctx, s); err != nil {
-			return internal("compact slot", err)
-		}
-	}
-	return nil
-}
-
-// ExpireRuns removes every run past its App's retention and returns how
-// many it removed. Safe on several nodes at once: the expiry marker is a
-// compare-and-set, and purging twice is harmless.
-func (e *Engine) ExpireRuns(ctx context.Context) (int, error) {
-	shortest := time.Duration(1<<63 - 1)
-	for _, a := range e.cfg.Catalog.All() {
-		shortest = min(shortest, a.Retention)
-	}
-	now := e.now()
-	runs, err := e.cfg.Reads.FinishedBefore(now.Add(-shortest), sweepBatch)
-	if err != nil {
-		return 0, internal("list finished runs", err)
-	}
-	n := 0
-	for _, r := range runs {
-		retention := 30 * 24 * time.Hour
-		if a, ok := e.cfg.Catalog.Get(r.AppSlug); ok {
-			retention = a.Retention
-		}
-		if now.Before(r.FinishedAt.Add(retention)) {
-			continue
-		}
-		if err := e.expire(ctx, r); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
-}
-
-func (e *Engine) expire(ctx context.Context, r FinishedRun) error {
-	marker := RunExpired{Type: "run_expired", V: EventVersion, At: e.now(), RunNo: r.RunNo, AccountID: r.AccountID,
-		AppSlug: r.AppSlug, Status: r.Status, CreditCost: r.CreditCost}
-	_, err := e.log.append(ctx, entry{subject: subjects.Expired(r.RunNo), value: marker, expect: expectSeq(0)})
-	if err != nil && !errors.Is(err, ErrConflict) {
-		return internal("mark run expired", err)
-	}
-	e.finished.drop(r.RunNo)
-	for _, subj := range []string{subjects.Run(r.RunNo), subjects.Job(r.RunNo)} {
-		if err := e.ports.Log.Purge(ctx, subj); err != nil {
-			return internal(fmt.Sprintf("purge %s", subj), err)
-		}
-	}
-	return nil
 }

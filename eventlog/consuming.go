@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/internal/jsconsume"
+	"github.com/apprun/apprun/port"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -28,8 +28,8 @@ import (
 // consumption that delivered them.
 type consuming struct {
 	q    *queue
-	spec engine.QueueSpec
-	fn   func(engine.QueueMsg)
+	spec port.QueueSpec
+	fn   func(port.QueueMsg)
 	// ctx ends with stop.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -53,7 +53,7 @@ const (
 // retries.
 func (c *consuming) start(ctx context.Context) error {
 	var cons jetstream.Consumer
-	err := engine.Retry(ctx, c.q.logger, "create the consumer "+c.spec.Name, func(ctx context.Context) error {
+	err := port.Retry(ctx, c.q.logger, "create the consumer "+c.spec.Name, func(ctx context.Context) error {
 		var err error
 		cons, err = c.q.js.CreateOrUpdateConsumer(ctx, StreamName, jetstream.ConsumerConfig{
 			Durable:       c.spec.Name,

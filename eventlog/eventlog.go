@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/subjects"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -81,7 +82,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 	s := &Store{cfg: cfg, nc: nc, js: js}
 	var st jetstream.Stream
 	var reconnects uint64 // the connection's, when the windows were made
-	err = engine.Retry(ctx, cfg.Logger, "create streams", func(ctx context.Context) error {
+	err = port.Retry(ctx, cfg.Logger, "create streams", func(ctx context.Context) error {
 		var err error
 		reconnects = nc.Stats().Reconnects
 		st, err = ensureStreams(ctx, js, cfg)
@@ -100,8 +101,8 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Store, error) {
 }
 
 // Ports are the engine's ports on this store.
-func (s *Store) Ports() engine.Ports {
-	return engine.Ports{Log: s.log, Queue: &queue{js: s.js, logger: s.cfg.Logger},
+func (s *Store) Ports() port.Set {
+	return port.Set{Log: s.log, Queue: &queue{js: s.js, logger: s.cfg.Logger},
 		Live: &live{nc: s.nc, logger: s.cfg.Logger}, Windows: s.windows}
 }
 

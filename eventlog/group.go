@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 )
 
 // Group commit of atomic appends.
@@ -45,7 +45,7 @@ const maxGroupEntries = 256
 const maxKnown = 1 << 16
 
 type groupCall struct {
-	entries []engine.Entry
+	entries []port.Entry
 	done    chan groupResult
 }
 
@@ -65,7 +65,7 @@ type group struct {
 }
 
 // append writes entries atomically with whatever else is waiting.
-func (g *group) append(ctx context.Context, entries []engine.Entry) (uint64, error) {
+func (g *group) append(ctx context.Context, entries []port.Entry) (uint64, error) {
 	c := &groupCall{entries: entries, done: make(chan groupResult, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, c)
@@ -84,11 +84,11 @@ func (g *group) append(ctx context.Context, entries []engine.Entry) (uint64, err
 		if q == c {
 			g.queue = append(g.queue[:i], g.queue[i+1:]...)
 			g.mu.Unlock()
-			return 0, fmt.Errorf("%w: append not sent: %w", engine.ErrUnavailable, ctx.Err())
+			return 0, fmt.Errorf("%w: append not sent: %w", port.ErrUnavailable, ctx.Err())
 		}
 	}
 	g.mu.Unlock()
-	return 0, fmt.Errorf("%w: append sent, no answer before: %w", engine.ErrAmbiguous, ctx.Err())
+	return 0, fmt.Errorf("%w: append sent, no answer before: %w", port.ErrAmbiguous, ctx.Err())
 }
 
 // run commits batches while appends wait, then ends. (take leaves
@@ -118,7 +118,7 @@ func (g *group) take() []*groupCall {
 	rest := g.queue[:0]
 	for _, c := range g.queue {
 		if g.stale(c) {
-			c.done <- groupResult{err: engine.ErrConflict}
+			c.done <- groupResult{err: port.ErrConflict}
 			continue
 		}
 		if (len(batch) > 0 && entries+len(c.entries) > maxGroupEntries) || touches(c, written) {
@@ -176,12 +176,12 @@ const groupTries = 3
 
 // commit writes batch as one atomic batch and answers each append.
 func (g *group) commit(batch []*groupCall) {
-	var all []engine.Entry
+	var all []port.Entry
 	for _, c := range batch {
 		all = append(all, c.entries...)
 	}
 	last, err := g.write(all)
-	for try := 1; try < groupTries && len(batch) > 1 && g.l.replicated && errors.Is(err, engine.ErrConflict); try++ {
+	for try := 1; try < groupTries && len(batch) > 1 && g.l.replicated && errors.Is(err, port.ErrConflict); try++ {
 		time.Sleep(time.Duration(try) * time.Duration(100+rand.IntN(400)) * time.Microsecond)
 		last, err = g.write(all)
 	}
@@ -192,7 +192,7 @@ func (g *group) commit(batch []*groupCall) {
 			batch[i].done <- groupResult{seq: end}
 			end -= uint64(len(batch[i].entries))
 		}
-	case errors.Is(err, engine.ErrConflict) && len(batch) > 1:
+	case errors.Is(err, port.ErrConflict) && len(batch) > 1:
 		// Whose check failed is unknown: each append is written alone.
 		for _, c := range batch {
 			go func() {
@@ -210,7 +210,7 @@ func (g *group) commit(batch []*groupCall) {
 // write commits entries as one batch and remembers what it stored. One
 // entry (a lazy record nothing else came to share a batch with) is one
 // plain write: an atomic batch of one would cost its staging for nothing.
-func (g *group) write(entries []engine.Entry) (uint64, error) {
+func (g *group) write(entries []port.Entry) (uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), g.l.timeout)
 	defer cancel()
 	var last uint64

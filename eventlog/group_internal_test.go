@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/embednats/natstest"
-	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -34,13 +34,13 @@ func TestALazyRecordRidesTheNextBatch(t *testing.T) {
 	}
 	multi, lazy := make(chan result, 1), make(chan result, 1)
 	go func() {
-		seq, err := l.Append(ctx, engine.Entry{Subject: subjects.Of(subjects.KindRun, "run_a"), Data: []byte(`{}`)},
-			engine.Entry{Subject: subjects.Of(subjects.KindRun, "run_b"), Data: []byte(`{}`)})
+		seq, err := l.Append(ctx, port.Entry{Subject: subjects.Of(subjects.KindRun, "run_a"), Data: []byte(`{}`)},
+			port.Entry{Subject: subjects.Of(subjects.KindRun, "run_b"), Data: []byte(`{}`)})
 		multi <- result{seq, err}
 	}()
 	waitQueued(t, g, 1)
 	go func() {
-		seq, err := l.Append(ctx, engine.Entry{Subject: use, Data: []byte(`1`), Rollup: true, Lazy: true})
+		seq, err := l.Append(ctx, port.Entry{Subject: use, Data: []byte(`1`), Rollup: true, Lazy: true})
 		lazy <- result{seq, err}
 	}()
 	waitQueued(t, g, 2) // not written at once: queued behind the admissions
@@ -59,7 +59,7 @@ func TestALazyRecordRidesTheNextBatch(t *testing.T) {
 
 	// Alone, it is one plain write, not a batch of one (whose staging
 	// costs as much as a batch of many); the rollup keeps only the newest.
-	second, err := l.Append(ctx, engine.Entry{Subject: use, Data: []byte(`2`), Rollup: true, Lazy: true})
+	second, err := l.Append(ctx, port.Entry{Subject: use, Data: []byte(`2`), Rollup: true, Lazy: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestALazyRecordRidesTheNextBatch(t *testing.T) {
 		t.Fatalf("a lazy record alone was written as an atomic batch (sequence %d)", second)
 	}
 	var seen []string
-	if err := l.Read(ctx, use, 0, func(m engine.Message) error { seen = append(seen, string(m.Data)); return nil }); err != nil {
+	if err := l.Read(ctx, use, 0, func(m port.Message) error { seen = append(seen, string(m.Data)); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if last, err := l.Last(ctx, use); err != nil || last.Seq != second || len(seen) != 1 || seen[0] != "2" {

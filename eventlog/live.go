@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 	"github.com/nats-io/nats.go"
 )
 
@@ -16,7 +16,7 @@ type live struct {
 	logger *slog.Logger
 }
 
-func (l *live) FollowRuns(fn func(engine.LiveRunMsg)) (func(), error) {
+func (l *live) FollowRuns(fn func(port.LiveRunMsg)) (func(), error) {
 	sub, err := l.nc.Subscribe(subjLive+"run.*", func(m *nats.Msg) {
 		seq, err1 := strconv.ParseUint(m.Header.Get("Nats-Sequence"), 10, 64)
 		prev, err2 := strconv.ParseUint(m.Header.Get("Nats-Last-Sequence"), 10, 64)
@@ -24,7 +24,7 @@ func (l *live) FollowRuns(fn func(engine.LiveRunMsg)) (func(), error) {
 			l.logger.Warn("republished event without sequence headers", "subject", m.Subject)
 			return
 		}
-		fn(engine.LiveRunMsg{RunNo: strings.TrimPrefix(m.Subject, subjLive+"run."), Seq: seq, Prev: prev, Data: m.Data})
+		fn(port.LiveRunMsg{RunNo: strings.TrimPrefix(m.Subject, subjLive+"run."), Seq: seq, Prev: prev, Data: m.Data})
 	})
 	if err != nil {
 		return nil, err

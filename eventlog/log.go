@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
@@ -29,7 +29,7 @@ const (
 // errNotConnected: the connection to NATS is down, or the stream has had
 // no leader for a while (probe.go); fail fast instead of
 // waiting out a timeout.
-var errNotConnected = fmt.Errorf("eventlog: %w: the event log is unreachable (no NATS connection, or no stream leader)", engine.ErrUnavailable)
+var errNotConnected = fmt.Errorf("eventlog: %w: the event log is unreachable (no NATS connection, or no stream leader)", port.ErrUnavailable)
 
 // Log is engine.Log on the APPRUN stream: compare-and-set appends with
 // Nats-Expected-Last-Subject-Sequence, atomic batches (ADR-50) for several
@@ -65,9 +65,9 @@ type Log struct {
 // maxLogReaders is how many subject reads one node makes at once.
 const maxLogReaders = 32
 
-var _ engine.Log = (*Log)(nil)
+var _ port.Log = (*Log)(nil)
 
-func (l *Log) msg(e engine.Entry) *nats.Msg {
+func (l *Log) msg(e port.Entry) *nats.Msg {
 	m := nats.NewMsg(e.Subject)
 	m.Data = e.Data
 	if e.Expect != nil {
@@ -89,7 +89,7 @@ func (l *Log) msg(e engine.Entry) *nats.Msg {
 // than one) and returns the stream sequence of the last one. Every error
 // is one of the port's: a failed check is ErrConflict, a write that cannot
 // have been stored ErrUnavailable, one whose answer never came ErrAmbiguous.
-func (l *Log) Append(ctx context.Context, entries ...engine.Entry) (uint64, error) {
+func (l *Log) Append(ctx context.Context, entries ...port.Entry) (uint64, error) {
 	if !l.Available() {
 		return 0, errNotConnected
 	}
@@ -102,7 +102,7 @@ func (l *Log) Append(ctx context.Context, entries ...engine.Entry) (uint64, erro
 }
 
 // batch writes entries as one JetStream atomic batch.
-func (l *Log) batch(ctx context.Context, entries []engine.Entry) (uint64, error) {
+func (l *Log) batch(ctx context.Context, entries []port.Entry) (uint64, error) {
 	if !l.Available() {
 		return 0, errNotConnected
 	}
@@ -114,7 +114,7 @@ func (l *Log) batch(ctx context.Context, entries []engine.Entry) (uint64, error)
 		if i < len(entries)-1 {
 			if err := l.nc.PublishMsg(m); err != nil {
 				// No commit was sent: the server drops the batch.
-				return 0, fmt.Errorf("%w: batch publish %s: %w", engine.ErrUnavailable, m.Subject, err)
+				return 0, fmt.Errorf("%w: batch publish %s: %w", port.ErrUnavailable, m.Subject, err)
 			}
 			continue
 		}
@@ -134,9 +134,9 @@ func (l *Log) publishOne(ctx context.Context, m *nats.Msg) (uint64, error) {
 		var apiErr *jetstream.APIError
 		if errors.As(err, &apiErr) {
 			if isConflict(int(apiErr.ErrorCode)) {
-				return 0, engine.ErrConflict
+				return 0, port.ErrConflict
 			}
-			return 0, fmt.Errorf("%w: publish %s rejected: %w", engine.ErrUnavailable, m.Subject, err)
+			return 0, fmt.Errorf("%w: publish %s rejected: %w", port.ErrUnavailable, m.Subject, err)
 		}
 		return 0, sendError("publish "+m.Subject, err)
 	}
@@ -150,9 +150,9 @@ func (l *Log) publishOne(ctx context.Context, m *nats.Msg) (uint64, error) {
 func sendError(op string, err error) error {
 	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrInvalidConnection) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) {
-		return fmt.Errorf("%w: %s: %w", engine.ErrUnavailable, op, err)
+		return fmt.Errorf("%w: %s: %w", port.ErrUnavailable, op, err)
 	}
-	return fmt.Errorf("%w: %s: %w", engine.ErrAmbiguous, op, err)
+	return fmt.Errorf("%w: %s: %w", port.ErrAmbiguous, op, err)
 }
 
 func isConflict(code int) bool { return code == jsErrWrongLastSeq || code == jsErrWrongLastSeqCl }
@@ -169,15 +169,15 @@ type pubAck struct {
 func parseAck(data []byte) (uint64, error) {
 	var a pubAck
 	if err := json.Unmarshal(data, &a); err != nil {
-		return 0, fmt.Errorf("%w: batch ack %q: %w", engine.ErrAmbiguous, data, err)
+		return 0, fmt.Errorf("%w: batch ack %q: %w", port.ErrAmbiguous, data, err)
 	}
 	if a.Error != nil {
 		if isConflict(a.Error.ErrCode) {
-			return 0, engine.ErrConflict
+			return 0, port.ErrConflict
 		}
 		// Part of the batch was lost in transit (a reconnect), or the
 		// stream refused it: the server stored none of it.
-		return 0, fmt.Errorf("%w: batch rejected: %s (err_code %d)", engine.ErrUnavailable, a.Error.Description, a.Error.ErrCode)
+		return 0, fmt.Errorf("%w: batch rejected: %s (err_code %d)", port.ErrUnavailable, a.Error.Description, a.Error.ErrCode)
 	}
 	return a.Seq, nil
 }
@@ -185,15 +185,15 @@ func parseAck(data []byte) (uint64, error) {
 // Last returns the newest message on subject, as the stream leader has
 // it: it includes every acknowledged write, so a decision or an answer
 // made from it is never stale (a replica's direct get may be behind).
-func (l *Log) Last(ctx context.Context, subject string) (engine.Message, error) {
+func (l *Log) Last(ctx context.Context, subject string) (port.Message, error) {
 	if !l.Available() {
-		return engine.Message{}, errNotConnected
+		return port.Message{}, errNotConnected
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	if l.replicated {
 		m, err := l.leaderLast(ctx, subject)
-		if err == nil || errors.Is(err, engine.ErrNoMessage) {
+		if err == nil || errors.Is(err, port.ErrNoMessage) {
 			return m, err
 		}
 		// No leader to ask (an election): a replica's answer may be
@@ -202,11 +202,11 @@ func (l *Log) Last(ctx context.Context, subject string) (engine.Message, error) 
 	m, err := l.stream.GetLastMsgForSubject(ctx, subject)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return engine.Message{}, engine.ErrNoMessage
+			return port.Message{}, port.ErrNoMessage
 		}
-		return engine.Message{}, fmt.Errorf("%w: read %s: %w", engine.ErrUnavailable, subject, err)
+		return port.Message{}, fmt.Errorf("%w: read %s: %w", port.ErrUnavailable, subject, err)
 	}
-	return engine.Message{Subject: m.Subject, Seq: m.Sequence, Data: m.Data}, nil
+	return port.Message{Subject: m.Subject, Seq: m.Sequence, Data: m.Data}, nil
 }
 
 // leaderWait bounds a leader read: during an election no one answers it,
@@ -215,7 +215,7 @@ const leaderWait = time.Second
 
 // leaderLast asks the stream leader (the stream API, not a direct get)
 // for the last message on subject, waiting at most leaderWait.
-func (l *Log) leaderLast(ctx context.Context, subject string) (engine.Message, error) {
+func (l *Log) leaderLast(ctx context.Context, subject string) (port.Message, error) {
 	ctx, cancel := context.WithTimeout(ctx, leaderWait)
 	defer cancel()
 	req, _ := json.Marshal(struct {
@@ -223,7 +223,7 @@ func (l *Log) leaderLast(ctx context.Context, subject string) (engine.Message, e
 	}{subject})
 	resp, err := l.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+StreamName, req)
 	if err != nil {
-		return engine.Message{}, fmt.Errorf("%w: read %s: %w", engine.ErrUnavailable, subject, err)
+		return port.Message{}, fmt.Errorf("%w: read %s: %w", port.ErrUnavailable, subject, err)
 	}
 	var r struct {
 		Message *struct {
@@ -238,17 +238,17 @@ func (l *Log) leaderLast(ctx context.Context, subject string) (engine.Message, e
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(resp.Data, &r); err != nil {
-		return engine.Message{}, fmt.Errorf("%w: read %s: %w", engine.ErrUnavailable, subject, err)
+		return port.Message{}, fmt.Errorf("%w: read %s: %w", port.ErrUnavailable, subject, err)
 	}
 	switch {
 	case r.Error != nil && r.Error.ErrCode == jsErrNoMessage:
-		return engine.Message{}, engine.ErrNoMessage
+		return port.Message{}, port.ErrNoMessage
 	case r.Error != nil:
-		return engine.Message{}, fmt.Errorf("%w: read %s: %s (err_code %d)", engine.ErrUnavailable, subject, r.Error.Description, r.Error.ErrCode)
+		return port.Message{}, fmt.Errorf("%w: read %s: %s (err_code %d)", port.ErrUnavailable, subject, r.Error.Description, r.Error.ErrCode)
 	case r.Message == nil:
-		return engine.Message{}, fmt.Errorf("%w: read %s: empty answer", engine.ErrUnavailable, subject)
+		return port.Message{}, fmt.Errorf("%w: read %s: empty answer", port.ErrUnavailable, subject)
 	}
-	return engine.Message{Subject: r.Message.Subject, Seq: r.Message.Seq, Data: r.Message.Data}, nil
+	return port.Message{Subject: r.Message.Subject, Seq: r.Message.Seq, Data: r.Message.Data}, nil
 }
 
 // Head is the sequence of the newest message in the stream.
@@ -260,7 +260,7 @@ func (l *Log) Head(ctx context.Context) (uint64, error) {
 	defer cancel()
 	info, err := l.stream.Info(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("%w: log head: %w", engine.ErrUnavailable, err)
+		return 0, fmt.Errorf("%w: log head: %w", port.ErrUnavailable, err)
 	}
 	return info.State.LastSeq, nil
 }
@@ -270,7 +270,7 @@ func (l *Log) Compact(ctx context.Context, subject string) error {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	if err := l.stream.Purge(ctx, jetstream.WithPurgeSubject(subject), jetstream.WithPurgeKeep(1)); err != nil {
-		return fmt.Errorf("%w: compact %s: %w", engine.ErrUnavailable, subject, err)
+		return fmt.Errorf("%w: compact %s: %w", port.ErrUnavailable, subject, err)
 	}
 	return nil
 }
@@ -280,7 +280,7 @@ func (l *Log) Purge(ctx context.Context, subject string) error {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	if err := l.stream.Purge(ctx, jetstream.WithPurgeSubject(subject)); err != nil {
-		return fmt.Errorf("%w: purge %s: %w", engine.ErrUnavailable, subject, err)
+		return fmt.Errorf("%w: purge %s: %w", port.ErrUnavailable, subject, err)
 	}
 	return nil
 }
@@ -291,7 +291,7 @@ func (l *Log) Subjects(ctx context.Context, filter string) ([]string, error) {
 	defer cancel()
 	info, err := l.stream.Info(ctx, jetstream.WithSubjectFilter(filter))
 	if err != nil {
-		return nil, fmt.Errorf("%w: list %s: %w", engine.ErrUnavailable, filter, err)
+		return nil, fmt.Errorf("%w: list %s: %w", port.ErrUnavailable, filter, err)
 	}
 	out := make([]string, 0, len(info.State.Subjects))
 	for s := range info.State.Subjects {
@@ -309,7 +309,7 @@ const readBatch = 1024
 // Read calls fn with each message on subject after sequence after, in
 // order, as the batched direct gets deliver them: decoding overlaps the
 // server reading the next ones.
-func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(engine.Message) error) error {
+func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(port.Message) error) error {
 	if !l.Available() {
 		return errNotConnected
 	}
@@ -331,9 +331,9 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(en
 	case l.readers <- struct{}{}:
 		defer func() { <-l.readers }()
 	case <-caller.Done():
-		return fmt.Errorf("%w: read %s: waiting for a turn: %w", engine.ErrUnavailable, subject, caller.Err())
+		return fmt.Errorf("%w: read %s: waiting for a turn: %w", port.ErrUnavailable, subject, caller.Err())
 	case <-ctx.Done():
-		return fmt.Errorf("%w: read %s: waiting for a turn: %w", engine.ErrUnavailable, subject, ctx.Err())
+		return fmt.Errorf("%w: read %s: waiting for a turn: %w", port.ErrUnavailable, subject, ctx.Err())
 	}
 	// On a replicated stream the direct gets may come from a replica that
 	// is behind: learn from the leader how far the subject goes, and read
@@ -342,7 +342,7 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(en
 	if l.replicated {
 		m, err := l.leaderLast(ctx, subject)
 		switch {
-		case errors.Is(err, engine.ErrNoMessage):
+		case errors.Is(err, port.ErrNoMessage):
 			return nil
 		case err == nil:
 			want = m.Seq
@@ -358,7 +358,7 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(en
 		if seq < from {
 			return nil // already handled by an earlier attempt
 		}
-		if err := fn(engine.Message{Subject: subject, Seq: seq, Data: m.Data}); err != nil {
+		if err := fn(port.Message{Subject: subject, Seq: seq, Data: m.Data}); err != nil {
 			return err
 		}
 		from = seq + 1
@@ -366,7 +366,7 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(en
 	}
 	for {
 		if err := caller.Err(); err != nil {
-			return fmt.Errorf("%w: read %s: %w", engine.ErrUnavailable, subject, err)
+			return fmt.Errorf("%w: read %s: %w", port.ErrUnavailable, subject, err)
 		}
 		n, pending, err := l.directBatchRetry(ctx, subject, &from, handle)
 		if err != nil {
@@ -379,7 +379,7 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(en
 			// The replica that answered is behind the leader: ask again.
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("%w: read %s: replicas behind sequence %d: %w", engine.ErrUnavailable, subject, want, ctx.Err())
+				return fmt.Errorf("%w: read %s: replicas behind sequence %d: %w", port.ErrUnavailable, subject, want, ctx.Err())
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
@@ -408,7 +408,7 @@ func (l *Log) directBatchRetry(ctx context.Context, subject string, from *uint64
 		return 0, 0, h.err
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("%w: %w", engine.ErrUnavailable, err)
+		return 0, 0, fmt.Errorf("%w: %w", port.ErrUnavailable, err)
 	}
 	return n, pending, nil
 }

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/embednats/natstest"
-	"github.com/apprun/apprun/engine"
-	"github.com/apprun/apprun/engine/logtest"
+	"github.com/apprun/apprun/port/logtest"
 	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -31,7 +31,7 @@ func openStoreWith(t *testing.T, cfg eventlog.Config) *eventlog.Store {
 func TestJetStreamLogConforms(t *testing.T) {
 	t.Parallel()
 	st := openStore(t)
-	logtest.Run(t, func(*testing.T) engine.Log { return st.Log() })
+	logtest.Run(t, func(*testing.T) port.Log { return st.Log() })
 }
 
 // A message written with a TTL is gone after it: Idempotency-Keys and
@@ -42,8 +42,8 @@ func TestAMessageWithATTLExpires(t *testing.T) {
 	ctx := context.Background()
 	subj := subjects.Of(subjects.KindKeyUse, "ttl")
 	kept := subjects.Of(subjects.KindKeyUse, "kept")
-	if _, err := l.Append(ctx, engine.Entry{Subject: kept, Data: []byte(`k`)},
-		engine.Entry{Subject: subj, Data: []byte(`x`), TTL: time.Second, Expect: new(uint64)}); err != nil {
+	if _, err := l.Append(ctx, port.Entry{Subject: kept, Data: []byte(`k`)},
+		port.Entry{Subject: subj, Data: []byte(`x`), TTL: time.Second, Expect: new(uint64)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Last(ctx, subj); err != nil {
@@ -52,7 +52,7 @@ func TestAMessageWithATTLExpires(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, err := l.Last(ctx, subj)
-		if errors.Is(err, engine.ErrNoMessage) {
+		if errors.Is(err, port.ErrNoMessage) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -64,7 +64,7 @@ func TestAMessageWithATTLExpires(t *testing.T) {
 		t.Fatalf("the message without a TTL: %v", err)
 	}
 	// Its subject is empty again: a compare-and-set expecting none holds.
-	if _, err := l.Append(ctx, engine.Entry{Subject: subj, Data: []byte(`y`), Expect: new(uint64)}); err != nil {
+	if _, err := l.Append(ctx, port.Entry{Subject: subj, Data: []byte(`y`), Expect: new(uint64)}); err != nil {
 		t.Fatalf("a write expecting no message after the expiry: %v", err)
 	}
 }

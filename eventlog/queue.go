@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/internal/jsconsume"
+	"github.com/apprun/apprun/port"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -20,7 +20,7 @@ type queue struct {
 // Consume creates the consumer (retrying while JetStream is not ready, for
 // as long as ctx allows) and consumes it until stop is called, creating it
 // and consuming it again whenever the consumption is lost (consuming.go).
-func (q *queue) Consume(ctx context.Context, spec engine.QueueSpec, fn func(engine.QueueMsg)) (func(), error) {
+func (q *queue) Consume(ctx context.Context, spec port.QueueSpec, fn func(port.QueueMsg)) (func(), error) {
 	c := &consuming{q: q, spec: spec, fn: fn, lost: make(chan struct{}, 1), logs: jsconsume.NewLogger(q.logger)}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	if err := c.start(ctx); err != nil {

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/embednats/natstest"
-	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/internal/logbuf"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/subjects"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -31,8 +31,8 @@ func TestAQueueWhoseConsumerIsDeletedConsumesAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make(chan string, 16)
-	spec := engine.QueueSpec{Name: "q", Filter: subjects.Of(subjects.KindJob, "*"), AckWait: 30 * time.Second, MaxPending: 16, Batch: 4}
-	stop, err := st.Ports().Queue.Consume(ctx, spec, func(m engine.QueueMsg) {
+	spec := port.QueueSpec{Name: "q", Filter: subjects.Of(subjects.KindJob, "*"), AckWait: 30 * time.Second, MaxPending: 16, Batch: 4}
+	stop, err := st.Ports().Queue.Consume(ctx, spec, func(m port.QueueMsg) {
 		m.Ack()
 		got <- string(m.Data())
 	})
@@ -42,7 +42,7 @@ func TestAQueueWhoseConsumerIsDeletedConsumesAgain(t *testing.T) {
 	defer stop()
 	job := func(name string) {
 		t.Helper()
-		if _, err := st.Log().Append(ctx, engine.Entry{Subject: subjects.Of(subjects.KindJob, name), Data: []byte(name)}); err != nil {
+		if _, err := st.Log().Append(ctx, port.Entry{Subject: subjects.Of(subjects.KindJob, name), Data: []byte(name)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/embednats/natstest"
-	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -24,7 +24,7 @@ func logOfRun(t *testing.T, runNo string, n int) (*Log, string) {
 	}
 	l, subj := st.Log(), subjects.Of(subjects.KindRun, runNo)
 	for range n {
-		if _, err := l.Append(ctx, engine.Entry{Subject: subj, Data: []byte(`{}`)}); err != nil {
+		if _, err := l.Append(ctx, port.Entry{Subject: subj, Data: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -43,7 +43,7 @@ func TestReadsWaitForATurn(t *testing.T) {
 	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
 	n := 0
-	count := func(engine.Message) error { n++; return nil }
+	count := func(port.Message) error { n++; return nil }
 	if err := l.Read(short, subj, 0, count); err == nil || !strings.Contains(err.Error(), "waiting for a turn") {
 		t.Fatalf("read with every turn taken: %v, want a wait that ends with the context", err)
 	}
@@ -80,7 +80,7 @@ func TestAReadDerivesNoContextFromItsCaller(t *testing.T) {
 	defer cancel()
 	caller := &countingCtx{Context: base}
 	n := 0
-	if err := l.Read(caller, subj, 0, func(engine.Message) error { n++; return nil }); err != nil || n != 1 {
+	if err := l.Read(caller, subj, 0, func(port.Message) error { n++; return nil }); err != nil || n != 1 {
 		t.Fatalf("read: %d messages, %v; want 1", n, err)
 	}
 	if d := caller.derived.Load(); d != 0 {
@@ -96,7 +96,7 @@ func TestAReadDerivesNoContextFromItsCaller(t *testing.T) {
 		}
 	}()
 	cancel()
-	if err := l.Read(caller, subj, 0, func(engine.Message) error { return nil }); !errors.Is(err, context.Canceled) {
+	if err := l.Read(caller, subj, 0, func(port.Message) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a read waiting for a turn whose caller gave up: %v, want context.Canceled", err)
 	}
 }

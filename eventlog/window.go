@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -22,20 +22,20 @@ type windows struct {
 	cfg     Config
 	configs []jetstream.StreamConfig // the windows that are on
 	timeout time.Duration
-	limits  map[engine.Window]int
+	limits  map[port.Window]int
 	mends   mends
 }
 
 func newWindows(nc *nats.Conn, js jetstream.JetStream, cfg Config, reconnects uint64) *windows {
 	w := &windows{nc: nc, js: js, cfg: cfg, configs: windowConfigs(cfg), timeout: cfg.Timeout,
-		limits: map[engine.Window]int{engine.WindowCreate: cfg.Limits.CreatePerMinute, engine.WindowRead: cfg.Limits.ReadsPerMinute}}
+		limits: map[port.Window]int{port.WindowCreate: cfg.Limits.CreatePerMinute, port.WindowRead: cfg.Limits.ReadsPerMinute}}
 	w.mends.checked.Store(reconnects)
 	return w
 }
 
-func (w *windows) Hit(ctx context.Context, win engine.Window, key string) (bool, int, time.Duration, error) {
+func (w *windows) Hit(ctx context.Context, win port.Window, key string) (bool, int, time.Duration, error) {
 	stream, subj := streamRLCreate, subjRLC
-	if win == engine.WindowRead {
+	if win == port.WindowRead {
 		stream, subj = streamRLRead, subjRLR
 	}
 	limit := w.limits[win]
@@ -47,7 +47,7 @@ func (w *windows) Hit(ctx context.Context, win engine.Window, key string) (bool,
 	_, err := w.js.Publish(ctx, subj+key, nil)
 	if missing(err) { // lost with a server that restarted: made again, then tried once more
 		if err := w.mend(ctx); err != nil {
-			return false, 0, 0, fmt.Errorf("%w: rate limit: %w", engine.ErrUnavailable, err)
+			return false, 0, 0, fmt.Errorf("%w: rate limit: %w", port.ErrUnavailable, err)
 		}
 		_, err = w.js.Publish(ctx, subj+key, nil)
 	}
@@ -60,7 +60,7 @@ func (w *windows) Hit(ctx context.Context, win engine.Window, key string) (bool,
 	}
 	var apiErr *jetstream.APIError
 	if !errors.As(err, &apiErr) || apiErr.ErrorCode != jsErrMaxMsgsPerSubj {
-		return false, 0, 0, fmt.Errorf("%w: rate limit: %w", engine.ErrUnavailable, err)
+		return false, 0, 0, fmt.Errorf("%w: rate limit: %w", port.ErrUnavailable, err)
 	}
 	wait := time.Second
 	if at, _, err := w.oldest(ctx, stream, subj+key); err == nil {

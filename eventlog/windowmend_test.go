@@ -10,6 +10,7 @@ import (
 	"github.com/apprun/apprun/embednats/natstest"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/port"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -59,10 +60,10 @@ func TestAWindowLostWithItsServerIsMadeAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if ok, remaining, _, err := w.Hit(ctx, engine.WindowRead, "key_a"); err != nil || !ok || remaining != 4 {
+	if ok, remaining, _, err := w.Hit(ctx, port.WindowRead, "key_a"); err != nil || !ok || remaining != 4 {
 		t.Fatalf("a read with its window gone: ok %v remaining %d %v; want it made again and counted", ok, remaining, err)
 	}
-	if ok, remaining, _, err := w.Hit(ctx, engine.WindowCreate, "key_a"); err != nil || !ok || remaining != 2 {
+	if ok, remaining, _, err := w.Hit(ctx, port.WindowCreate, "key_a"); err != nil || !ok || remaining != 2 {
 		t.Fatalf("a create with its window gone: ok %v remaining %d %v; want it made again and counted", ok, remaining, err)
 	}
 	if err := w.Unavailable(); err != nil {
@@ -88,8 +89,8 @@ func TestAWindowThatCannotBeMadeAgainSaysWhy(t *testing.T) {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	_, _, _, err := w.Hit(ctx, engine.WindowRead, "key_a")
-	if !errors.Is(err, engine.ErrUnavailable) {
+	_, _, _, err := w.Hit(ctx, port.WindowRead, "key_a")
+	if !errors.Is(err, port.ErrUnavailable) {
 		t.Fatalf("a read whose window cannot be made: %v, want ErrUnavailable", err)
 	}
 	t.Logf("refused after %s: %v", time.Since(began).Round(time.Millisecond), err)
@@ -122,7 +123,7 @@ func TestAMissingEventLogIsReportedNotMadeAgain(t *testing.T) {
 	if !strings.Contains(why.Error(), "missing") || st.Log().Available() {
 		t.Fatalf("unavailable: %v (available %v), want down and the stream said missing", why, st.Log().Available())
 	}
-	if ok, _, _, err := st.Ports().Windows.Hit(ctx, engine.WindowRead, "key_a"); err != nil || !ok {
+	if ok, _, _, err := st.Ports().Windows.Hit(ctx, port.WindowRead, "key_a"); err != nil || !ok {
 		t.Fatalf("a read with its window gone: ok %v %v; want the window made again", ok, err)
 	}
 	if _, err := js.Stream(ctx, eventlog.StreamName); !errors.Is(err, jetstream.ErrStreamNotFound) {

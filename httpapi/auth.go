@@ -11,6 +11,7 @@ import (
 
 	"github.com/apprun/apprun/edge"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/service"
 )
 
 type ctxKey int
@@ -151,7 +152,7 @@ func (a *API) reader(h func(http.ResponseWriter, *http.Request, caller)) http.Ha
 // three numbers are formatted into one string that the three values
 // share: two allocations, where Header.Set and strconv.Itoa took up to
 // six.
-func setQuota(w http.ResponseWriter, q engine.Quota) {
+func setQuota(w http.ResponseWriter, q service.Quota) {
 	if q.Limit <= 0 {
 		return
 	}

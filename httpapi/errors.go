@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 )
 
 // StatusOf is the HTTP status of a domain error code: its entry in the one
@@ -96,7 +97,7 @@ func (a *API) refuseUnread(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func unavailable(err error) bool {
-	return errors.Is(err, engine.ErrUnavailable) || errors.Is(err, engine.ErrAmbiguous) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, port.ErrUnavailable) || errors.Is(err, port.ErrAmbiguous) || errors.Is(err, context.DeadlineExceeded)
 }
 
 func errorf(code engine.Code, format string, args ...any) error {

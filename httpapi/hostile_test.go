@@ -14,6 +14,7 @@ import (
 	"time"
 
 	. "github.com/apprun/apprun/node/nodetest"
+	"github.com/apprun/apprun/service"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/node"
@@ -239,7 +240,7 @@ func TestSignInThrottleHoldsUnderConcurrencyAndLocksOutNoOwner(t *testing.T) {
 // metadata address among them), and the delivery log names a failure's
 // class, never an address of the network apprun runs in.
 func TestWebhooksReachNoSpecialPurposeAddressAndLeakNoInternals(t *testing.T) {
-	h := Start(t, WithLimits(NoLimits), func(c *node.Config) { c.Webhooks = engine.WebhookConfig{Backoff: 50 * time.Millisecond} })
+	h := Start(t, WithLimits(NoLimits), func(c *node.Config) { c.Webhooks = service.WebhookConfig{Backoff: 50 * time.Millisecond} })
 	a := h.Account(100)
 	for _, target := range []string{"http://100.100.100.200/latest/meta-data", "http://198.18.0.1/", "http://192.0.0.192/",
 		"http://[::ffff:127.0.0.1]/", "http://[fd00::1]/", "http://169.254.169.254/"} {

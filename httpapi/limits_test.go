@@ -4,9 +4,8 @@ import (
 	"strconv"
 	"testing"
 
-	. "github.com/apprun/apprun/node/nodetest"
-
 	"github.com/apprun/apprun/engine"
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 func TestCreateRateLimitPerKey(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/service"
 	"github.com/gorilla/mux"
 )
 
@@ -349,7 +350,7 @@ var paramSchemas = map[string]obj{
 	"token":            {"type": "string", "maxLength": 512, "description": "A stream token (POST …/stream-token)"},
 	"Last-Event-ID":    {"type": "string", "pattern": "^[0-9]*$", "description": "Resume after this event id"},
 	"Stripe-Signature": {"type": "string", "description": "Stripe's signature of the body: t=<timestamp>,v1=<HMAC-SHA256>"},
-	"Idempotency-Key":  {"type": "string", "minLength": 1, "maxLength": engine.MaxIdempotencyKey, "pattern": "^[\\x20-\\x7e]+$"},
+	"Idempotency-Key":  {"type": "string", "minLength": 1, "maxLength": service.MaxIdempotencyKey, "pattern": "^[\\x20-\\x7e]+$"},
 }
 
 // errorSchema is the error envelope with the given codes.

@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
-	. "github.com/apprun/apprun/node/nodetest"
-
 	"github.com/apprun/apprun/engine"
+	. "github.com/apprun/apprun/node/nodetest"
 )
 
 // A create refused for any reason writes nothing to the log, with or

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/service"
 	"github.com/gorilla/mux"
 )
 
@@ -62,7 +63,7 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, err)
 		return
 	}
-	req := engine.CreateRunRequest{AccountID: c.AccountID, KeyID: c.KeyID,
+	req := service.CreateRunRequest{AccountID: c.AccountID, KeyID: c.KeyID,
 		AppSlug: body.AppSlug, Input: body.Input, BrandContextID: body.BrandContextID, MaxCreditCost: body.MaxCreditCost,
 		WebhookURL: body.WebhookURL}
 	if _, ok := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]; ok {
@@ -71,8 +72,8 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
 			a.fail(w, r, err)
 			return
 		}
-		if !engine.ValidIdempotencyKey(key) {
-			a.fail(w, r, errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", engine.MaxIdempotencyKey))
+		if !service.ValidIdempotencyKey(key) {
+			a.fail(w, r, errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", service.MaxIdempotencyKey))
 			return
 		}
 		req.IdempotencyKey = key

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/service"
 	"github.com/gorilla/mux"
 	"golang.org/x/time/rate"
 )
@@ -22,19 +23,19 @@ const MCPWait = 10 * time.Minute
 // Engine is what the handlers need of the domain.
 type Engine interface {
 	Catalog() *engine.Catalog
-	CreateRun(ctx context.Context, req engine.CreateRunRequest) (engine.CreatedRun, error)
-	CreateWindowFull(keyID string) (engine.Quota, error)
+	CreateRun(ctx context.Context, req service.CreateRunRequest) (service.CreatedRun, error)
+	CreateWindowFull(keyID string) (service.Quota, error)
 	CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error)
 	WebhookSecret(ctx context.Context, accountID string) (string, error)
-	Deliveries(ctx context.Context, accountID string, limit int) ([]engine.Delivery, error)
+	Deliveries(ctx context.Context, accountID string, limit int) ([]service.Delivery, error)
 	Redeliver(ctx context.Context, accountID, runNo string) error
-	WebhookEndpoints(ctx context.Context, accountID string) ([]engine.WebhookEndpoint, uint64, error)
-	AddWebhookEndpoint(ctx context.Context, accountID, url string) (engine.WebhookEndpoint, error)
+	WebhookEndpoints(ctx context.Context, accountID string) ([]service.WebhookEndpoint, uint64, error)
+	AddWebhookEndpoint(ctx context.Context, accountID, url string) (service.WebhookEndpoint, error)
 	RemoveWebhookEndpoint(ctx context.Context, accountID, id string) error
-	AllowReadQuota(ctx context.Context, keyID string) (engine.Quota, error)
+	AllowReadQuota(ctx context.Context, keyID string) (service.Quota, error)
 	Watch(ctx context.Context, runNo string, after uint64, idle time.Duration,
-		send func([]engine.StreamEvent) (bool, error), quiet func(uint64) (bool, error)) error
-	OpenAccount(ctx context.Context, email string, credits int64) (engine.NewAccount, error)
+		send func([]service.StreamEvent) (bool, error), quiet func(uint64) (bool, error)) error
+	OpenAccount(ctx context.Context, email string, credits int64) (service.NewAccount, error)
 	GrantCredits(ctx context.Context, id string, amount int64) (int64, uint64, error)
 	CreateKey(ctx context.Context, accountID, name string) (engine.NewKey, error)
 	RevokeKey(ctx context.Context, keyID string) (uint64, error)
@@ -45,8 +46,8 @@ type Engine interface {
 	Writable() bool
 	Unready() error
 	RunSeq(ctx context.Context, runNo string) (uint64, error)
-	Stats() engine.Stats
-	UnmatchedPayments(ctx context.Context) ([]engine.Unmatched, error)
+	Stats() service.Stats
+	UnmatchedPayments(ctx context.Context) ([]service.Unmatched, error)
 }
 
 // ReadModel is what the handlers read: the projections.

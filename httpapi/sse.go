@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/service"
 )
 
 // sseWriteWait bounds one write to an event-stream client: a client that
@@ -102,7 +102,7 @@ func (s *sseConn) flush() error {
 }
 
 // event queues one event (flush sends it).
-func (s *sseConn) event(ev engine.StreamEvent) error {
+func (s *sseConn) event(ev service.StreamEvent) error {
 	b := append(s.buf, "id: "...)
 	b = strconv.AppendUint(b, ev.Seq, 10)
 	b = append(b, "\nevent: "...)

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/apprun/apprun/engine"
 	. "github.com/apprun/apprun/node/nodetest"
 
-	"github.com/apprun/apprun/engine"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

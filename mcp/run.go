@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/service"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,7 +27,7 @@ func (s *surface) runApp(slug string) sdk.ToolHandler {
 				return toolError(engine.Errorf(engine.CodeInvalidInput, "input: the arguments must be a JSON object")), nil
 			}
 		}
-		created, err := s.cfg.Engine.CreateRun(ctx, engine.CreateRunRequest{AccountID: c.AccountID, KeyID: c.KeyID, AppSlug: slug, Input: input})
+		created, err := s.cfg.Engine.CreateRun(ctx, service.CreateRunRequest{AccountID: c.AccountID, KeyID: c.KeyID, AppSlug: slug, Input: input})
 		if err != nil {
 			return toolError(err), nil
 		}
@@ -39,7 +40,7 @@ func (s *surface) follow(ctx context.Context, req *sdk.CallToolRequest, runNo st
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.Wait)
 	defer cancel()
 	token := req.Params.GetProgressToken()
-	notify := func(ev engine.StreamEvent) {
+	notify := func(ev service.StreamEvent) {
 		if token == nil {
 			return
 		}
@@ -56,7 +57,7 @@ func (s *surface) follow(ctx context.Context, req *sdk.CallToolRequest, runNo st
 			Progress: float64(d.Step), Total: float64(d.Steps), Message: msg})
 	}
 	var terminal uint64
-	err := s.cfg.Engine.Watch(wctx, runNo, 0, 5*time.Second, func(evs []engine.StreamEvent) (bool, error) {
+	err := s.cfg.Engine.Watch(wctx, runNo, 0, 5*time.Second, func(evs []service.StreamEvent) (bool, error) {
 		for _, ev := range evs {
 			if ev.Terminal {
 				terminal = ev.Seq

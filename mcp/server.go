@@ -13,6 +13,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/service"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -20,9 +21,9 @@ import (
 // Engine is what the MCP surface needs of the domain.
 type Engine interface {
 	Catalog() *engine.Catalog
-	CreateRun(ctx context.Context, req engine.CreateRunRequest) (engine.CreatedRun, error)
+	CreateRun(ctx context.Context, req service.CreateRunRequest) (service.CreatedRun, error)
 	Watch(ctx context.Context, runNo string, after uint64, idle time.Duration,
-		send func([]engine.StreamEvent) (bool, error), quiet func(uint64) (bool, error)) error
+		send func([]service.StreamEvent) (bool, error), quiet func(uint64) (bool, error)) error
 }
 
 // Reads is what it reads: the projections.

@@ -14,6 +14,7 @@ import (
 	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/llm"
 	"github.com/apprun/apprun/outbound"
+	"github.com/apprun/apprun/service"
 )
 
 // Config is everything `apprun serve` is configured with.
@@ -86,7 +87,7 @@ type Config struct {
 	SecureCookies bool
 	// Webhooks configures webhook deliveries: loopback and private
 	// receivers only with APPRUN_WEBHOOKS_ALLOW_PRIVATE=1 (or --dev).
-	Webhooks engine.WebhookConfig
+	Webhooks service.WebhookConfig
 	// StreamTokenTTL is how long a browser stream token works
 	// (APPRUN_STREAM_TOKEN_TTL, default 10m).
 	StreamTokenTTL time.Duration

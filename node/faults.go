@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -16,12 +16,12 @@ import (
 // never sent, as a timeout before the write reached the stream. The rest
 // of the log, the fence included, is the real one.
 type ambiguousAdmissions struct {
-	engine.Log
+	port.Log
 	every int64
 	n     atomic.Int64
 }
 
-func (a *ambiguousAdmissions) Append(ctx context.Context, entries ...engine.Entry) (uint64, error) {
+func (a *ambiguousAdmissions) Append(ctx context.Context, entries ...port.Entry) (uint64, error) {
 	if !admission(entries) {
 		return a.Log.Append(ctx, entries...)
 	}
@@ -31,13 +31,13 @@ func (a *ambiguousAdmissions) Append(ctx context.Context, entries ...engine.Entr
 	}
 	if (n/a.every)%2 == 1 {
 		seq, err := a.Log.Append(ctx, entries...)
-		return 0, fmt.Errorf("%w: test fault: the answer of an admission was dropped (stored at %d, %v)", engine.ErrAmbiguous, seq, err)
+		return 0, fmt.Errorf("%w: test fault: the answer of an admission was dropped (stored at %d, %v)", port.ErrAmbiguous, seq, err)
 	}
-	return 0, fmt.Errorf("%w: test fault: an admission timed out before it was sent", engine.ErrAmbiguous)
+	return 0, fmt.Errorf("%w: test fault: an admission timed out before it was sent", port.ErrAmbiguous)
 }
 
 // admission: a batch that queues a run's job is an admission.
-func admission(entries []engine.Entry) bool {
+func admission(entries []port.Entry) bool {
 	for _, e := range entries {
 		if kind, _ := subjects.Parse(e.Subject); kind == subjects.KindJob {
 			return true

@@ -28,7 +28,9 @@ import (
 	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/mcp"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/projections"
+	"github.com/apprun/apprun/service"
 	"github.com/apprun/apprun/web"
 	"github.com/apprun/apprun/webhook"
 	"github.com/nats-io/nats.go"
@@ -45,7 +47,7 @@ type Node struct {
 	// reads is what the surfaces read: store, up to date with the log
 	// and with this node's answered creates.
 	reads *projections.Current
-	eng   *engine.Engine
+	eng   *service.Service
 	api   *httpapi.API
 	site  *web.Site
 	mux   http.Handler // the API and the website on one origin
@@ -125,7 +127,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if n.cfg.TestAmbiguousAdmissions > 0 {
 		ports.Log = &ambiguousAdmissions{Log: ports.Log, every: int64(n.cfg.TestAmbiguousAdmissions)}
 	}
-	n.eng, err = engine.New(ports, engine.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
+	n.eng, err = service.New(ports, service.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
 		Logger: n.cfg.Logger, SweepEvery: n.cfg.RetentionSweep, Standalone: standalone, Webhooks: hooks,
 		PasswordCost: n.cfg.PasswordCost})
 	if err != nil {
@@ -152,7 +154,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}
 	n.reads = projections.NewCurrent(n.store, seqs, n.eng.Acknowledged, 0)
 	var kv jetstream.KeyValue
-	if err := engine.Retry(ctx, n.cfg.Logger, "create the sessions bucket", func(ctx context.Context) (err error) {
+	if err := port.Retry(ctx, n.cfg.Logger, "create the sessions bucket", func(ctx context.Context) (err error) {
 		kv, err = eventlog.Ensure(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
 			return web.SessionBucket(ctx, js, n.cfg.SessionTTL, n.cfg.Replicas)
 		}, func(ctx context.Context) (jetstream.KeyValue, bool) {
@@ -329,7 +331,7 @@ func examples() (map[string]map[string]any, map[string]json.RawMessage) {
 func (n *Node) API() *httpapi.API { return n.api }
 
 // Engine is the node's engine (dev set-up and tests use it).
-func (n *Node) Engine() *engine.Engine { return n.eng }
+func (n *Node) Engine() *service.Service { return n.eng }
 
 // Reads is the node's read model as its surfaces read it (Current).
 func (n *Node) Reads() *projections.Current { return n.reads }

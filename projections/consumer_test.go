@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/embednats/natstest"
-	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/internal/logbuf"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/projections"
 	"github.com/apprun/apprun/subjects"
 	"github.com/nats-io/nats.go/jetstream"
@@ -106,7 +106,7 @@ func TestAReadModelWhoseConsumerIsDeletedFollowsOn(t *testing.T) {
 	}
 	save := func(id string) uint64 {
 		t.Helper()
-		seq, err := st.Log().Append(ctx, engine.Entry{Subject: subjects.Of(subjects.KindBrand, id),
+		seq, err := st.Log().Append(ctx, port.Entry{Subject: subjects.Of(subjects.KindBrand, id),
 			Data: []byte(`{"type":"brand_context_saved","brand_context":{"id":"` + id + `"}}`)})
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/port"
 )
 
 // LogSeqs tells where an entity stands in the log: the sequence of its
@@ -33,7 +34,7 @@ type Current struct {
 	wait  time.Duration
 	// owed is the highest write whose answer gave up waiting for the
 	// store (WaitFor): part of the floor.
-	owed engine.HighWater
+	owed port.HighWater
 }
 
 // NewCurrent wraps s; seqs is nil on a standalone node; floor is the
@@ -51,7 +52,7 @@ func NewCurrent(s *Store, seqs LogSeqs, floor func() uint64, wait time.Duration)
 // ErrBehind is a read that could not be brought up to date in time: the
 // log did not answer, or this node's read model did not reach the entity's
 // newest event. Nothing stale is served instead.
-var ErrBehind = fmt.Errorf("projections: read model behind the log: %w", engine.ErrUnavailable)
+var ErrBehind = fmt.Errorf("projections: read model behind the log: %w", port.ErrUnavailable)
 
 // upTo waits until the store has applied the floor and the entity's
 // newest event (what names it, for an error). A log that does not answer
@@ -67,7 +68,7 @@ func (c *Current) upTo(kind, id string, seq func(context.Context) (uint64, error
 	defer cancel()
 	if c.seqs != nil {
 		newest, err := seq(ctx)
-		for pause := 100 * time.Millisecond; errors.Is(err, engine.ErrUnavailable) && c.seqs.Writable(); pause *= 2 {
+		for pause := 100 * time.Millisecond; errors.Is(err, port.ErrUnavailable) && c.seqs.Writable(); pause *= 2 {
 			select {
 			case <-ctx.Done():
 				return fmt.Errorf("%w: %s %s: %w", ErrBehind, kind, id, err)

@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/projections"
+	"github.com/apprun/apprun/service"
 )
 
 // accountInStore is a fixture with an account of 10 Credits and a store
 // that has applied it.
-func accountInStore(t *testing.T) (*fixture, *projections.Store, engine.NewAccount) {
+func accountInStore(t *testing.T) (*fixture, *projections.Store, service.NewAccount) {
 	t.Helper()
 	f := setup(t)
 	acct, err := f.eng.OpenAccount(context.Background(), "a@example.com", 10)
@@ -28,7 +30,7 @@ func accountInStore(t *testing.T) (*fixture, *projections.Store, engine.NewAccou
 
 // behindStore is accountInStore with the store stopped: it falls behind
 // from here. It is closed when the test ends.
-func behindStore(t *testing.T) (*fixture, *projections.Store, engine.NewAccount) {
+func behindStore(t *testing.T) (*fixture, *projections.Store, service.NewAccount) {
 	t.Helper()
 	f, s, acct := accountInStore(t)
 	t.Cleanup(func() { s.Close() })
@@ -47,7 +49,7 @@ func TestCurrentWaitsForTheLogOrAnswersUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	cur := projections.NewCurrent(s, f.eng, noFloor, 200*time.Millisecond)
-	if a, err := cur.Account(acct.AccountID); !errors.Is(err, engine.ErrUnavailable) {
+	if a, err := cur.Account(acct.AccountID); !errors.Is(err, port.ErrUnavailable) {
 		t.Fatalf("read of an account the store has not caught up with: %+v %v, want unavailable", a, err)
 	}
 	if a, err := s.Account(acct.AccountID); err != nil || a.Balance != 10 {
@@ -76,7 +78,7 @@ type electionSeqs struct {
 
 func (s *electionSeqs) AccountSeq(ctx context.Context, id string) (uint64, error) {
 	if s.n.Add(-1) >= 0 {
-		return 0, fmt.Errorf("%w: no leader", engine.ErrUnavailable)
+		return 0, fmt.Errorf("%w: no leader", port.ErrUnavailable)
 	}
 	return s.LogSeqs.AccountSeq(ctx, id)
 }
@@ -97,7 +99,7 @@ func TestCurrentWaitsThroughAnElection(t *testing.T) {
 	down := &electionSeqs{LogSeqs: f.eng, down: true}
 	down.n.Store(1000)
 	began := time.Now()
-	if _, err := projections.NewCurrent(s, down, noFloor, 5*time.Second).Account(acct.AccountID); !errors.Is(err, engine.ErrUnavailable) || time.Since(began) > time.Second {
+	if _, err := projections.NewCurrent(s, down, noFloor, 5*time.Second).Account(acct.AccountID); !errors.Is(err, port.ErrUnavailable) || time.Since(began) > time.Second {
 		t.Fatalf("a read with the log known down: %v after %s, want unavailable at once", err, time.Since(began))
 	}
 }
@@ -113,7 +115,7 @@ func TestCurrentWaitsForTheCreatesAnswered(t *testing.T) {
 	t.Parallel()
 	f, s, acct := behindStore(t)
 	ctx := context.Background()
-	run, err := f.eng.CreateRun(ctx, engine.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "a", Input: map[string]any{}})
+	run, err := f.eng.CreateRun(ctx, service.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "a", Input: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,10 +123,10 @@ func TestCurrentWaitsForTheCreatesAnswered(t *testing.T) {
 		t.Fatalf("Acknowledged %d after a create answered at %d", got, run.Seq)
 	}
 	cur := projections.NewCurrent(s, nil, f.eng.Acknowledged, 200*time.Millisecond)
-	if a, err := cur.Account(acct.AccountID); !errors.Is(err, engine.ErrUnavailable) {
+	if a, err := cur.Account(acct.AccountID); !errors.Is(err, port.ErrUnavailable) {
 		t.Fatalf("read of an account whose create the store has not applied: %+v %v, want unavailable", a, err)
 	}
-	if runs, _, err := cur.RunsOf(acct.AccountID, 0, 10); !errors.Is(err, engine.ErrUnavailable) {
+	if runs, _, err := cur.RunsOf(acct.AccountID, 0, 10); !errors.Is(err, port.ErrUnavailable) {
 		t.Fatalf("list of runs the store has not applied: %d runs, %v, want unavailable", len(runs), err)
 	}
 	s.Close()
@@ -161,7 +163,7 @@ func TestAWriteAnsweredBeforeTheStoreAppliedItIsWaitedFor(t *testing.T) {
 	if err := cur.WaitFor(wctx, seq); err == nil {
 		t.Fatal("waiting for the grant on a stopped store succeeded")
 	}
-	if a, err := cur.Account(acct.AccountID); !errors.Is(err, engine.ErrUnavailable) {
+	if a, err := cur.Account(acct.AccountID); !errors.Is(err, port.ErrUnavailable) {
 		t.Fatalf("a read after the grant was answered: %+v %v, want unavailable, not the balance before it", a, err)
 	}
 }

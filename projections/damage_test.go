@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/internal/logbuf"
 	"github.com/apprun/apprun/projections"
+	"github.com/apprun/apprun/service"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -29,7 +29,7 @@ func damagedFixture(t *testing.T) (f *fixture, want map[string]map[string]string
 	}
 	var runs []string
 	for i := 0; i < 3; i++ {
-		r, err := f.eng.CreateRun(ctx, engine.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "a", Input: map[string]any{}})
+		r, err := f.eng.CreateRun(ctx, service.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "a", Input: map[string]any{}})
 		if err != nil {
 			t.Fatal(err)
 		}

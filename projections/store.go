@@ -12,6 +12,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/internal/jsconsume"
+	"github.com/apprun/apprun/port"
 	"github.com/nats-io/nats.go/jetstream"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
@@ -78,7 +79,7 @@ type Store struct {
 	// soon as its batch holds one (gather.go).
 	waits *waits
 	// observe, when set, sees every applied message (Observe).
-	observe func(engine.Message)
+	observe func(port.Message)
 
 	cc      jetstream.ConsumeContext
 	in      chan event
@@ -239,7 +240,7 @@ const ConsumerIdle = 30 * time.Second
 // reports true once the store has caught up with the stream as it was now.
 func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string) error {
 	var cons jetstream.Consumer
-	err := engine.Retry(ctx, s.logger, "start the projection consumer", func(ctx context.Context) error {
+	err := port.Retry(ctx, s.logger, "start the projection consumer", func(ctx context.Context) error {
 		st, err := js.Stream(ctx, stream)
 		if err != nil {
 			return fmt.Errorf("stream %s: %w", stream, err)
@@ -355,7 +356,7 @@ func (s *Store) applyLoop(caughtUp func()) {
 // Observe has fn called with every message applied, once its transaction
 // is committed (the engine refreshes its admission cache with them). Set
 // it before Start.
-func (s *Store) Observe(fn func(engine.Message)) { s.observe = fn }
+func (s *Store) Observe(fn func(port.Message)) { s.observe = fn }
 
 func (s *Store) applyBatch(msgs []event) error {
 	var last uint64
@@ -391,7 +392,7 @@ func (s *Store) applyBatch(msgs []event) error {
 	}
 	if s.observe != nil {
 		for _, m := range msgs[from:] {
-			s.observe(engine.Message{Subject: m.subject, Seq: m.seq, Data: m.data})
+			s.observe(port.Message{Subject: m.subject, Seq: m.seq, Data: m.data})
 		}
 	}
 	s.runs.changed(last, b.touchedRuns(), false)

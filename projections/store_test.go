@@ -13,7 +13,9 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/inputschema"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/projections"
+	"github.com/apprun/apprun/service"
 	"github.com/apprun/apprun/subjects"
 	"github.com/apprun/apprun/webhook"
 	"github.com/nats-io/nats.go/jetstream"
@@ -21,7 +23,7 @@ import (
 )
 
 type fixture struct {
-	eng  *engine.Engine
+	eng  *service.Service
 	js   jetstream.JetStream
 	path string
 }
@@ -46,8 +48,8 @@ func setup(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.eng, err = engine.New(st.Ports(), engine.Config{Catalog: cat, Reads: side, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Webhooks: engine.WebhookConfig{Sender: webhook.NewSender(true)}})
+	f.eng, err = service.New(st.Ports(), service.Config{Catalog: cat, Reads: side, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Webhooks: service.WebhookConfig{Sender: webhook.NewSender(true)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,13 +128,13 @@ func TestRunHistoryPages(t *testing.T) {
 	var made []string
 	var last uint64
 	for i := 0; i < 5; i++ {
-		r, err := f.eng.CreateRun(ctx, engine.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "a", Input: map[string]any{}})
+		r, err := f.eng.CreateRun(ctx, service.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "a", Input: map[string]any{}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		made, last = append(made, r.RunNo), r.Seq
 	}
-	o, _ := f.eng.CreateRun(ctx, engine.CreateRunRequest{AccountID: other.AccountID, KeyID: other.KeyID, AppSlug: "a", Input: map[string]any{}})
+	o, _ := f.eng.CreateRun(ctx, service.CreateRunRequest{AccountID: other.AccountID, KeyID: other.KeyID, AppSlug: "a", Input: map[string]any{}})
 	s := f.open(t)
 	defer s.Close()
 	waitFor(t, s, max(last, o.Seq))
@@ -202,9 +204,9 @@ func TestObserveSeesEveryAppliedMessageOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	observe := func(s *projections.Store) *[]engine.Message {
-		var seen []engine.Message
-		s.Observe(func(m engine.Message) { seen = append(seen, m) })
+	observe := func(s *projections.Store) *[]port.Message {
+		var seen []port.Message
+		s.Observe(func(m port.Message) { seen = append(seen, m) })
 		return &seen
 	}
 	s, err := projections.Open(f.path, nil)

@@ -19,6 +19,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/service"
 	"github.com/apprun/apprun/sim"
 	"github.com/apprun/apprun/simlog"
 	"github.com/apprun/apprun/subjects"
@@ -96,7 +97,7 @@ const (
 // (every in-memory state); the log stays.
 type node struct {
 	inc *sim.Incarnation
-	eng *engine.Engine
+	eng *service.Service
 }
 
 // attempt is one try of a request and what it got.
@@ -137,7 +138,7 @@ type world struct {
 	now   time.Time
 	nodes []*node
 	cat   *engine.Catalog
-	accts []engine.NewAccount
+	accts []service.NewAccount
 	// fault, lag and crash are this seed's rates, in 1/10,000 per step.
 	fault, lag, crash int
 	reqs              []*request
@@ -157,8 +158,8 @@ func (w *world) problem(format string, args ...any) {
 
 func (w *world) chance(per10k int) bool { return w.s.Rng.IntN(10_000) < per10k }
 
-func (w *world) newEngine() *engine.Engine {
-	e, err := engine.New(w.log.Ports(), engine.Config{Catalog: w.cat,
+func (w *world) newEngine() *service.Service {
+	e, err := service.New(w.log.Ports(), service.Config{Catalog: w.cat,
 		Limits: engine.Limits{OwnerActiveRuns: ownerActive, PlatformActiveRuns: platformSlots},
 		Reads:  noReads{}, Now: func() time.Time { return w.now }, IntN: func(n int) int { return w.s.Rng.IntN(n) },
 		Sleep:   func(d time.Duration) { w.now = w.now.Add(d) },
@@ -270,7 +271,7 @@ func (w *world) between() {
 func (w *world) pick() *node { return w.nodes[w.s.Rng.IntN(len(w.nodes))] }
 
 // call runs fn on node nd; false when the node crashed under it (no answer).
-func call(ctx context.Context, nd *node, fn func(ctx context.Context, e *engine.Engine)) bool {
+func call(ctx context.Context, nd *node, fn func(ctx context.Context, e *service.Service)) bool {
 	inc, e := nd.inc, nd.eng
 	return sim.Survive(func() { fn(sim.On(ctx, inc), e) })
 }
@@ -284,14 +285,14 @@ func (w *world) client(ctx context.Context) {
 		case r < 87:
 			w.cancel(ctx)
 		case r < 95:
-			call(ctx, w.pick(), func(ctx context.Context, e *engine.Engine) {
+			call(ctx, w.pick(), func(ctx context.Context, e *service.Service) {
 				_, _, _ = e.SetPrice(ctx, "sim", int64(3+w.s.Rng.IntN(6)), false)
 			})
 		default:
 			g := &grant{acct: w.accts[w.s.Rng.IntN(len(w.accts))].AccountID, amount: int64(1 + w.s.Rng.IntN(20))}
 			w.grants = append(w.grants, g)
 			var err error
-			answered := call(ctx, w.pick(), func(ctx context.Context, e *engine.Engine) {
+			answered := call(ctx, w.pick(), func(ctx context.Context, e *service.Service) {
 				_, _, err = e.GrantCredits(ctx, g.acct, g.amount)
 			})
 			g.made = answered && err == nil
@@ -317,10 +318,10 @@ func (w *world) create(ctx context.Context) {
 			tag = fmt.Sprintf("r%d.%d", req.id, try)
 		}
 		a := attempt{tag: tag, from: w.log.Newest()}
-		var run engine.CreatedRun
+		var run service.CreatedRun
 		var err error
-		a.answered = call(ctx, w.pick(), func(ctx context.Context, e *engine.Engine) {
-			run, err = e.CreateRun(ctx, engine.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "sim",
+		a.answered = call(ctx, w.pick(), func(ctx context.Context, e *service.Service) {
+			run, err = e.CreateRun(ctx, service.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "sim",
 				Input:          map[string]any{"tag": tag, "steps": float64(steps), "fail": fail},
 				IdempotencyKey: req.idem})
 		})
@@ -358,7 +359,7 @@ func (w *world) cancel(ctx context.Context) {
 	for range 3 {
 		var err error
 		var run engine.Run
-		ok := call(ctx, w.pick(), func(ctx context.Context, e *engine.Engine) {
+		ok := call(ctx, w.pick(), func(ctx context.Context, e *service.Service) {
 			run, _, err = e.CancelRun(ctx, w.accts[r.acct].AccountID, r.runNo())
 		})
 		if ok && err == nil && run.Canceled() {
@@ -417,7 +418,7 @@ func (w *world) startWorker(nd *node) {
 			if err == nil {
 				w.done[runNo] = true // an ack; a later nak of another delivery changes nothing
 			} else {
-				w.now = w.now.Add(engine.NakDelay(err)) // the nak's delay passes before the next delivery
+				w.now = w.now.Add(service.NakDelay(err)) // the nak's delay passes before the next delivery
 			}
 		}
 	})

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 )
 
 // Fault is what goes wrong with one operation.
@@ -52,12 +52,12 @@ type Hooks struct {
 type Log struct {
 	mu    sync.Mutex
 	hooks Hooks
-	msgs  []engine.Message // by sequence - 1; a purged one has Seq 0
+	msgs  []port.Message // by sequence - 1; a purged one has Seq 0
 	last  map[string]uint64
 	subj  map[string][]uint64
 }
 
-var _ engine.Log = (*Log)(nil)
+var _ port.Log = (*Log)(nil)
 
 // New makes an empty log.
 func New() *Log {
@@ -86,13 +86,13 @@ func (l *Log) step(ctx context.Context, op string) Fault {
 
 // Append stores entries all or none, checking each compare-and-set in
 // order against the log as the earlier entries of the batch leave it.
-func (l *Log) Append(ctx context.Context, entries ...engine.Entry) (uint64, error) {
+func (l *Log) Append(ctx context.Context, entries ...port.Entry) (uint64, error) {
 	f := l.step(ctx, "append")
 	switch f {
 	case Refused:
-		return 0, fmt.Errorf("%w: simulated: refused", engine.ErrUnavailable)
+		return 0, fmt.Errorf("%w: simulated: refused", port.ErrUnavailable)
 	case LostBefore:
-		return 0, fmt.Errorf("%w: simulated: timed out before it was stored", engine.ErrAmbiguous)
+		return 0, fmt.Errorf("%w: simulated: timed out before it was stored", port.ErrAmbiguous)
 	}
 	if len(entries) == 0 {
 		return 0, nil
@@ -115,18 +115,18 @@ func (l *Log) Append(ctx context.Context, entries ...engine.Entry) (uint64, erro
 				on = e.ExpectSubject
 			}
 			if lastOf(on) != *e.Expect {
-				return 0, engine.ErrConflict
+				return 0, port.ErrConflict
 			}
 		}
 		staged[e.Subject] = next
 	}
 	for _, e := range entries {
 		seq := uint64(len(l.msgs)) + 1
-		l.msgs = append(l.msgs, engine.Message{Subject: e.Subject, Seq: seq, Data: append([]byte(nil), e.Data...)})
+		l.msgs = append(l.msgs, port.Message{Subject: e.Subject, Seq: seq, Data: append([]byte(nil), e.Data...)})
 		l.last[e.Subject] = seq
 		if e.Rollup {
 			for _, old := range l.subj[e.Subject] {
-				l.msgs[old-1] = engine.Message{}
+				l.msgs[old-1] = port.Message{}
 			}
 			l.subj[e.Subject] = nil
 		}
@@ -135,30 +135,30 @@ func (l *Log) Append(ctx context.Context, entries ...engine.Entry) (uint64, erro
 		l.subj[e.Subject] = append(l.subj[e.Subject], seq)
 	}
 	if f == LostAck {
-		return 0, fmt.Errorf("%w: simulated: stored, ack lost", engine.ErrAmbiguous)
+		return 0, fmt.Errorf("%w: simulated: stored, ack lost", port.ErrAmbiguous)
 	}
 	return uint64(len(l.msgs)), nil
 }
 
 // Last returns the newest message on subject (as the leader has it).
-func (l *Log) Last(ctx context.Context, subject string) (engine.Message, error) {
+func (l *Log) Last(ctx context.Context, subject string) (port.Message, error) {
 	if l.step(ctx, "last") == Refused {
-		return engine.Message{}, fmt.Errorf("%w: simulated: refused", engine.ErrUnavailable)
+		return port.Message{}, fmt.Errorf("%w: simulated: refused", port.ErrUnavailable)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	seq, ok := l.last[subject]
 	if !ok {
-		return engine.Message{}, engine.ErrNoMessage
+		return port.Message{}, port.ErrNoMessage
 	}
 	return l.msgs[seq-1], nil
 }
 
 // Read calls fn with the messages on subject after after, as a replica
 // that may lag (Hooks.Lag) has them.
-func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(engine.Message) error) error {
+func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(port.Message) error) error {
 	if l.step(ctx, "read") == Refused {
-		return fmt.Errorf("%w: simulated: refused", engine.ErrUnavailable)
+		return fmt.Errorf("%w: simulated: refused", port.ErrUnavailable)
 	}
 	l.mu.Lock()
 	visible := uint64(len(l.msgs))
@@ -166,7 +166,7 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(en
 		lag := l.hooks.Lag(ctx)
 		visible -= min(lag, visible)
 	}
-	var out []engine.Message
+	var out []port.Message
 	for _, seq := range l.subj[subject] {
 		if seq > after && seq <= visible {
 			out = append(out, l.msgs[seq-1])
@@ -184,7 +184,7 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(en
 // Head is the newest sequence.
 func (l *Log) Head(ctx context.Context) (uint64, error) {
 	if l.step(ctx, "head") == Refused {
-		return 0, fmt.Errorf("%w: simulated: refused", engine.ErrUnavailable)
+		return 0, fmt.Errorf("%w: simulated: refused", port.ErrUnavailable)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -197,7 +197,7 @@ func (l *Log) Purge(ctx context.Context, subject string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, seq := range l.subj[subject] {
-		l.msgs[seq-1] = engine.Message{}
+		l.msgs[seq-1] = port.Message{}
 	}
 	delete(l.subj, subject)
 	delete(l.last, subject)
@@ -214,7 +214,7 @@ func (l *Log) Compact(ctx context.Context, subject string) error {
 		return nil
 	}
 	for _, seq := range seqs[:len(seqs)-1] {
-		l.msgs[seq-1] = engine.Message{}
+		l.msgs[seq-1] = port.Message{}
 	}
 	l.subj[subject] = seqs[len(seqs)-1:]
 	return nil
@@ -252,10 +252,10 @@ func (l *Log) Newest() uint64 {
 	return uint64(len(l.msgs))
 }
 
-func (l *Log) All() []engine.Message {
+func (l *Log) All() []port.Message {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]engine.Message, 0, len(l.msgs))
+	out := make([]port.Message, 0, len(l.msgs))
 	for _, m := range l.msgs {
 		if m.Seq != 0 {
 			out = append(out, m)
@@ -267,23 +267,23 @@ func (l *Log) All() []engine.Message {
 // Ports are the engine's ports on this log: windows that never refuse,
 // and a queue and a live feed that deliver nothing (the simulation drives
 // execution itself, with Engine.ExecuteRun).
-func (l *Log) Ports() engine.Ports {
-	return engine.Ports{Log: l, Queue: idleQueue{}, Live: idleLive{}, Windows: openWindows{}}
+func (l *Log) Ports() port.Set {
+	return port.Set{Log: l, Queue: idleQueue{}, Live: idleLive{}, Windows: openWindows{}}
 }
 
 type idleQueue struct{}
 
-func (idleQueue) Consume(context.Context, engine.QueueSpec, func(engine.QueueMsg)) (func(), error) {
+func (idleQueue) Consume(context.Context, port.QueueSpec, func(port.QueueMsg)) (func(), error) {
 	return func() {}, nil
 }
 
 type idleLive struct{}
 
-func (idleLive) FollowRuns(func(engine.LiveRunMsg)) (func(), error) { return func() {}, nil }
+func (idleLive) FollowRuns(func(port.LiveRunMsg)) (func(), error) { return func() {}, nil }
 
 type openWindows struct{}
 
-func (openWindows) Hit(context.Context, engine.Window, string) (bool, int, time.Duration, error) {
+func (openWindows) Hit(context.Context, port.Window, string) (bool, int, time.Duration, error) {
 	return true, -1, 0, nil
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/service"
 	"github.com/gorilla/mux"
 )
 
@@ -261,7 +262,7 @@ func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 	}
 	// The form's token is its Idempotency-Key: a form sent twice makes one
 	// run. One that is not a key (altered) is refused, as the API refuses it.
-	req := engine.CreateRunRequest{AccountID: v.AccountID, KeyID: engine.SessionKeyID(v.AccountID), AppSlug: app.Slug, Input: in,
+	req := service.CreateRunRequest{AccountID: v.AccountID, KeyID: engine.SessionKeyID(v.AccountID), AppSlug: app.Slug, Input: in,
 		IdempotencyKey: r.PostFormValue("idempotency_key")}
 	run, err := s.cfg.Engine.CreateRun(r.Context(), req)
 	var e *engine.Error

@@ -17,6 +17,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/service"
 	"github.com/gorilla/mux"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -34,9 +35,9 @@ type Engine interface {
 	SignIn(ctx context.Context, email, password string) (string, error)
 	CreateKey(ctx context.Context, accountID, name string) (engine.NewKey, error)
 	RevokeKey(ctx context.Context, keyID string) (uint64, error)
-	CreateRun(ctx context.Context, req engine.CreateRunRequest) (engine.CreatedRun, error)
+	CreateRun(ctx context.Context, req service.CreateRunRequest) (service.CreatedRun, error)
 	CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error)
-	RunDetail(ctx context.Context, accountID, runNo string) (engine.RunDetail, error)
+	RunDetail(ctx context.Context, accountID, runNo string) (service.RunDetail, error)
 }
 
 // Reads is what the website reads: the projections.

@@ -14,8 +14,8 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/outbound"
+	"github.com/apprun/apprun/port"
 )
 
 // Sender posts deliveries. It implements engine.WebhookSender.
@@ -24,7 +24,7 @@ type Sender struct {
 	client       *http.Client
 }
 
-var _ engine.WebhookSender = (*Sender)(nil)
+var _ port.WebhookSender = (*Sender)(nil)
 
 // NewSender makes a Sender; allowPrivate lets it reach loopback and
 // private addresses (dev mode and tests).

@@ -10,10 +10,11 @@ import (
 const module = "github.com/apprun/apprun/"
 
 // allowed is what each package may import of apprun's own, by layer:
-// the domain imports nothing above it; the adapters of its ports, the
-// domain; the edge and the surfaces, the domain and the edge (and
-// httpapi's one error mapping); the node, all of them; the commands and
-// the tools, anything. "*" allows every package.
+// the domain imports nothing above it; the service, the domain and the
+// ports; the adapters of the ports, the ports and the domain; the edge and
+// the surfaces, the service, the domain and the edge (and httpapi's one
+// error mapping); the node, all of them; the commands and the tools,
+// anything. "*" allows every package.
 var allowed = map[string][]string{
 	// The domain: the vocabulary and the rules.
 	"ledger":   {},
@@ -22,36 +23,40 @@ var allowed = map[string][]string{
 	// Tools of the domain.
 	"engine/internal/errorsgen":               {},
 	"engine/internal/errorsgen/cmd/errorsgen": {"engine/internal/errorsgen"},
-	"engine/logtest":                          {"engine", "subjects"},
-	// Adapters of the domain's ports, and what they stand on.
+	// The ports the service runs on, and their conformance suite.
+	"port":         {},
+	"port/logtest": {"port", "subjects"},
+	// The service: every use case, on the ports.
+	"service": {"engine", "ledger", "port", "subjects"},
+	// Adapters of the ports, and what they stand on.
 	"inputschema":        {"engine"},
-	"simlog":             {"engine"},
-	"eventlog":           {"engine", "subjects", "internal/jsconsume"},
-	"projections":        {"engine", "ledger", "subjects", "internal/jsconsume"},
+	"simlog":             {"port"},
+	"eventlog":           {"engine", "port", "subjects", "internal/jsconsume"},
+	"projections":        {"engine", "ledger", "port", "subjects", "internal/jsconsume"},
 	"embednats":          {},
 	"embednats/natstest": {"embednats"},
 	"outbound":           {},
-	"webhook":            {"engine", "outbound"},
+	"webhook":            {"port", "outbound"},
 	"llm":                {},
 	"llm/llmtest":        {},
 	"apps":               {"engine", "llm", "outbound"},
 	"internal/jsconsume": {},
 	"internal/logbuf":    {},
 	"internal/layout":    {},
-	"billing":            {"engine"},
+	"billing":            {"engine", "service"},
 	"billing/stripemock": {},
 	// The edge and the surfaces.
 	"edge":                    {"engine"},
-	"httpapi":                 {"engine", "ledger", "billing", "edge"},
+	"httpapi":                 {"engine", "ledger", "port", "service", "billing", "edge"},
 	"httpapi/contract":        {},
 	"httpapi/contract/report": {"httpapi/contract"},
-	"web":                     {"engine", "ledger", "apps", "billing", "edge", "httpapi"},
-	"mcp":                     {"engine", "ledger", "httpapi"},
+	"web":                     {"engine", "ledger", "service", "apps", "billing", "edge", "httpapi"},
+	"mcp":                     {"engine", "ledger", "service", "httpapi"},
 	// What a stopped node's data is checked with.
-	"audit": {"engine", "eventlog", "projections", "embednats"},
+	"audit": {"engine", "port", "eventlog", "projections", "embednats"},
 	// The node: every part, wired.
 	"node": {"apps", "billing", "edge", "embednats", "engine", "eventlog", "httpapi", "inputschema", "llm", "mcp",
-		"outbound", "projections", "subjects", "web", "webhook"},
+		"outbound", "port", "projections", "service", "subjects", "web", "webhook"},
 	"node/nodetest": {"*"},
 	// The Go client, apart from the server.
 	"client":         {},

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/node"
+	"github.com/apprun/apprun/service"
 )
 
 func WithWebhooks(backoff time.Duration) Option {
-	return func(c *node.Config) { c.Webhooks = engine.WebhookConfig{AllowPrivate: true, Backoff: backoff} }
+	return func(c *node.Config) { c.Webhooks = service.WebhookConfig{AllowPrivate: true, Backoff: backoff} }
 }
 
 // Receiver is a webhook endpoint that answers from a script of statuses

@@ -1,0 +1,97 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/subjects"
+)
+
+// Account reads an account's state from the log (its newest event).
+func (e *Service) Account(ctx context.Context, id string) (ledger.Account, uint64, error) {
+	return e.account(ctx, id, false)
+}
+
+// account is Account, answered from the cache when cached is set (for a
+// compare-and-set write only: lastcache.go).
+func (e *Service) account(ctx context.Context, id string, cached bool) (ledger.Account, uint64, error) {
+	if !engine.ValidID(engine.PrefixAccount, id) {
+		return ledger.Account{}, 0, engine.Errorf(engine.CodeAccountNotFound, "no account %q", id)
+	}
+	var ev ledger.Event
+	seq, _, err := e.log.lastFrom(ctx, cached, subjects.Account(id), &ev)
+	if errors.Is(err, port.ErrNoMessage) {
+		return ledger.Account{}, 0, engine.Errorf(engine.CodeAccountNotFound, "no account %q", id)
+	}
+	if err != nil {
+		return ledger.Account{}, 0, internal("read account", err)
+	}
+	return ledger.Account{ID: id, Balance: ev.Balance, Active: ev.Active}, seq, nil
+}
+
+// NewAccount is what opening an account returns: the key is shown only here.
+type NewAccount struct {
+	AccountID string
+	KeyID     string
+	APIKey    string
+	Seq       uint64
+}
+
+// OpenAccount opens an account with an initial grant and its first API key,
+// in one atomic write.
+func (e *Service) OpenAccount(ctx context.Context, email string, credits int64) (NewAccount, error) {
+	email = strings.TrimSpace(email)
+	if email == "" || len(email) > 254 || !strings.Contains(email, "@") || !utf8.ValidString(email) {
+		return NewAccount{}, engine.Errorf(engine.CodeInvalidInput, "email: must be an email address")
+	}
+	id := e.id(engine.PrefixAccount, 10)
+	ev, err := ledger.Open(id, email, credits, e.now())
+	if err != nil {
+		return NewAccount{}, engine.Errorf(engine.CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)
+	}
+	key, kev := e.newKey(id, "")
+	seq, err := e.appendResolved(ctx,
+		entry{subject: subjects.Account(id), value: ev, expect: expectSeq(0)},
+		entry{subject: subjects.Key(kev.KeyID), value: kev, expect: expectSeq(0)},
+		e.keyCountEntry(id, 1, 0),
+	)
+	if errors.Is(err, errUnresolved) {
+		return NewAccount{}, unresolved(fmt.Sprintf("the account %s (%s)", id, email), "a retry may open a second account")
+	}
+	if err != nil {
+		return NewAccount{}, internal("open account", err)
+	}
+	return NewAccount{AccountID: id, KeyID: kev.KeyID, APIKey: key, Seq: seq}, nil
+}
+
+// GrantCredits adds amount Credits to an account and returns the new balance.
+func (e *Service) GrantCredits(ctx context.Context, id string, amount int64) (int64, uint64, error) {
+	for range e.casTries() {
+		a, last, err := e.Account(ctx, id)
+		if err != nil {
+			return 0, 0, err
+		}
+		ev, err := ledger.Grant(a, amount, e.now())
+		if err != nil {
+			return 0, 0, engine.Errorf(engine.CodeInvalidInput, "amount: must be between 1 and %d, and the balance at most %d", ledger.MaxGrant, ledger.MaxBalance)
+		}
+		seq, err := e.appendResolved(ctx, entry{subject: subjects.Account(id), value: ev, expect: expectSeq(last)})
+		if errors.Is(err, port.ErrConflict) {
+			continue
+		}
+		if errors.Is(err, errUnresolved) {
+			return 0, 0, unresolved(fmt.Sprintf("the grant of %d Credits to %s", amount, id), "read its balance before granting again")
+		}
+		if err != nil {
+			return 0, 0, internal("grant credits", err)
+		}
+		return ev.Balance, seq, nil
+	}
+	return 0, 0, engine.Errorf(engine.CodeInternal, "account busy; retry")
+}

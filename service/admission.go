@@ -1,0 +1,377 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/subjects"
+)
+
+// CreateRunRequest is a validated-in-shape request to run an App.
+type CreateRunRequest struct {
+	AccountID string
+	KeyID     string
+	AppSlug   string
+	Input     map[string]any
+	// BrandContextID is nil when the request names none.
+	BrandContextID *string
+	// WebhookURL, when set, receives the run's terminal event.
+	WebhookURL string
+	// MaxCreditCost, when set, is the most the client agrees to pay: a
+	// higher price is refused with pricing_not_ready, nothing charged.
+	MaxCreditCost *int64
+	// IdempotencyKey, when set, makes the request safe to retry: the same
+	// key with the same request (requestHash: the fields above) returns the
+	// first answer.
+	IdempotencyKey string
+}
+
+// CreatedRun is what admission returns.
+type CreatedRun struct {
+	RunNo      string
+	CreditCost int64
+	// Seq is the sequence of the run's created event: the last of the
+	// admission write, so a projection that reached it has all of it.
+	Seq uint64
+	// Replayed is true when an Idempotency-Key returned an earlier answer.
+	Replayed bool
+	// Quota is where the key stands in the creation window (set when the
+	// create was counted, or refused by the limit).
+	Quota Quota
+}
+
+// concurrencyRetryAfter is the Retry-After of a concurrency_limit answer.
+const concurrencyRetryAfter = 2 * time.Second
+
+// CreateRun admits a run: checks in the spec's order (App 404, price 409,
+// balance 402, input 422, brand context 422, rate 429), then one atomic
+// write of the charge, a platform slot, the price check and the run's first
+// event. Each part is compare-and-set on its subject, so two creates can never
+// spend the same Credits or the same slot, and a price changed in between
+// answers pricing_not_ready instead of charging an old price.
+//
+// The answer does not wait for the read models: admit notes the
+// admission's sequence as Acknowledged, and the surfaces' reads wait for
+// it instead.
+func (e *Service) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRun, error) {
+	if err := engine.CheckNoFiles(req.Input); err != nil {
+		return CreatedRun{}, err // on every surface, before anything is claimed
+	}
+	if req.WebhookURL != "" {
+		if err := e.CheckWebhookURL(req.WebhookURL); err != nil {
+			return CreatedRun{}, err
+		}
+	}
+	if req.IdempotencyKey == "" {
+		return e.createRun(ctx, req, nil)
+	}
+	if !ValidIdempotencyKey(req.IdempotencyKey) {
+		return CreatedRun{}, engine.Errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", MaxIdempotencyKey)
+	}
+	key, replay, err := e.readIdempotency(ctx, req.AccountID, req.IdempotencyKey, requestHash(req))
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	if replay != nil {
+		return *replay, nil // created before; a read of its run finds it in the log
+	}
+	run, err := e.createRun(ctx, req, key)
+	var refused *engine.Error
+	if errors.As(err, &refused) {
+		// Refused, nothing written. A request with the same key that ran
+		// at the same time may have created the run: then it is the answer.
+		if replay, rerr := e.moved(ctx, key); rerr == nil && replay != nil {
+			return *replay, nil
+		}
+	}
+	return run, err
+}
+
+func (e *Service) createRun(ctx context.Context, req CreateRunRequest, key *idemKey) (CreatedRun, error) {
+	app, err := e.cfg.Catalog.Lookup(req.AppSlug)
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	// The price and the account come from the cache (lastcache.go): the
+	// admission's write checks both sequences. A refusal is confirmed by
+	// a read of the log first.
+	price, priceCached, err := e.admissionPrice(ctx, app.Slug, true)
+	if err == nil && priceCached && admissiblePrice(price.Price, req.MaxCreditCost) != nil {
+		price, priceCached, err = e.admissionPrice(ctx, app.Slug, false)
+	}
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	if err := admissiblePrice(price.Price, req.MaxCreditCost); err != nil {
+		return CreatedRun{}, err
+	}
+	acct, acctSeq, err := e.account(ctx, req.AccountID, true)
+	if err == nil && acct.Balance < price.CreditCost {
+		// Short: decided again from the log, the price and the balance.
+		if price, priceCached, err = e.admissionPrice(ctx, app.Slug, false); err != nil {
+			return CreatedRun{}, err
+		}
+		if err := admissiblePrice(price.Price, req.MaxCreditCost); err != nil {
+			return CreatedRun{}, err
+		}
+		acct, acctSeq, err = e.account(ctx, req.AccountID, false)
+	}
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	if acct.Balance < price.CreditCost {
+		return CreatedRun{}, insufficient(acct.Balance, price.CreditCost)
+	}
+	input, err := app.ValidateInput(req.Input)
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	var brandID string
+	if req.BrandContextID != nil {
+		bc, err := e.brandContextFor(ctx, app, req.AccountID, *req.BrandContextID)
+		if err != nil {
+			return CreatedRun{}, err
+		}
+		brandID = bc.ID
+	}
+	endpoints, _, err := e.webhookEndpoints(ctx, req.AccountID, true)
+	if err != nil {
+		return CreatedRun{}, err
+	}
+	quota, err := e.allow(ctx, limitCreate, req.KeyID)
+	if err != nil {
+		return CreatedRun{Quota: quota}, err
+	}
+	rawInput, err := json.Marshal(input)
+	if err != nil {
+		return CreatedRun{}, internal("encode input", err)
+	}
+	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: e.newRunNo(), AccountID: req.AccountID,
+		KeyID: req.KeyID, AppSlug: app.Slug, Input: rawInput, BrandContextID: brandID, CreditCost: price.CreditCost,
+		WebhookURL: req.WebhookURL}
+	for _, ep := range endpoints {
+		created.WebhookEndpoints = append(created.WebhookEndpoints, ep.URL)
+	}
+	run, err := e.admit(ctx, created, acct, acctSeq, price, priceCached, req.MaxCreditCost, key)
+	run.Quota = quota
+	return run, err
+}
+
+// admit writes the admission, deciding again from the log after a failed
+// compare-and-set. acct and price may have come from the cache
+// (lastcache.go): then a refusal is only made from a read of the log, and
+// when the price was the cache's (priceCached) and stale, the log's is the
+// price. A price read from the log that changes before the write answers
+// pricing_not_ready.
+func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledger.Account, acctSeq uint64, price checkedPrice, priceCached bool, maxCost *int64, key *idemKey) (CreatedRun, error) {
+	refused := 0 // batches the log refused outright (nothing stored)
+	fromCache := true
+	conflict := false // the last attempt's write was refused by a check
+	for attempt := range e.casTries() {
+		if attempt > 0 {
+			before := acctSeq
+			var err error
+			if acct, acctSeq, err = e.Account(ctx, created.AccountID); err != nil {
+				return CreatedRun{}, err
+			}
+			now, _, err := e.admissionPrice(ctx, created.AppSlug, false)
+			if err != nil {
+				return CreatedRun{}, err
+			}
+			if conflict && acctSeq == before && now.check == price.check && now.Seq == price.Seq &&
+				e.movePriceCopyFrom(created.AppSlug, price.check) {
+				// Refused while neither the account nor the price moved:
+				// another node checks this copy (price.go). Check another.
+				if now, _, err = e.admissionPrice(ctx, created.AppSlug, false); err != nil {
+					return CreatedRun{}, err
+				}
+			}
+			conflict = false
+			if key != nil {
+				// Another request with the key may have created the run.
+				if replay, err := e.moved(ctx, key); err != nil || replay != nil {
+					if replay != nil {
+						return *replay, nil
+					}
+					return CreatedRun{}, err
+				}
+			}
+			changed := now.Seq != price.Seq
+			if now.check != price.check {
+				// Read on another subject (a copy written, or a price
+				// newer than its copy, since): a change is in its terms.
+				changed = now.CreditCost != price.CreditCost || now.Recalibrating != price.Recalibrating
+				if !changed {
+					price = now
+				}
+			}
+			if changed {
+				if !fromCache || !priceCached {
+					return CreatedRun{}, engine.Errorf(engine.CodePricingNotReady, "the price of %q changed while the run was being created; retry to run at the current price", created.AppSlug)
+				}
+				// The cached price was stale (another node set it): the
+				// log's is the price this request meets, checked as at the
+				// start.
+				if err := admissiblePrice(now.Price, maxCost); err != nil {
+					return CreatedRun{}, err
+				}
+				price, created.CreditCost = now, now.CreditCost
+			}
+			fromCache = false
+		}
+		created.At = e.now()
+		charge, err := ledger.Charge(acct, created.RunNo, price.CreditCost, e.cfg.Limits.OwnerActiveRuns, created.At)
+		switch {
+		case err != nil && fromCache:
+			continue // a refusal is made from the log (the next attempt reads it)
+		case errors.Is(err, ledger.ErrInsufficientCredits):
+			return CreatedRun{}, insufficient(acct.Balance, price.CreditCost)
+		case errors.Is(err, ledger.ErrTooManyActive):
+			return CreatedRun{}, &engine.Error{Code: engine.CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter,
+				Message: "this account already has the maximum of active runs; wait for one to finish"}
+		case err != nil:
+			return CreatedRun{}, internal("charge", err)
+		}
+		created.Slot = 0
+		var slotSeq uint64
+		if e.cfg.Limits.PlatformActiveRuns > 0 {
+			if created.Slot, slotSeq, err = e.freeSlot(ctx, fromCache); err != nil {
+				return CreatedRun{}, err
+			}
+		}
+		seq, err := e.log.append(ctx, admission(created, charge, acctSeq, slotSeq, price, key)...)
+		if errors.Is(err, port.ErrConflict) {
+			conflict = true
+			continue
+		}
+		if errors.Is(err, port.ErrUnavailable) && !isAmbiguous(err) && refused < admitRetries && e.ports.Log.Available() {
+			// Refused, nothing stored, and the log is not known to be down:
+			// a leader election. Try again within the request's time
+			// rather than answer 503 (without a quorum the log is known
+			// down within 2 s, and the answer is 503 at once).
+			e.cfg.Sleep(min(admitBackoff<<refused, admitMaxBackoff))
+			refused++
+			continue
+		}
+		if isAmbiguous(err) {
+			// Sent, outcome unknown: resolve it before answering (fence.go).
+			var stored bool
+			seq, stored, err = e.resolveAdmission(ctx, created.RunNo)
+			switch {
+			case err != nil:
+				// With a key, a fence on it makes the batch impossible
+				// later, and a retry with the key gets the run if it was
+				// stored; without one (or when the fence is unanswered
+				// too), a run found stored later is voided.
+				if key == nil || !e.fence(context.WithoutCancel(ctx), key) {
+					e.voidLater(created.AccountID, created.RunNo, key)
+				}
+				return CreatedRun{}, err
+			case !stored:
+				return CreatedRun{}, errNothingCharged
+			}
+		}
+		if err != nil {
+			return CreatedRun{}, internal("admit run", err)
+		}
+		e.counters.charges.Add(1)
+		e.counters.charged.Add(uint64(price.CreditCost))
+		e.acked.Note(seq)
+		return CreatedRun{RunNo: created.RunNo, CreditCost: price.CreditCost, Seq: seq}, nil
+	}
+	return CreatedRun{}, engine.Errorf(engine.CodeInternal, "too much contention on this account; retry")
+}
+
+// admission is the one atomic write that admits a run: the charge (CAS on
+// the account), the platform slot when there is one (CAS on the slot), the
+// job (checked against the price the run was charged), the completed
+// Idempotency-Key record when there is one (where the key stood when read),
+// and the run's created event (the first on its subject).
+func admission(created engine.RunEvent, charge ledger.Event, acctSeq, slotSeq uint64, price checkedPrice, key *idemKey) []entry {
+	entries := []entry{{subject: subjects.Account(created.AccountID), value: charge, expect: expectSeq(acctSeq)}}
+	if created.Slot > 0 {
+		entries = append(entries, entry{subject: subjects.Slot(created.Slot), expect: expectSeq(slotSeq),
+			value: engine.SlotEvent{Type: "slot_claimed", V: engine.EventVersion, RunNo: created.RunNo}})
+	}
+	entries = append(entries,
+		entry{subject: subjects.Job(created.RunNo), value: engine.JobEvent{Type: "run_queued", V: engine.EventVersion, RunNo: created.RunNo},
+			expect: expectSeq(price.Seq), expectSubject: price.checkSubject()},
+	)
+	if key != nil {
+		entries = append(entries, key.completed(created))
+	}
+	return append(entries, entry{subject: subjects.Run(created.RunNo), value: created, expect: expectSeq(0)})
+}
+
+// admitRetries, admitBackoff and admitMaxBackoff bound the tries of an
+// admission the log refused (100 ms doubling to 2 s: 9.1 s in all, within
+// the request's 30 s). A killed stream leader is replaced in 4 to 10 s;
+// with 3.1 s, half the creates in that window answered 503.
+const (
+	admitRetries    = 8
+	admitBackoff    = 100 * time.Millisecond
+	admitMaxBackoff = 2 * time.Second
+)
+
+// admissiblePrice refuses a price a run cannot be admitted at: none, being
+// recalibrated, or above the client's max_credit_cost.
+func admissiblePrice(p engine.Price, maxCost *int64) error {
+	if err := priceReady(p); err != nil {
+		return err
+	}
+	if maxCost != nil && p.CreditCost > *maxCost {
+		return engine.Errorf(engine.CodePricingNotReady, "the price of %q is %d Credits, above your max_credit_cost of %d; nothing was charged",
+			p.Slug, p.CreditCost, *maxCost)
+	}
+	return nil
+}
+
+func priceReady(p engine.Price) error {
+	switch {
+	case p.Seq == 0:
+		return engine.Errorf(engine.CodePricingNotReady, "App %q has no price yet; retry later", p.Slug)
+	case p.Recalibrating:
+		return engine.Errorf(engine.CodePricingNotReady, "the price of App %q is being recalibrated; retry later", p.Slug)
+	}
+	return nil
+}
+
+func insufficient(balance, cost int64) error {
+	return engine.Errorf(engine.CodeInsufficientCredits, "balance is %d Credits, the run costs %d", balance, cost)
+}
+
+// freeSlot finds a platform slot that is free now, starting at a random
+// index so concurrent creates rarely race for the same one. The claim is a
+// compare-and-set, so a stale read only costs a retry.
+//
+// With cached set, slots are read from the cache (the claim's
+// compare-and-set makes that exact, lastcache.go), and "none free" is
+// confirmed by reading them all from the log.
+func (e *Service) freeSlot(ctx context.Context, cached bool) (int, uint64, error) {
+	n := e.cfg.Limits.PlatformActiveRuns
+	start := e.cfg.IntN(n)
+	for i := range n {
+		slot := 1 + (start+i)%n
+		var ev engine.SlotEvent
+		seq, _, err := e.log.lastFrom(ctx, cached, subjects.Slot(slot), &ev)
+		if errors.Is(err, port.ErrNoMessage) {
+			return slot, 0, nil
+		}
+		if err != nil {
+			return 0, 0, internal("read slot", err)
+		}
+		if ev.Type == "slot_released" {
+			return slot, seq, nil
+		}
+	}
+	if cached {
+		return e.freeSlot(ctx, false)
+	}
+	return 0, 0, &engine.Error{Code: engine.CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter,
+		Message: "the platform is at its maximum of active runs; wait for a run to finish"}
+}

@@ -1,0 +1,227 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/subjects"
+)
+
+// Purchases: Credits bought through a payment provider (Stripe Checkout).
+// A payment is granted exactly once: the grant and the purchase record
+// are one atomic write whose purchase subject must be empty, so a
+// redelivered or concurrent notice finds it taken and grants nothing. A
+// refund revokes the refunded share of the Credits: the revocation and
+// the updated record are one write expecting the record's last sequence.
+
+// Purchase is the record of one paid payment, on its purchase subject.
+type Purchase struct {
+	AccountID string `json:"account_id"`
+	// Ref is the provider's payment reference (a Checkout Session id).
+	Ref      string `json:"ref"`
+	Pack     string `json:"pack"`
+	Credits  int64  `json:"credits"`
+	Paid     int64  `json:"paid"`
+	Currency string `json:"currency"`
+	// PaymentIntent links the provider's refund notices to the purchase.
+	PaymentIntent string    `json:"payment_intent,omitempty"`
+	At            time.Time `json:"at"`
+	// Refunded is how much of Paid was refunded so far, and Revoked how
+	// many Credits that took back.
+	Refunded int64 `json:"refunded,omitempty"`
+	Revoked  int64 `json:"revoked,omitempty"`
+}
+
+// Unmatched is a paid notice apprun could not grant (an unknown account
+// or pack): kept for an operator to settle by hand.
+type Unmatched struct {
+	EventID string    `json:"event_id"`
+	Ref     string    `json:"ref"`
+	Reason  string    `json:"reason"`
+	Detail  string    `json:"detail"`
+	At      time.Time `json:"at"`
+}
+
+// refPattern is what a payment reference may be: it becomes a subject
+// token, so no dots, wildcards or spaces.
+var refPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,200}$`)
+
+type paymentLink struct {
+	Ref string `json:"ref"`
+}
+
+// GrantPurchase grants a paid purchase's Credits once. It reports whether
+// this call granted them (false: an earlier notice did).
+func (e *Service) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
+	if !refPattern.MatchString(p.Ref) || (p.PaymentIntent != "" && !refPattern.MatchString(p.PaymentIntent)) {
+		return false, engine.Errorf(engine.CodeInvalidInput, "payment reference %q: not a reference", p.Ref)
+	}
+	p.At = e.now()
+	for range e.casTries() {
+		if granted, err := e.purchaseExists(ctx, p.Ref); err != nil || granted {
+			return false, err
+		}
+		a, last, err := e.Account(ctx, p.AccountID)
+		if err != nil {
+			return false, err
+		}
+		ev, err := ledger.Purchase(a, p.Credits, p.Ref, p.Pack, p.Paid, p.Currency, p.At)
+		if err != nil {
+			return false, engine.Errorf(engine.CodeInvalidInput, "purchase of %d Credits: %v", p.Credits, err)
+		}
+		entries := []entry{
+			{subject: subjects.Account(p.AccountID), value: ev, expect: expectSeq(last)},
+			{subject: subjects.PurchasePrefix + p.Ref, value: p, expect: expectSeq(0)},
+		}
+		if p.PaymentIntent != "" {
+			entries = append(entries, entry{subject: subjects.PaymentPIPrefix + p.PaymentIntent, value: paymentLink{p.Ref}, expect: expectSeq(0)})
+		}
+		_, err = e.log.append(ctx, entries...)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, port.ErrConflict) || isAmbiguous(err):
+			continue // the account moved, or another notice won: look again
+		default:
+			return false, internal("grant purchase", err)
+		}
+	}
+	return false, engine.Errorf(engine.CodeInternal, "account busy; retry")
+}
+
+// Purchased reports whether a payment with this reference (a Checkout
+// Session id) has been granted: exact on every node, from the log. A
+// reference that could not be one was never granted.
+func (e *Service) Purchased(ctx context.Context, ref string) (bool, error) {
+	if !refPattern.MatchString(ref) {
+		return false, nil
+	}
+	return e.purchaseExists(ctx, ref)
+}
+
+func (e *Service) purchaseExists(ctx context.Context, ref string) (bool, error) {
+	_, err := e.log.log.Last(ctx, subjects.PurchasePrefix+ref)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, port.ErrNoMessage):
+		return false, nil
+	default:
+		return false, internal("read purchase", err)
+	}
+}
+
+// RevokeRefunded takes back the share of a purchase's Credits that its
+// refunds (refunded: the payment's total refunded so far) stand for,
+// rounded up, never more than the purchase. Repeating a notice revokes
+// nothing more. It returns the Credits this call revoked; a payment no
+// purchase knows is ErrNoPurchase.
+func (e *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refunded int64) (int64, error) {
+	if !refPattern.MatchString(paymentIntent) {
+		return 0, ErrNoPurchase
+	}
+	var link paymentLink
+	if _, err := e.log.last(ctx, subjects.PaymentPIPrefix+paymentIntent, &link); errors.Is(err, port.ErrNoMessage) {
+		return 0, ErrNoPurchase
+	} else if err != nil {
+		return 0, internal("read payment", err)
+	}
+	for range e.casTries() {
+		var p Purchase
+		pseq, err := e.log.last(ctx, subjects.PurchasePrefix+link.Ref, &p)
+		if err != nil {
+			return 0, internal("read purchase", err)
+		}
+		if refunded > p.Paid {
+			refunded = p.Paid
+		}
+		if refunded <= p.Refunded {
+			return 0, nil // this refund, or a larger one, was taken already
+		}
+		owed := p.Credits // all of it when all was refunded
+		if p.Paid > 0 && refunded < p.Paid {
+			owed = (p.Credits*refunded + p.Paid - 1) / p.Paid
+		}
+		take := owed - p.Revoked
+		a, last, err := e.Account(ctx, p.AccountID)
+		if err != nil {
+			return 0, err
+		}
+		refundDelta := refunded - p.Refunded
+		p.Refunded, p.Revoked = refunded, p.Revoked+max(take, 0)
+		entries := []entry{{subject: subjects.PurchasePrefix + link.Ref, value: p, expect: expectSeq(pseq)}}
+		if take > 0 {
+			ev, err := ledger.Revoke(a, take, link.Ref, refundDelta, p.Currency, e.now())
+			if err != nil {
+				return 0, engine.Errorf(engine.CodeInvalidInput, "revoke %d Credits: %v", take, err)
+			}
+			entries = append(entries, entry{subject: subjects.Account(p.AccountID), value: ev, expect: expectSeq(last)})
+		}
+		_, err = e.log.append(ctx, entries...)
+		switch {
+		case err == nil:
+			return max(take, 0), nil
+		case errors.Is(err, port.ErrConflict) || isAmbiguous(err):
+			continue
+		default:
+			return 0, internal("revoke purchase", err)
+		}
+	}
+	return 0, engine.Errorf(engine.CodeInternal, "account busy; retry")
+}
+
+// ErrNoPurchase: a refund notice for a payment apprun never granted.
+var ErrNoPurchase = errors.New("no purchase for this payment")
+
+// PurchaseOf reads a purchase's record.
+func (e *Service) PurchaseOf(ctx context.Context, ref string) (Purchase, bool, error) {
+	if !refPattern.MatchString(ref) {
+		return Purchase{}, false, nil
+	}
+	var p Purchase
+	_, err := e.log.last(ctx, subjects.PurchasePrefix+ref, &p)
+	if errors.Is(err, port.ErrNoMessage) {
+		return Purchase{}, false, nil
+	}
+	if err != nil {
+		return Purchase{}, false, internal("read purchase", err)
+	}
+	return p, true, nil
+}
+
+// RecordUnmatched keeps a paid notice that could not be granted, once per
+// provider event.
+func (e *Service) RecordUnmatched(ctx context.Context, u Unmatched) error {
+	if !refPattern.MatchString(u.EventID) {
+		return engine.Errorf(engine.CodeInvalidInput, "event id %q: not an id", u.EventID)
+	}
+	u.At = e.now()
+	_, err := e.log.append(ctx, entry{subject: subjects.UnmatchedPrefix + u.EventID, value: u, expect: expectSeq(0)})
+	if err != nil && !errors.Is(err, port.ErrConflict) {
+		return internal("record unmatched payment", err)
+	}
+	return nil
+}
+
+// UnmatchedPayments lists the paid notices no account could be granted.
+func (e *Service) UnmatchedPayments(ctx context.Context) ([]Unmatched, error) {
+	var out []Unmatched
+	err := e.log.log.Read(ctx, subjects.UnmatchedPrefix+"*", 0, func(m port.Message) error {
+		var u Unmatched
+		if err := json.Unmarshal(m.Data, &u); err != nil {
+			return err
+		}
+		out = append(out, u)
+		return nil
+	})
+	if err != nil && !errors.Is(err, port.ErrNoMessage) {
+		return nil, internal("read unmatched payments", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,122 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/subjects"
+)
+
+// Hooks for the external tests (package engine_test), which run the
+// engine on the real JetStream log (package eventlog imports engine, so
+// they cannot be internal tests).
+
+// MaxAttempts is how often a run is executed before it fails as interrupted.
+const MaxAttempts = maxAttempts
+
+// LiveMsg builds a live event as the hub hands it to followers.
+func LiveMsg(seq, prev uint64, ev StreamEvent) liveMsg {
+	return liveMsg{seq: seq, prev: prev, ev: &liveEvent{StreamEvent: ev, streamed: true}}
+}
+
+// AdmitAtPrice admits a run of slug charged at price read (a Price, or
+// what AdmissionPrice read), as a request that read it before it committed
+// would.
+func (e *Service) AdmitAtPrice(ctx context.Context, accountID, slug string, read any) (string, error) {
+	p, ok := read.(checkedPrice)
+	if !ok {
+		p = checkedPrice{Price: read.(engine.Price)}
+	}
+	a, seq, err := e.Account(ctx, accountID)
+	if err != nil {
+		return "", err
+	}
+	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: engine.NewID(engine.PrefixRun, 10), AccountID: accountID,
+		AppSlug: slug, Input: []byte(`{}`), CreditCost: p.CreditCost}
+	_, err = e.admit(ctx, created, a, seq, p, false, nil, nil)
+	return created.RunNo, err
+}
+
+// RunLog is a run's events after seq after, with their sequences.
+func (e *Service) RunLog(ctx context.Context, runNo string, after uint64) ([]Seqd, error) {
+	evs, err := e.log.runLog(ctx, runNo, after)
+	out := make([]Seqd, len(evs))
+	for i, le := range evs {
+		out[i] = Seqd{Seq: le.Seq, Event: le.Event}
+	}
+	return out, err
+}
+
+// Seqd is a run event with its sequence.
+type Seqd struct {
+	Seq   uint64
+	Event engine.RunEvent
+}
+
+// CountReadsInMemory switches the read limit to the standalone node's
+// in-memory windows (limit > 0) or to the shared windows (0).
+func (e *Service) CountReadsInMemory(limit int) {
+	e.reads = nil
+	if limit > 0 {
+		e.reads = newLocalWindows(limit)
+	}
+}
+
+// StopExecutor stops this node's executor (a benchmark measures admission alone).
+func (e *Service) StopExecutor() { e.exec.stop() }
+
+// WriteRunEvent appends ev to a run's log after seq last (CAS) and returns its sequence.
+func (e *Service) WriteRunEvent(ctx context.Context, runNo string, last uint64, ev engine.RunEvent) (uint64, error) {
+	w := &runWriter{e: e, run: engine.Run{RunNo: runNo}, last: last}
+	if err := w.write(ctx, ev); err != nil {
+		return 0, err
+	}
+	return w.last, nil
+}
+
+// EncodeEntry encodes one run event as the log stores it.
+func EncodeEntry(ev engine.RunEvent) ([]byte, error) { return json.Marshal(ev) }
+
+// Streamed is the event as a stream sends it.
+func Streamed(seq uint64, ev engine.RunEvent) (StreamEvent, bool) { return streamed(seq, ev) }
+
+// NewRunNo makes a run number.
+func NewRunNo() string { return engine.NewID(engine.PrefixRun, 10) }
+
+// LoginHash is the password hash the log holds for email's login.
+func (e *Service) LoginHash(ctx context.Context, email string) (string, error) {
+	var login engine.LoginEvent
+	_, err := e.log.last(ctx, loginSubject(email), &login)
+	return login.Hash, err
+}
+
+// DefaultDummyHash is the written-out hash unknown emails are checked against.
+const DefaultDummyHash = defaultDummyHash
+
+// PriceCopies is how many copies of a price the log keeps (price.go).
+const PriceCopies = priceCopies
+
+// PriceSubject and PriceCopySubject name a price and its copy i.
+func PriceSubject(slug string) string            { return subjects.Price(slug) }
+func PriceCopySubject(slug string, i int) string { return subjects.PriceCopy(slug, i) }
+
+// AdmissionPrice is the price an admission of slug on e reads from the log.
+func (e *Service) AdmissionPrice(ctx context.Context, slug string) (checkedPrice, error) {
+	p, _, err := e.admissionPrice(ctx, slug, false)
+	return p, err
+}
+
+// CacheStale makes m the cached newest message of its subject, as a node
+// that has not yet seen a newer one holds it.
+func (e *Service) CacheStale(m port.Message) {
+	e.log.cache.drop(m.Subject)
+	e.log.cache.put(m)
+}
+
+// ActiveKeys is how many active keys the log counts for an account.
+func (e *Service) ActiveKeys(ctx context.Context, accountID string) (int, error) {
+	n, _, err := e.activeKeys(ctx, accountID)
+	return n, err
+}

@@ -1,0 +1,33 @@
+package service_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/apprun/apprun/engine"
+	. "github.com/apprun/apprun/engine"
+)
+
+// A key's name is a label of at most MaxKeyName characters of UTF-8 text
+// on one line, whichever surface names it; a refused name makes no key.
+func TestAKeysNameIsOneLineOfUTF8Text(t *testing.T) {
+	t.Parallel()
+	e := startEngineWith(t, false, engine.Limits{}, nil, okApp())
+	ctx := context.Background()
+	acct, err := e.OpenAccount(ctx, "names@example.com", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"two\nlines", "caf\xe9", strings.Repeat("k", MaxKeyName+1)} {
+		if _, err := e.CreateKey(ctx, acct.AccountID, bad); ErrorCode(err) != CodeInvalidInput {
+			t.Errorf("name %q: %v, want %s", bad, err, CodeInvalidInput)
+		}
+	}
+	// MaxKeyName counts characters, as the refusal says, not bytes.
+	for _, good := range []string{" café 中 ", strings.Repeat("é", MaxKeyName)} {
+		if _, err := e.CreateKey(ctx, acct.AccountID, good); err != nil {
+			t.Errorf("name %q: %v", good, err)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package service
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
+)
+
+type limitKind int
+
+const (
+	limitCreate limitKind = iota
+	limitRead
+)
+
+// Quota is where a key stands in the window a request counted against:
+// what the RateLimit-* headers say. Limit 0 means no limit was counted;
+// Remaining is -1 when it could not be read.
+type Quota struct {
+	Limit     int
+	Remaining int
+	// Reset is how long until the oldest counted request leaves the
+	// window (and Remaining grows again).
+	Reset time.Duration
+}
+
+// AllowRead counts one read for an API key against the read limit, or
+// answers rate_limited with how long to wait.
+func (e *Service) AllowRead(ctx context.Context, keyID string) error {
+	_, err := e.allow(ctx, limitRead, keyID)
+	return err
+}
+
+// AllowReadQuota is AllowRead that also says where the key stands.
+func (e *Service) AllowReadQuota(ctx context.Context, keyID string) (Quota, error) {
+	return e.allow(ctx, limitRead, keyID)
+}
+
+// allow records one request in the key's sliding window (the Windows
+// port: exact across every node that shares it). A standalone node counts
+// in memory (localWindows): it is the only node, so that count is exact
+// too, and a request costs no request to the log. (The shared windows are
+// memory streams: a restart forgets them as it forgets these.)
+func (e *Service) allow(ctx context.Context, kind limitKind, keyID string) (Quota, error) {
+	win, limit := port.WindowCreate, e.cfg.Limits.CreatePerMinute
+	if kind == limitRead {
+		win, limit = port.WindowRead, e.cfg.Limits.ReadsPerMinute
+	}
+	if limit <= 0 {
+		return Quota{}, nil
+	}
+	if !e.ports.Log.Available() {
+		// As every request does while the log is away, even one that
+		// could be counted and answered from this node alone.
+		return Quota{}, internal("rate limit", port.ErrUnavailable)
+	}
+	local := e.creates
+	if kind == limitRead {
+		local = e.reads
+	}
+	if local != nil {
+		ok, wait, remaining, reset := local.allow(keyID, time.Now())
+		if !ok {
+			return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(wait)}, rateLimited(wait)
+		}
+		return Quota{Limit: limit, Remaining: remaining, Reset: wholeSeconds(reset)}, nil
+	}
+	ok, remaining, reset, err := e.ports.Windows.Hit(ctx, win, keyID)
+	if err != nil {
+		return Quota{}, internal("rate limit", err)
+	}
+	if !ok {
+		if kind == limitCreate {
+			e.noteCreatesFull(keyID, time.Now().Add(reset))
+		}
+		return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(reset)}, rateLimited(reset)
+	}
+	return Quota{Limit: limit, Remaining: remaining, Reset: wholeSeconds(reset)}, nil
+}
+
+// CreateWindowFull answers rate_limited, without counting a request, when
+// the key's creation window is known to be full: the edge asks it before
+// it reads a create's body, so a client past its limit costs no body read.
+// A standalone node knows exactly (its windows are in memory); a node on
+// a shared log knows what its own last refusal said, until that window's
+// oldest create leaves it. A create it lets through is counted as ever,
+// after its other checks.
+func (e *Service) CreateWindowFull(keyID string) (Quota, error) {
+	limit := e.cfg.Limits.CreatePerMinute
+	if limit <= 0 {
+		return Quota{}, nil
+	}
+	now := time.Now()
+	wait := time.Duration(0)
+	if e.creates != nil {
+		if full, w := e.creates.full(keyID, now); full {
+			wait = w
+		}
+	} else if until, ok := e.createsFull.Load(keyID); ok {
+		if w := until.(time.Time).Sub(now); w > 0 {
+			wait = w
+		} else {
+			e.createsFull.Delete(keyID)
+		}
+	}
+	if wait <= 0 {
+		return Quota{}, nil
+	}
+	return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(wait)}, rateLimited(wait)
+}
+
+// noteCreatesFull remembers until when key's creation window is full,
+// and now and then forgets the keys whose window has room again.
+func (e *Service) noteCreatesFull(keyID string, until time.Time) {
+	e.createsFull.Store(keyID, until)
+	if e.createsNoted.Add(1)%1024 != 0 {
+		return
+	}
+	now := time.Now()
+	e.createsFull.Range(func(k, v any) bool {
+		if v.(time.Time).Before(now) {
+			e.createsFull.Delete(k)
+		}
+		return true
+	})
+}
+
+func rateLimited(wait time.Duration) error {
+	// The wait travels as RetryAfter: each surface shows it its way (a
+	// Retry-After header, the seconds in an MCP tool error's text).
+	return &engine.Error{Code: engine.CodeRateLimited, RetryAfter: wholeSeconds(wait), Message: "rate limit exceeded"}
+}
+
+// wholeSeconds rounds d up to whole seconds, at least one.
+func wholeSeconds(d time.Duration) time.Duration {
+	s := math.Ceil(d.Seconds())
+	if s < 1 {
+		s = 1
+	}
+	return time.Duration(s) * time.Second
+}

@@ -1,0 +1,93 @@
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/subjects"
+	"golang.org/x/crypto/bcrypt"
+)
+
+func loginSubject(email string) string {
+	sum := sha256.Sum256([]byte(email))
+	return subjects.LoginPrefix + hex.EncodeToString(sum[:16])
+}
+
+// SignUp opens an account with a welcome grant and a login for email, in
+// one atomic write. An email that already has a login is email_taken.
+func (e *Service) SignUp(ctx context.Context, email, password string, credits int64) (string, uint64, error) {
+	email, err := engine.NormalEmail(email)
+	if err != nil {
+		return "", 0, err
+	}
+	if len(password) < engine.MinPassword || len(password) > engine.MaxPassword {
+		return "", 0, engine.Errorf(engine.CodeInvalidInput, "password: %d to %d characters", engine.MinPassword, engine.MaxPassword)
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), e.cfg.PasswordCost)
+	if err != nil {
+		return "", 0, internal("hash password", err)
+	}
+	id := e.id(engine.PrefixAccount, 10)
+	open, err := ledger.Open(id, email, credits, e.now())
+	if err != nil {
+		return "", 0, engine.Errorf(engine.CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)
+	}
+	login := engine.LoginEvent{Type: "login_created", V: engine.EventVersion, At: e.now(), AccountID: id, Email: email, Hash: string(hash)}
+	seq, err := e.appendResolved(ctx,
+		entry{subject: loginSubject(email), value: login, expect: expectSeq(0)},
+		entry{subject: subjects.Account(id), value: open, expect: expectSeq(0)},
+	)
+	if errors.Is(err, port.ErrConflict) {
+		return "", 0, engine.Errorf(engine.CodeEmailTaken, "an account with this email exists: sign in instead")
+	}
+	if errors.Is(err, errUnresolved) {
+		return "", 0, unresolved("your account", "sign in with this email and password before signing up again")
+	}
+	if err != nil {
+		return "", 0, internal("sign up", err)
+	}
+	return id, seq, nil
+}
+
+// SignIn checks an email and password and returns the account they sign in to.
+func (e *Service) SignIn(ctx context.Context, email, password string) (string, error) {
+	email, err := engine.NormalEmail(email)
+	if err != nil {
+		return "", engine.ErrBadCredentials
+	}
+	var login engine.LoginEvent
+	_, err = e.log.last(ctx, loginSubject(email), &login)
+	if errors.Is(err, port.ErrNoMessage) {
+		// Spend the time a hash check takes, so timing does not tell
+		// which emails have a login.
+		_ = bcrypt.CompareHashAndPassword(e.dummyHash, []byte(password))
+		return "", engine.ErrBadCredentials
+	}
+	if err != nil {
+		return "", internal("read login", err)
+	}
+	if bcrypt.CompareHashAndPassword([]byte(login.Hash), []byte(password)) != nil {
+		return "", engine.ErrBadCredentials
+	}
+	return login.AccountID, nil
+}
+
+// defaultDummyHash is the bcrypt hash, at the default cost, of a password
+// no one has: an unknown email's sign-in checks against it. Written out,
+// so no process pays a hash at start (under the race detector one takes
+// most of a second).
+const defaultDummyHash = "$2a$10$1dxY9eafreZV6TpkazHq1e..jAfPxXBH7MUs4vW2fIlqNMR7HNpmm"
+
+// dummyHashAt is a hash of the same cost as new passwords', so that an
+// unknown email's sign-in takes as long as a known one's.
+func dummyHashAt(cost int) ([]byte, error) {
+	if cost == bcrypt.DefaultCost {
+		return []byte(defaultDummyHash), nil
+	}
+	return bcrypt.GenerateFromPassword([]byte("not a password of anyone's"), cost)
+}

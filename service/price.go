@@ -1,0 +1,228 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/subjects"
+)
+
+// checkedPrice is a price as an admission read it: Seq is of the subject
+// check, when that is a copy's.
+type checkedPrice struct {
+	engine.Price
+	// check is the subject Seq is of, when it is a copy's.
+	check string
+}
+
+// checkSubject is the subject whose sequence Seq is: what an admission's
+// write checks.
+func (p checkedPrice) checkSubject() string {
+	if p.check != "" {
+		return p.check
+	}
+	return subjects.Price(p.Slug)
+}
+
+// Copies of a price.
+//
+// On a replicated stream JetStream refuses a compare-and-set on a subject
+// while another checked write on it is being replicated (nats-server's
+// expectedPerSubjectInProcess, server/jetstream_batching.go), and every
+// admission checks its App's price. A cluster's nodes therefore admitted
+// one batch at a time between them: the others' batches were refused and
+// written again (BENCHMARKS.md, issue 21, seventh pass).
+//
+// So every price is written with priceCopies copies of it, in one atomic
+// batch, and an engine's admissions check the copy it picked at random when
+// it was made (priceCopy): the nodes of a cluster check different subjects
+// and their admissions are replicated side by side. Two nodes of three
+// pick the same copy about once in 11 starts, and then admitted one batch
+// at a time again (a cluster's creates fell by 40 %, BENCHMARKS.md, ninth
+// pass): an admission refused while neither its account nor its price
+// moved moves its engine to another copy (movePriceCopyFrom; a refusal by
+// a platform slot taken meanwhile moves it too, which costs a read).
+//
+// A copy is the price's own event, and a price is never written without
+// its copies, so checking a copy is checking the price. An App whose
+// copies the log does not hold (a log written before copies) is checked on
+// its price, the copies being written when a node starts (seedPrices).
+const priceCopies = 32
+
+// priceWrites is the one atomic write of a price and its copies: the
+// price's own message first (expect, when not nil, is its check).
+func priceWrites(ev engine.PriceEvent, expect *uint64) []entry {
+	return append([]entry{{subject: subjects.Price(ev.Slug), value: ev, expect: expect}}, copyWrites(ev, nil)...)
+}
+
+// copyWrites are the copies of the price ev, each replacing the copy
+// before it; expect, when not nil, is the sequence the price itself must
+// still have.
+func copyWrites(ev engine.PriceEvent, expect *uint64) []entry {
+	out := make([]entry, priceCopies)
+	for i := range out {
+		out[i] = entry{subject: subjects.PriceCopy(ev.Slug, i), value: ev, rollup: true, expect: expect}
+		if expect != nil {
+			out[i].expectSubject = subjects.Price(ev.Slug)
+		}
+	}
+	return out
+}
+
+// CurrentPrice reads an App's price from the log.
+func (e *Service) CurrentPrice(ctx context.Context, slug string) (engine.Price, error) {
+	p, _, err := e.price(ctx, slug, false)
+	return p.Price, err
+}
+
+// price is CurrentPrice, answered from the cache when cached is set and the
+// cache holds it (hit), for an admission, whose write checks the price's
+// sequence (lastcache.go).
+func (e *Service) price(ctx context.Context, slug string, cached bool) (p checkedPrice, hit bool, err error) {
+	return e.priceFrom(ctx, slug, "", cached)
+}
+
+// admissionPrice is price as an admission reads it: from this engine's
+// copy, or from the price itself when the log holds no copy of it, or a
+// price newer than the copy (written without copies, by a node from before
+// them: every copy is written after its price).
+func (e *Service) admissionPrice(ctx context.Context, slug string, cached bool) (p checkedPrice, hit bool, err error) {
+	p, hit, err = e.priceFrom(ctx, slug, subjects.PriceCopy(slug, int(e.priceCopy.Load())), cached)
+	if err != nil {
+		return checkedPrice{}, false, err
+	}
+	own, ownHit, err := e.priceFrom(ctx, slug, "", cached)
+	if err != nil {
+		return checkedPrice{}, false, err
+	}
+	if p.Seq == 0 || own.Seq > p.Seq {
+		return own, ownHit, nil
+	}
+	return p, hit, nil
+}
+
+// movePriceCopyFrom makes this engine's admissions check another copy of
+// slug's price than check, when check is the copy they check now (a
+// refusal the log does not explain is another node's check on the same
+// subject being replicated), and says whether it did.
+func (e *Service) movePriceCopyFrom(slug, check string) bool {
+	from := int(e.priceCopy.Load())
+	if check != subjects.PriceCopy(slug, from) {
+		return false // the price itself, or a copy already left
+	}
+	to := e.cfg.IntN(priceCopies - 1)
+	if to >= from {
+		to++
+	}
+	return e.priceCopy.CompareAndSwap(int32(from), int32(to)) // once, however many admissions saw it
+}
+
+// priceFrom reads slug's price from the copy check ("": the price's own
+// subject).
+func (e *Service) priceFrom(ctx context.Context, slug, check string, cached bool) (p checkedPrice, hit bool, err error) {
+	subject := check
+	if subject == "" {
+		subject = subjects.Price(slug)
+	}
+	var ev engine.PriceEvent
+	seq, hit, err := e.log.lastFrom(ctx, cached, subject, &ev)
+	if errors.Is(err, port.ErrNoMessage) {
+		return checkedPrice{Price: engine.Price{Slug: slug}}, hit, nil
+	}
+	if err != nil {
+		return checkedPrice{}, false, internal("read price", err)
+	}
+	return checkedPrice{engine.Price{Slug: slug, CreditCost: ev.CreditCost, Recalibrating: ev.Recalibrating, Seq: seq}, check}, hit, nil
+}
+
+// SetPrice sets an App's price, or marks it recalibrating (runs of it answer
+// pricing_not_ready until a price is set).
+func (e *Service) SetPrice(ctx context.Context, slug string, cost int64, recalibrating bool) (engine.Price, uint64, error) {
+	if _, ok := e.cfg.Catalog.Get(slug); !ok {
+		return engine.Price{}, 0, engine.Errorf(engine.CodeAppNotFound, "no App with slug %q", slug)
+	}
+	if !recalibrating && (cost < 0 || cost > engine.MaxPrice) {
+		return engine.Price{}, 0, engine.Errorf(engine.CodeInvalidInput, "credit_cost: must be between 0 and %d", engine.MaxPrice)
+	}
+	if recalibrating {
+		cost = 0
+	}
+	ev := engine.PriceEvent{Type: "price_set", V: engine.EventVersion, At: e.now(), Slug: slug, CreditCost: cost, Recalibrating: recalibrating}
+	last, err := e.log.append(ctx, priceWrites(ev, nil)...)
+	if err != nil {
+		return engine.Price{}, 0, internal("set price", err)
+	}
+	return engine.Price{Slug: slug, CreditCost: cost, Recalibrating: recalibrating, Seq: last - priceCopies}, last, nil
+}
+
+// seedPrices writes each App's initial price, with its copies, when its
+// subject is empty (the compare-and-set on an empty subject lets many nodes
+// start at once), and the copies of a price written before copies were.
+// A node that starts on its own log only reads. The Apps are seeded side
+// by side, so that their writes share atomic batches (eventlog's group
+// commit): one after another, a fresh node's 63 took 0.3 s.
+func (e *Service) seedPrices(ctx context.Context) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, a := range e.cfg.Catalog.All() {
+		if a.Price <= 0 {
+			continue
+		}
+		wg.Go(func() {
+			if err := port.Retry(ctx, e.cfg.Logger, "seed prices", func(ctx context.Context) error { return e.seedPrice(ctx, a) }); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// seedPrice is seedPrices for one App. When another node prices it first
+// (its check fails), the price is read again and copied if need be: that
+// race is how nodes that start together meet, not a wait.
+func (e *Service) seedPrice(ctx context.Context, a *engine.App) error {
+	for range 3 {
+		var ev engine.PriceEvent
+		seq, err := e.log.last(ctx, subjects.Price(a.Slug), &ev)
+		if errors.Is(err, port.ErrNoMessage) {
+			ev = engine.PriceEvent{Type: "price_set", V: engine.EventVersion, At: e.now(), Slug: a.Slug, CreditCost: a.Price}
+			_, err = e.log.append(ctx, priceWrites(ev, expectSeq(0))...)
+			if errors.Is(err, port.ErrConflict) {
+				continue
+			}
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		return e.copyPrice(ctx, ev, seq)
+	}
+	return errSeededElsewhere
+}
+
+// errSeededElsewhere: another node's first price for an App failed this
+// node's check, and the log still showed no price when read again.
+var errSeededElsewhere = errors.New("engine: another node priced this App, and its price cannot be read yet")
+
+// copyPrice writes the copies of the price ev (at seq) when the log holds
+// none (it was written before copies were), each checking that the price
+// is still ev. A price changed meanwhile was written with its copies.
+func (e *Service) copyPrice(ctx context.Context, ev engine.PriceEvent, seq uint64) error {
+	var copied engine.PriceEvent
+	if _, err := e.log.last(ctx, subjects.PriceCopy(ev.Slug, int(e.priceCopy.Load())), &copied); !errors.Is(err, port.ErrNoMessage) {
+		return err // copied (nil), or unreadable
+	}
+	if _, err := e.log.append(ctx, copyWrites(ev, expectSeq(seq))...); err != nil && !errors.Is(err, port.ErrConflict) {
+		return err
+	}
+	return nil
+}

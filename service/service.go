@@ -1,0 +1,287 @@
+package service
+
+import (
+	"context"
+	crand "crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/subjects"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Reads is what the engine reads from the read models (the projections
+// implement it): finished runs for retention. Everything a decision or a
+// run needs (accounts, prices, brand contexts) it reads from the log.
+type Reads interface {
+	// FinishedBefore lists up to limit runs that ended before t, oldest first.
+	FinishedBefore(t time.Time, limit int) ([]engine.FinishedRun, error)
+}
+
+// Config configures an Engine. Zero values get defaults in New.
+type Config struct {
+	Catalog *engine.Catalog
+	Limits  engine.Limits
+	Reads   Reads
+	// Workers bounds how many runs this node executes at once (default 32).
+	Workers int
+	// SweepEvery is how often expired runs are removed (default 1m).
+	SweepEvery time.Duration
+	// Standalone says no other node can share this log (embedded NATS
+	// without a client port or cluster): the rate limits are then counted
+	// in memory, exactly, without a JetStream request per request, and
+	// admissions read webhook endpoints from this node's cache
+	// (lastcache.go).
+	Standalone bool
+	// Webhooks configures webhook deliveries.
+	Webhooks WebhookConfig
+	// Now is the clock (default time.Now); events carry its time.
+	Now func() time.Time
+	// IntN picks a random number in [0, n) (default math/rand/v2's): where
+	// a free platform slot is looked for first. The simulation seeds it.
+	IntN func(n int) int
+	// Entropy makes ids and API keys (default crypto/rand); only the
+	// simulation replaces it, with a seeded source.
+	Entropy io.Reader
+	// Sleep waits between retries (default time.Sleep); the simulation
+	// moves its clock instead.
+	Sleep func(time.Duration)
+	// PasswordCost is the bcrypt cost of new passwords (default
+	// bcrypt.DefaultCost). A test option: no flag or variable sets it;
+	// tests lower it, since the race detector makes one hash at the
+	// default cost take most of a second.
+	PasswordCost int
+	Logger       *slog.Logger
+}
+
+// Service runs apprun's domain on its ports (port.go): admission of runs
+// with their charge, execution, accounts, keys, prices and brand contexts.
+type Service struct {
+	cfg   Config
+	ports port.Set
+	log   *store
+	hub   *hub
+	exec  *executor
+	sweep *sweeper
+	hooks *dispatcher
+	// counters feed Stats.
+	counters counters
+	// finished: the stream events of finished runs (replaycache.go).
+	finished finishedLogs
+	// reads and creates are the in-memory rate-limit windows of a
+	// standalone node (nil otherwise).
+	reads, creates *localWindows
+	// createsFull: on a shared log, until when each key's creation window
+	// was last found full by this node (key id → time.Time), for
+	// CreateWindowFull. Bounded by the keys refused in the last minute.
+	createsFull  sync.Map
+	createsNoted atomic.Uint64
+	// acked: creates answered before the read models applied them (acked.go).
+	acked port.HighWater
+	// dummyHash: what an unknown email's sign-in checks (login.go).
+	dummyHash []byte
+	// priceCopy: which copy of a price this node's admissions check
+	// (price.go); another one after a conflict the log does not explain.
+	priceCopy atomic.Int32
+
+	// voiding: runs whose admission voidLater is resolving (run_no →
+	// true), which a retry with their key must not be handed yet.
+	voiding sync.Map
+
+	stopOnce sync.Once
+	// stopped ends background work (voidLater) when the engine stops.
+	stopped chan struct{}
+}
+
+// New validates cfg and prepares an Engine on its ports.
+func New(ports port.Set, cfg Config) (*Service, error) {
+	if ports.Log == nil || ports.Queue == nil || ports.Live == nil || ports.Windows == nil {
+		return nil, errors.New("engine: every port (Log, Queue, Live, Windows) is required")
+	}
+	if cfg.Catalog == nil {
+		return nil, errors.New("engine: Catalog is required")
+	}
+	if cfg.Reads == nil {
+		return nil, errors.New("engine: Reads is required")
+	}
+	if cfg.SweepEvery <= 0 {
+		cfg.SweepEvery = time.Minute
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 32
+	}
+	if cfg.Webhooks.Backoff <= 0 {
+		cfg.Webhooks.Backoff = 5 * time.Second
+	}
+	if cfg.Webhooks.Window <= 0 {
+		cfg.Webhooks.Window = 24 * time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.IntN == nil {
+		cfg.IntN = rand.IntN
+	}
+	if cfg.Entropy == nil {
+		cfg.Entropy = crand.Reader
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = time.Sleep
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.PasswordCost == 0 {
+		cfg.PasswordCost = bcrypt.DefaultCost
+	}
+	if cfg.PasswordCost < bcrypt.MinCost || cfg.PasswordCost > bcrypt.MaxCost {
+		return nil, fmt.Errorf("engine: PasswordCost %d is not a bcrypt cost (%d to %d)", cfg.PasswordCost, bcrypt.MinCost, bcrypt.MaxCost)
+	}
+	dummy, err := dummyHashAt(cfg.PasswordCost)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e := &Service{cfg: cfg, ports: ports, log: &store{log: ports.Log}, dummyHash: dummy, stopped: make(chan struct{})}
+	e.priceCopy.Store(int32(cfg.IntN(priceCopies)))
+	if cfg.Standalone && cfg.Limits.ReadsPerMinute > 0 {
+		e.reads = newLocalWindows(cfg.Limits.ReadsPerMinute)
+	}
+	if cfg.Standalone && cfg.Limits.CreatePerMinute > 0 {
+		e.creates = newLocalWindows(cfg.Limits.CreatePerMinute)
+	}
+	return e, nil
+}
+
+// Start writes the catalog's initial prices, and starts the live-event hub,
+// the executor, the webhook dispatcher and the retention sweeper. It
+// returns once all are running.
+func (e *Service) Start(ctx context.Context) error {
+	if err := e.Prepare(ctx); err != nil {
+		return err
+	}
+	e.hub = newHub(e.cfg.Logger)
+	if err := e.hub.start(e.ports.Live); err != nil {
+		return fmt.Errorf("engine: live hub: %w", err)
+	}
+	e.exec = newExecutor(e)
+	if err := e.exec.start(ctx); err != nil {
+		e.hub.stop()
+		return fmt.Errorf("engine: executor: %w", err)
+	}
+	hooks, err := startDispatcher(ctx, e)
+	if err != nil {
+		e.exec.stop()
+		e.hub.stop()
+		return fmt.Errorf("engine: webhooks: %w", err)
+	}
+	e.hooks = hooks
+	e.sweep = startSweeper(e)
+	return nil
+}
+
+// Prepare writes the catalog's prices, as Start does, but starts no
+// executor, hub or sweeper: enough to write (the bench's probe).
+func (e *Service) Prepare(ctx context.Context) error {
+	if err := e.seedPrices(ctx); err != nil {
+		return fmt.Errorf("engine: seed prices: %w", err)
+	}
+	return nil
+}
+
+// Stop stops the executor (runs in flight are abandoned to redelivery) and
+// the hub. Safe twice and before Start.
+func (e *Service) Stop() {
+	e.stopOnce.Do(func() {
+		close(e.stopped)
+		if e.sweep != nil {
+			e.sweep.stop()
+		}
+		if e.exec != nil {
+			e.exec.stop()
+		}
+		e.hooks.stop()
+		if e.hub != nil {
+			e.hub.stop()
+		}
+	})
+}
+
+// Catalog returns the Apps.
+func (e *Service) Catalog() *engine.Catalog { return e.cfg.Catalog }
+
+// now is the time events carry: UTC, to the millisecond, the one
+// precision the API shows (RFC 3339 with at most three fraction digits).
+func (e *Service) now() time.Time { return e.cfg.Now().UTC().Truncate(time.Millisecond) }
+
+// internal wraps an unexpected failure: logged by the caller's adapter and
+// shown to clients only as internal_error.
+func internal(op string, err error) error {
+	return fmt.Errorf("engine: %s: %w", op, err)
+}
+
+// LogHead is the sequence of the newest message in the log: a node whose
+// read models have reached it has seen every write made anywhere before.
+func (e *Service) LogHead(ctx context.Context) (uint64, error) {
+	head, err := e.ports.Log.Head(ctx)
+	if err != nil {
+		return 0, internal("log head", err)
+	}
+	return head, nil
+}
+
+// Writable says whether the event log can take writes now: connected,
+// with a stream leader (the eventlog probes it). While it cannot, requests
+// fail at once with ErrUnavailable.
+func (e *Service) Writable() bool { return e.ports.Log.Available() }
+
+// Unready says why this node cannot serve requests now, or nil when it
+// can: the log cannot take writes, or the shared rate-limit windows, which
+// every limited request counts in, cannot count. (A standalone node counts
+// in memory and needs no window.) /readyz answers 503 with it: a node
+// whose windows were lost with a server that restarted answered 503 to
+// every call while it said it was ready.
+func (e *Service) Unready() error {
+	if err := e.ports.Log.Unavailable(); err != nil {
+		return err
+	}
+	shared := !e.cfg.Standalone && (e.cfg.Limits.CreatePerMinute > 0 || e.cfg.Limits.ReadsPerMinute > 0)
+	if shared {
+		return e.ports.Windows.Unavailable()
+	}
+	return nil
+}
+
+// AccountSeq is the sequence of an account's newest ledger event (a
+// run's admission, settle and refund are among them), or ErrNotFound.
+func (e *Service) AccountSeq(ctx context.Context, accountID string) (uint64, error) {
+	m, err := e.ports.Log.Last(ctx, subjects.Account(accountID))
+	if errors.Is(err, port.ErrNoMessage) {
+		return 0, engine.ErrNotFound
+	}
+	if err != nil {
+		return 0, internal("read account", err)
+	}
+	return m.Seq, nil
+}
+
+// RunSeq is the sequence of a run's newest event, or ErrNotFound: it lets
+// a node whose read models lag wait for a run created on another node.
+func (e *Service) RunSeq(ctx context.Context, runNo string) (uint64, error) {
+	var ev engine.RunEvent
+	seq, err := e.log.last(ctx, subjects.Run(runNo), &ev)
+	if errors.Is(err, port.ErrNoMessage) {
+		return 0, engine.ErrNotFound
+	}
+	if err != nil {
+		return 0, internal("read run", err)
+	}
+	return seq, nil
+}

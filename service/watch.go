@@ -1,0 +1,57 @@
+package service
+
+import (
+	"context"
+	"time"
+)
+
+// Watch is the one way a surface follows a run (the event stream, an MCP
+// tool call waiting for its run). It hands send the run's events after
+// `after`, in order, with no gap and no duplicate: first what is stored,
+// then what arrives live. It ends when send has had the terminal event
+// (nil), when send fails (its error), when ctx ends (ctx's error), or when
+// the node stops (nil: the client resumes elsewhere).
+//
+// When the live feed drops the watcher (it fell too far behind), it
+// catches up from the log and goes on. Every `idle` it calls quiet with
+// the last sequence sent, and reads the log again when quiet asks: a
+// safety net under the live feed, and the event stream's heartbeat.
+func (e *Service) Watch(ctx context.Context, runNo string, after uint64, idle time.Duration,
+	send func([]StreamEvent) (done bool, err error), quiet func(last uint64) (catchUp bool, err error)) error {
+	f := e.Follow(runNo, after)
+	defer func() { f.Close() }() // the follower in use at the end
+	tick := time.NewTicker(idle)
+	defer tick.Stop()
+	evs, err := f.Catchup(ctx)
+	for {
+		if err != nil {
+			return err
+		}
+		if done, err := send(evs); done || err != nil {
+			return err
+		}
+		evs = nil
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case m, ok := <-f.Live():
+			if !ok {
+				select {
+				case <-e.stopped:
+					return nil
+				default: // fell behind: read the log again
+				}
+				f.Close()
+				f = e.Follow(runNo, f.Last())
+				evs, err = f.Catchup(ctx)
+				continue
+			}
+			evs, err = f.Receive(ctx, m)
+		case <-tick.C:
+			var again bool
+			if again, err = quiet(f.Last()); again && err == nil {
+				evs, err = f.Catchup(ctx)
+			}
+		}
+	}
+}

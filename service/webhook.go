@@ -1,0 +1,388 @@
+package service
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/subjects"
+)
+
+// Webhooks: a run created with a webhook_url gets its terminal event
+// POSTed there, signed per Standard Webhooks with its account's secret.
+// The terminal write itself (finish or cancel) stores a hook job in the
+// same atomic batch, so a delivery is never lost; a durable consumer on
+// the jobs delivers them, retrying with backoff for a day (JetStream
+// redelivery: a restart resumes where it was). Each attempt's outcome is
+// an event on the account's delivery subject, the delivery log.
+
+// WebhookConfig configures deliveries.
+type WebhookConfig struct {
+	// AllowPrivate lets webhook URLs reach loopback and private addresses
+	// (dev mode and tests); production refuses them, at create and when
+	// dialling (so a name cannot be re-pointed inside).
+	AllowPrivate bool
+	// Backoff is the first retry delay (default 5s); it grows fivefold per
+	// attempt up to an hour.
+	Backoff time.Duration
+	// Window is how long a delivery is retried (default 24h).
+	Window time.Duration
+	// Sender posts deliveries (package webhook); required by Start.
+	Sender port.WebhookSender
+}
+
+const webhookConsumer = "apprun-webhooks"
+
+// HookJob asks for a run's terminal event to be delivered to one of its
+// targets (0: the run's webhook_url, or the first account endpoint).
+type HookJob struct {
+	RunNo  string    `json:"run_no"`
+	V      int       `json:"v"`
+	Target int       `json:"target"`
+	At     time.Time `json:"at,omitzero"`
+}
+
+// hookJobs are the delivery jobs of a run's terminal write (or of a
+// redelivery): one per target, written at `at`.
+func hookJobs(run engine.Run, at time.Time, keep time.Duration) []entry {
+	var out []entry
+	for i := range run.WebhookTargets() {
+		out = append(out, entry{subject: hookSubject(run.RunNo), ttl: keep,
+			value: HookJob{RunNo: run.RunNo, V: engine.EventVersion, Target: i, At: at}})
+	}
+	return out
+}
+
+// hookKeep is how long a webhook job stays in the log: the delivery
+// window, in which it is retried, and an hour. Jobs are work items, no
+// part of the billing history.
+func (e *Service) hookKeep() time.Duration { return e.cfg.Webhooks.Window + time.Hour }
+
+// DeliveryKept is how long a webhook delivery's record stays in the log
+// (and in the deliveries list) after its last attempt. Each attempt's
+// record replaces the one before (a rollup), so a delivery is one message.
+const DeliveryKept = 30 * 24 * time.Hour
+
+// RedeliverEvery is how often a run's webhook may be sent again: each
+// redelivery posts to every target, so without a bound one call could be
+// turned into any number of outbound requests.
+const RedeliverEvery = time.Minute
+
+// Delivery is the state of one run's webhook delivery (the log entry).
+type Delivery struct {
+	WebhookID  string    `json:"webhook_id"`
+	RunNo      string    `json:"run_no"`
+	Event      string    `json:"event"`
+	URL        string    `json:"url"`
+	Status     string    `json:"status"` // retrying | delivered | failed
+	Attempts   int       `json:"attempts"`
+	LastStatus int       `json:"last_status,omitempty"`
+	LastError  string    `json:"last_error,omitempty"`
+	NextAt     time.Time `json:"next_attempt_at,omitzero"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+type secretEvent struct {
+	Type   string    `json:"type"` // "webhook_secret"
+	V      int       `json:"v"`
+	At     time.Time `json:"at"`
+	Secret string    `json:"secret"`
+}
+
+func hookSubject(runNo string) string       { return subjects.HookPrefix + runNo }
+func secretSubject(accountID string) string { return subjects.WHSecretPrefix + accountID }
+func deliverySubject(accountID, runNo string, target int) string {
+	return subjects.WHDeliveryPrefix + accountID + "." + runNo + "." + strconv.Itoa(target)
+}
+
+// CheckWebhookURL refuses what a webhook_url may not be: another scheme,
+// no host, and (unless private addresses are allowed) a loopback or
+// private or special-purpose literal address (the sender's policy) or
+// localhost.
+func (e *Service) CheckWebhookURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(raw) > 2000 || u.User != nil {
+		return engine.Errorf(engine.CodeInvalidRequest, "webhook_url must be an http(s) URL without credentials")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return engine.Errorf(engine.CodeInvalidRequest, "webhook_url's port must be from 1 to 65535, not %q", p)
+		}
+	}
+	host := strings.TrimSuffix(u.Hostname(), ".") // the root's dot names the same host
+	if numericHost(host) {
+		if _, err := netip.ParseAddr(host); err != nil {
+			return engine.Errorf(engine.CodeInvalidRequest, "webhook_url's host %q is an IPv4 address written otherwise than as four decimal numbers (a.b.c.d), which resolvers read in different ways; write it a.b.c.d", host)
+		}
+	}
+	if e.cfg.Webhooks.AllowPrivate {
+		return nil
+	}
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return engine.Errorf(engine.CodeInvalidRequest, "webhook_url must not point at this machine")
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && e.cfg.Webhooks.Sender != nil && !e.cfg.Webhooks.Sender.Allowed(ip) {
+		return engine.Errorf(engine.CodeInvalidRequest, "webhook_url must not point at a loopback, private or special-purpose address")
+	}
+	return nil
+}
+
+// numericHost says whether a URL's host is an IPv4 address as the WHATWG
+// URL standard reads one: its last label is a number (decimal, or hex
+// after 0x). Browsers and getaddrinfo read 2130706433, 0x7f000001 and
+// 127.1 as 127.0.0.1, where Go's URL and IP parsers see a name; no name
+// in the DNS ends in a number, so a host that does is an address.
+func numericHost(host string) bool {
+	last := host[strings.LastIndexByte(host, '.')+1:]
+	if len(last) >= 2 && (last[:2] == "0x" || last[:2] == "0X") {
+		last = last[2:]
+		return strings.Trim(last, "0123456789abcdefABCDEF") == ""
+	}
+	return last != "" && strings.Trim(last, "0123456789") == ""
+}
+
+// WebhookSecret returns the account's signing secret, made on first use
+// (compare-and-set: every node agrees on one).
+func (e *Service) WebhookSecret(ctx context.Context, accountID string) (string, error) {
+	if _, _, err := e.Account(ctx, accountID); err != nil {
+		return "", err
+	}
+	return e.secretOf(ctx, accountID)
+}
+
+// secretOf is WebhookSecret for an account known to exist (a delivery's:
+// its run exists), without reading the account again.
+func (e *Service) secretOf(ctx context.Context, accountID string) (string, error) {
+	for range e.casTries() {
+		var ev secretEvent
+		_, err := e.log.last(ctx, secretSubject(accountID), &ev)
+		if err == nil {
+			return ev.Secret, nil
+		}
+		if !errors.Is(err, port.ErrNoMessage) {
+			return "", internal("read webhook secret", err)
+		}
+		b := make([]byte, 24)
+		_, _ = rand.Read(b)
+		ev = secretEvent{Type: "webhook_secret", V: engine.EventVersion, At: e.now(), Secret: "whsec_" + base64.StdEncoding.EncodeToString(b)}
+		_, err = e.log.append(ctx, entry{subject: secretSubject(accountID), value: ev, expect: expectSeq(0)})
+		if err == nil {
+			return ev.Secret, nil
+		}
+		if !errors.Is(err, port.ErrConflict) {
+			return "", internal("store webhook secret", err)
+		}
+	}
+	return "", engine.Errorf(engine.CodeInternal, "webhook secret busy; retry")
+}
+
+// Sign is the Standard Webhooks signature of a delivery.
+func Sign(secret, id string, ts int64, body []byte) (string, error) {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	if err != nil {
+		return "", err
+	}
+	m := hmac.New(sha256.New, key)
+	fmt.Fprintf(m, "%s.%d.", id, ts)
+	m.Write(body)
+	return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil)), nil
+}
+
+// Redeliver queues a run's terminal event for delivery again.
+func (e *Service) Redeliver(ctx context.Context, accountID, runNo string) error {
+	events, err := e.log.runLog(ctx, runNo, 0)
+	if err != nil {
+		return internal("read run", err)
+	}
+	if len(events) == 0 || events[0].Event.AccountID != accountID {
+		return engine.Errorf(engine.CodeRunNotFound, "no run %q", runNo)
+	}
+	run := engine.ApplyRun(engine.Run{}, events[0].Event, events[0].Seq)
+	if len(run.WebhookTargets()) == 0 {
+		return engine.Errorf(engine.CodeInvalidRequest, "run %s has no webhook_url and no account endpoint", runNo)
+	}
+	if !events[len(events)-1].Event.Type.Terminal() {
+		return engine.Errorf(engine.CodeInvalidRequest, "run %s has not finished: its webhook is sent when it does", runNo)
+	}
+	// At most one sending of the run's webhook per RedeliverEvery: the
+	// jobs are written with a compare-and-set on the run's last one, so
+	// of concurrent calls one wins.
+	var last HookJob
+	lastSeq, err := e.log.last(ctx, hookSubject(runNo), &last)
+	if err != nil && !errors.Is(err, port.ErrNoMessage) {
+		return internal("read webhook jobs", err)
+	}
+	now := e.now()
+	if wait := last.At.Add(RedeliverEvery).Sub(now); !last.At.IsZero() && wait > 0 {
+		return redeliverLimited(runNo, wait)
+	}
+	jobs := hookJobs(run, now, e.hookKeep())
+	jobs[0].expect = expectSeq(lastSeq)
+	_, err = e.log.append(ctx, jobs...)
+	if errors.Is(err, port.ErrConflict) {
+		return redeliverLimited(runNo, RedeliverEvery)
+	}
+	if err != nil {
+		return internal("queue redelivery", err)
+	}
+	return nil
+}
+
+func redeliverLimited(runNo string, wait time.Duration) error {
+	return &engine.Error{Code: engine.CodeRateLimited, RetryAfter: wait,
+		Message: fmt.Sprintf("run %s's webhook was sent less than %s ago; it can be sent again in %s", runNo, RedeliverEvery, wait.Round(time.Second))}
+}
+
+// Deliveries lists an account's webhook deliveries, newest first.
+func (e *Service) Deliveries(ctx context.Context, accountID string, limit int) ([]Delivery, error) {
+	subjects, err := e.ports.Log.Subjects(ctx, subjects.WHDeliveryPrefix+accountID+".>")
+	if err != nil {
+		return nil, internal("list deliveries", err)
+	}
+	var out []Delivery
+	for _, subj := range subjects {
+		var d Delivery
+		if _, err := e.log.last(ctx, subj, &d); err == nil {
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UpdatedAt.After(out[j].UpdatedAt) })
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// dispatcher delivers hook jobs.
+type dispatcher struct {
+	e      *Service
+	halt   func()
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func startDispatcher(ctx context.Context, e *Service) (*dispatcher, error) {
+	if e.cfg.Webhooks.Sender == nil {
+		return nil, errors.New("Webhooks.Sender is required")
+	}
+	d := &dispatcher{e: e}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
+	halt, err := e.ports.Queue.Consume(ctx, port.QueueSpec{Name: webhookConsumer, Filter: subjects.HookPrefix + "*",
+		AckWait: 30 * time.Second, MaxPending: 256, Batch: 32}, func(m port.QueueMsg) {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.handle(m)
+		}()
+	})
+	if err != nil {
+		d.cancel()
+		return nil, err
+	}
+	d.halt = halt
+	return d, nil
+}
+
+func (d *dispatcher) stop() {
+	if d == nil {
+		return
+	}
+	d.halt()
+	d.cancel()
+	d.wg.Wait()
+}
+
+func (d *dispatcher) backoff(attempt int) time.Duration {
+	b := d.e.cfg.Webhooks.Backoff
+	for i := 1; i < attempt && b < time.Hour; i++ {
+		b *= 5
+	}
+	return min(b, time.Hour)
+}
+
+func (d *dispatcher) handle(m port.QueueMsg) {
+	var job HookJob
+	if err := json.Unmarshal(m.Data(), &job); err != nil || job.RunNo == "" {
+		m.Term()
+		return
+	}
+	attempt := int(m.Attempt())
+	ctx, cancel := context.WithTimeout(d.ctx, 20*time.Second)
+	defer cancel()
+	events, err := d.e.log.runLog(ctx, job.RunNo, 0)
+	if err != nil || len(events) == 0 {
+		if err == nil { // purged after retention: nothing left to send
+			m.Term()
+			return
+		}
+		m.Nak(time.Second)
+		return
+	}
+	created, term := events[0], events[len(events)-1]
+	targets := engine.ApplyRun(engine.Run{}, created.Event, created.Seq).WebhookTargets()
+	if !term.Event.Type.Terminal() || job.Target < 0 || job.Target >= len(targets) {
+		m.Term()
+		return
+	}
+	target := targets[job.Target]
+	secret, err := d.e.secretOf(ctx, created.Event.AccountID)
+	if err != nil {
+		m.Nak(time.Second)
+		return
+	}
+	id := strconv.FormatUint(term.Seq, 10)
+	body, _ := json.Marshal(map[string]any{"type": "run." + string(term.Event.Type), "timestamp": term.Event.At,
+		"data": term.Event.PublicData()})
+	status, derr := d.post(ctx, target, secret, id, body)
+	state := Delivery{WebhookID: id, RunNo: job.RunNo, Event: string(term.Event.Type), URL: target,
+		Attempts: attempt, LastStatus: status, UpdatedAt: d.e.now()}
+	switch {
+	case derr == nil:
+		state.Status = "delivered"
+	case d.e.now().Sub(term.Event.At) >= d.e.cfg.Webhooks.Window:
+		state.Status, state.LastError = "failed", derr.Error()
+	default:
+		state.Status, state.LastError = "retrying", derr.Error()
+		state.NextAt = d.e.now().Add(d.backoff(attempt))
+	}
+	if _, err := d.e.log.append(ctx, entry{subject: deliverySubject(created.Event.AccountID, job.RunNo, job.Target), value: state,
+		rollup: true, ttl: DeliveryKept}); err != nil {
+		d.e.cfg.Logger.Warn("recording a webhook delivery", "run_no", job.RunNo, "err", err)
+	}
+	switch state.Status {
+	case "retrying":
+		m.Nak(d.backoff(attempt))
+	case "failed":
+		m.Term()
+	default:
+		m.Ack()
+	}
+}
+
+// post sends one delivery; an answer outside 2xx is a failure.
+func (d *dispatcher) post(ctx context.Context, target, secret, id string, body []byte) (int, error) {
+	ts := d.e.now().Unix()
+	sig, err := Sign(secret, id, ts, body)
+	if err != nil {
+		return 0, err
+	}
+	return d.e.cfg.Webhooks.Sender.Send(ctx, target, map[string]string{
+		"Content-Type": "application/json", "User-Agent": "apprun-webhooks",
+		"webhook-id": id, "webhook-timestamp": strconv.FormatInt(ts, 10), "webhook-signature": sig,
+	}, body)
+}

@@ -1,0 +1,107 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/subjects"
+)
+
+// WebhookEndpoint is an account-level webhook receiver: every run the
+// account creates while it is registered delivers its terminal event there.
+type WebhookEndpoint struct {
+	ID        string    `json:"endpoint_id"`
+	URL       string    `json:"url"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// MaxWebhookEndpoints bounds an account's endpoints.
+const MaxWebhookEndpoints = 10
+
+type endpointsEvent struct {
+	Type      string            `json:"type"` // "webhook_endpoints"
+	V         int               `json:"v"`
+	At        time.Time         `json:"at"`
+	Endpoints []WebhookEndpoint `json:"endpoints"`
+}
+
+func endpointsSubject(accountID string) string { return subjects.WHEndpointsPrefix + accountID }
+
+// WebhookEndpoints lists an account's endpoints and the sequence they were
+// last written at (0: none yet).
+func (e *Service) WebhookEndpoints(ctx context.Context, accountID string) ([]WebhookEndpoint, uint64, error) {
+	return e.webhookEndpoints(ctx, accountID, false)
+}
+
+// webhookEndpoints is WebhookEndpoints, answered from the cache when
+// cached is set and this node is standalone (every write is its own, so
+// the cache is the log's state: lastcache.go).
+func (e *Service) webhookEndpoints(ctx context.Context, accountID string, cached bool) ([]WebhookEndpoint, uint64, error) {
+	var ev endpointsEvent
+	seq, _, err := e.log.lastFrom(ctx, cached && e.cfg.Standalone, endpointsSubject(accountID), &ev)
+	if errors.Is(err, port.ErrNoMessage) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, internal("read webhook endpoints", err)
+	}
+	return ev.Endpoints, seq, nil
+}
+
+// AddWebhookEndpoint registers a receiver for the account's future runs.
+func (e *Service) AddWebhookEndpoint(ctx context.Context, accountID, url string) (WebhookEndpoint, error) {
+	if err := e.CheckWebhookURL(url); err != nil {
+		return WebhookEndpoint{}, err
+	}
+	if _, _, err := e.Account(ctx, accountID); err != nil {
+		return WebhookEndpoint{}, err
+	}
+	ep := WebhookEndpoint{ID: e.id("wh_", 10), URL: url, CreatedAt: e.now()}
+	return ep, e.updateEndpoints(ctx, accountID, func(list []WebhookEndpoint) ([]WebhookEndpoint, error) {
+		if len(list) >= MaxWebhookEndpoints {
+			return nil, engine.Errorf(engine.CodeInvalidRequest, "an account has at most %d webhook endpoints", MaxWebhookEndpoints)
+		}
+		return append(list, ep), nil
+	})
+}
+
+// RemoveWebhookEndpoint unregisters one; runs made before keep it.
+func (e *Service) RemoveWebhookEndpoint(ctx context.Context, accountID, id string) error {
+	return e.updateEndpoints(ctx, accountID, func(list []WebhookEndpoint) ([]WebhookEndpoint, error) {
+		for i, ep := range list {
+			if ep.ID == id {
+				return append(list[:i:i], list[i+1:]...), nil
+			}
+		}
+		return nil, engine.Errorf(engine.CodeNotFound, "no webhook endpoint %q", id)
+	})
+}
+
+func (e *Service) updateEndpoints(ctx context.Context, accountID string, change func([]WebhookEndpoint) ([]WebhookEndpoint, error)) error {
+	for range e.casTries() {
+		list, seq, err := e.WebhookEndpoints(ctx, accountID)
+		if err != nil {
+			return err
+		}
+		next, err := change(append([]WebhookEndpoint(nil), list...))
+		if err != nil {
+			return err
+		}
+		_, err = e.appendResolved(ctx, entry{subject: endpointsSubject(accountID),
+			value: endpointsEvent{Type: "webhook_endpoints", V: engine.EventVersion, At: e.now(), Endpoints: next}, expect: expectSeq(seq)})
+		if errors.Is(err, port.ErrConflict) {
+			continue
+		}
+		if errors.Is(err, errUnresolved) {
+			return unresolved("the change to the webhook endpoints", "list them before trying again")
+		}
+		if err != nil {
+			return internal("write webhook endpoints", err)
+		}
+		return nil
+	}
+	return engine.Errorf(engine.CodeInternal, "webhook endpoints busy; retry")
+}
