@@ -242,7 +242,7 @@ func compare(rep engine.AuditReport, store *projections.Store) ([]string, error)
 		want := rep.Accounts[id]
 		got, err := store.Account(id)
 		switch {
-		case errors.Is(err, engine.ErrNotFound):
+		case errors.Is(err, port.ErrNotFound):
 			out = append(out, fmt.Sprintf("account %s: missing from the read model", id))
 		case errors.Is(err, projections.ErrDamaged):
 		case err != nil:
@@ -257,7 +257,7 @@ func compare(rep engine.AuditReport, store *projections.Store) ([]string, error)
 		}
 		got, err := store.Run(no)
 		switch {
-		case errors.Is(err, engine.ErrNotFound):
+		case errors.Is(err, port.ErrNotFound):
 			out = append(out, fmt.Sprintf("run %s: missing from the read model", no))
 		case errors.Is(err, projections.ErrDamaged):
 		case err != nil:

@@ -142,7 +142,7 @@ func preparedEngine(ctx context.Context, nc *nats.Conn, lim engine.Limits, repli
 type noReads struct{}
 
 func (noReads) BrandContext(context.Context, string) (engine.BrandContext, error) {
-	return engine.BrandContext{}, engine.ErrNotFound
+	return engine.BrandContext{}, port.ErrNotFound
 }
 
 func (noReads) FinishedBefore(time.Time, int) ([]engine.FinishedRun, error) { return nil, nil }

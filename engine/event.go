@@ -16,11 +16,11 @@ const (
 	ToolRunning  RunEventType = "tool_running"
 	RunCompleted RunEventType = "completed"
 	RunFailed    RunEventType = "failed"
-	// RunCanceled is how apprun before 2026-11 ended a canceled run. It is
+	// runCanceled is how apprun before 2026-11 ended a canceled run. It is
 	// never written now (a cancel is a failed event with the error code
 	// canceled, so the stream keeps the spec's four kinds); DecodeRunEvent
 	// reads an old one as that failed event.
-	RunCanceled RunEventType = "canceled"
+	runCanceled RunEventType = "canceled"
 	// RunFenced is not a run event: a node that could not learn whether
 	// its admission was stored writes it on the run's subject, expecting
 	// no message yet, so that the admission never can be (fence.go). A
@@ -121,7 +121,7 @@ func DecodeRunEventWith(unmarshal func([]byte, any) error, data []byte) (RunEven
 	if err := unmarshal(data, &e); err != nil {
 		return e, err
 	}
-	if e.Type == RunCanceled {
+	if e.Type == runCanceled {
 		e.Type, e.Error = RunFailed, CanceledError()
 	}
 	return e, nil

@@ -1,12 +1,5 @@
 package engine
 
-import (
-	"errors"
-)
-
-// ErrNotFound is the expected absence of a record in a read model.
-var ErrNotFound = errors.New("not found")
-
 // Limits are the rate and concurrency limits of spec §8. Zero disables one.
 type Limits struct {
 	CreatePerMinute    int // run creations per API key

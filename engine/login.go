@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -28,10 +27,6 @@ const (
 	MinPassword = 10
 	MaxPassword = 72 // bcrypt reads no further
 )
-
-// ErrBadCredentials is a sign-in with an unknown email or a wrong password
-// (the two are not told apart).
-var ErrBadCredentials = errors.New("engine: wrong email or password")
 
 // NormalEmail checks and normalises an email address for a login.
 func NormalEmail(email string) (string, error) {

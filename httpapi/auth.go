@@ -11,6 +11,7 @@ import (
 
 	"github.com/apprun/apprun/edge"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 )
 
@@ -73,10 +74,10 @@ func (a *API) keyOf(r *http.Request) (caller, error) {
 	}
 	hash := engine.HashKey(tok)
 	k, err := a.cfg.Reads.KeyByHash(hash)
-	if errors.Is(err, engine.ErrNotFound) && a.keyMisses.Allow() && a.catchUp(r.Context()) {
+	if errors.Is(err, port.ErrNotFound) && a.keyMisses.Allow() && a.catchUp(r.Context()) {
 		k, err = a.cfg.Reads.KeyByHash(hash) // made on another node a moment ago?
 	}
-	if errors.Is(err, engine.ErrNotFound) || (err == nil && k.Revoked) {
+	if errors.Is(err, port.ErrNotFound) || (err == nil && k.Revoked) {
 		return caller{}, errorf(engine.CodeUnauthorized, "invalid API key")
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 	"github.com/gorilla/mux"
 )
 
@@ -34,7 +35,7 @@ func (a *API) capabilityOf(app *engine.App) (capability, error) {
 		TimeoutSeconds: int(app.Timeout.Seconds()), RetentionDays: int(app.Retention.Hours() / 24),
 		AcceptsBrandContext: app.AcceptsBrandContext, InputSchema: app.InputSchema}
 	p, err := a.cfg.Reads.Price(app.Slug)
-	if err != nil && !errors.Is(err, engine.ErrNotFound) {
+	if err != nil && !errors.Is(err, port.ErrNotFound) {
 		return c, err
 	}
 	if err == nil && !p.Recalibrating {

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/service"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -183,7 +184,7 @@ func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
 	if err := json.Unmarshal(raw, &b.Input); err != nil || b.Input == nil {
 		return b, errorf(engine.CodeInvalidRequest, "input must be a JSON object")
 	}
-	if path, ok := engine.FileField(b.Input, "input"); ok {
+	if path, ok := service.FileField(b.Input, "input"); ok {
 		return b, errorf(engine.CodeInvalidRequest, "%s is a file field; the API is JSON-only and does not accept files", path)
 	}
 	if id, ok, err := stringField(obj, "brand_context_id"); err != nil {

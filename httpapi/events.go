@@ -45,7 +45,7 @@ func (a *API) streamReader(h func(http.ResponseWriter, *http.Request, caller)) h
 				keyed(w, r) // answers 401 as for any request without a key
 				return
 			}
-			c = caller{KeyID: engine.SessionKeyID(acct), AccountID: acct}
+			c = caller{KeyID: service.SessionKeyID(acct), AccountID: acct}
 		}
 		known(w, r, c.KeyID)
 		q, err := a.cfg.Engine.AllowReadQuota(r.Context(), c.KeyID)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 	"github.com/gorilla/mux"
 )
@@ -157,13 +158,13 @@ func (a *API) ownRun(r *http.Request, c caller) (engine.Run, error) {
 		return engine.Run{}, errorf(engine.CodeRunNotFound, "no run %q", runNo)
 	}
 	run, err := a.cfg.Reads.Run(runNo)
-	if errors.Is(err, engine.ErrNotFound) {
+	if errors.Is(err, port.ErrNotFound) {
 		// Created on another node a moment ago? The log knows.
 		if seq, serr := a.cfg.Engine.RunSeq(r.Context(), runNo); serr == nil && a.awaitRead(r.Context(), seq) == nil {
 			run, err = a.cfg.Reads.Run(runNo)
 		}
 	}
-	if errors.Is(err, engine.ErrNotFound) || (err == nil && run.AccountID != c.AccountID) {
+	if errors.Is(err, port.ErrNotFound) || (err == nil && run.AccountID != c.AccountID) {
 		return engine.Run{}, errorf(engine.CodeRunNotFound, "no run %q", runNo)
 	}
 	return run, err

@@ -37,7 +37,7 @@ type Engine interface {
 		send func([]service.StreamEvent) (bool, error), quiet func(uint64) (bool, error)) error
 	OpenAccount(ctx context.Context, email string, credits int64) (service.NewAccount, error)
 	GrantCredits(ctx context.Context, id string, amount int64) (int64, uint64, error)
-	CreateKey(ctx context.Context, accountID, name string) (engine.NewKey, error)
+	CreateKey(ctx context.Context, accountID, name string) (service.NewKey, error)
 	RevokeKey(ctx context.Context, keyID string) (uint64, error)
 	TouchKey(ctx context.Context, keyID string) error
 	SetPrice(ctx context.Context, slug string, cost int64, recalibrating bool) (engine.Price, uint64, error)

@@ -13,6 +13,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -212,7 +213,7 @@ func (s *surface) getRun(ctx context.Context, req *sdk.CallToolRequest) (*sdk.Ca
 		return toolError(engine.Errorf(engine.CodeInvalidInput, "run_no: a run number is required")), nil
 	}
 	r, err := s.cfg.Reads.Run(args.RunNo)
-	if errors.Is(err, engine.ErrNotFound) || (err == nil && r.AccountID != c.AccountID) {
+	if errors.Is(err, port.ErrNotFound) || (err == nil && r.AccountID != c.AccountID) {
 		return toolError(engine.Errorf(engine.CodeRunNotFound, "no run %q", args.RunNo)), nil
 	}
 	if err != nil {

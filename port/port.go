@@ -176,3 +176,6 @@ type Set struct {
 	Live    Live
 	Windows Windows
 }
+
+// ErrNotFound is the expected absence of a record in a read model.
+var ErrNotFound = errors.New("not found")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/subjects"
 	bolt "go.etcd.io/bbolt"
 )
@@ -41,7 +42,7 @@ func (b *batch) account(id string) (*ledger.Account, error) {
 		return a, nil
 	}
 	a := &ledger.Account{}
-	if err := getJSON(b.tx.Bucket(bucketAccounts), []byte(id), a); err != nil && err != engine.ErrNotFound {
+	if err := getJSON(b.tx.Bucket(bucketAccounts), []byte(id), a); err != nil && err != port.ErrNotFound {
 		return nil, err
 	}
 	b.accts[id] = a
@@ -55,7 +56,7 @@ func (b *batch) run(id string) (*engine.Run, error) {
 	}
 	r := &engine.Run{}
 	err := getJSON(b.tx.Bucket(bucketRuns), []byte(id), r)
-	if err == engine.ErrNotFound {
+	if err == port.ErrNotFound {
 		return nil, nil
 	}
 	if err != nil {
@@ -108,7 +109,7 @@ func (b *batch) apply(m event) error {
 			return err
 		}
 		if a.ID == "" && ev.Type != ledger.AccountOpened {
-			return engine.ErrNotFound
+			return port.ErrNotFound
 		}
 		if entry, ok := ledger.LineOf(ev); ok {
 			if err := putJSON(tx.Bucket(bucketLedger), accountSeqKey(id, seq), entry); err != nil {
@@ -136,7 +137,7 @@ func (b *batch) apply(m event) error {
 		}
 		if r == nil {
 			if ev.Type != engine.RunCreated {
-				return engine.ErrNotFound
+				return port.ErrNotFound
 			}
 			r = &engine.Run{}
 			b.runs[id] = r
@@ -166,7 +167,7 @@ func (b *batch) apply(m event) error {
 		}
 		b.keysChanged = true
 		var k engine.Key
-		if err := getJSON(tx.Bucket(bucketKeys), []byte(ev.Hash), &k); err != nil && err != engine.ErrNotFound {
+		if err := getJSON(tx.Bucket(bucketKeys), []byte(ev.Hash), &k); err != nil && err != port.ErrNotFound {
 			return err
 		}
 		k.KeyID, k.AccountID, k.Prefix, k.Name = ev.KeyID, ev.AccountID, ev.Prefix, ev.Name

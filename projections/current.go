@@ -77,7 +77,7 @@ func (c *Current) upTo(kind, id string, seq func(context.Context) (uint64, error
 			newest, err = seq(ctx)
 		}
 		switch {
-		case errors.Is(err, engine.ErrNotFound):
+		case errors.Is(err, port.ErrNotFound):
 			// nothing in the log: the store's not found is the answer
 		case err != nil:
 			return fmt.Errorf("%w: %s %s: %w", ErrBehind, kind, id, err)

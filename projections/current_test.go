@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/projections"
 	"github.com/apprun/apprun/service"
@@ -63,7 +62,7 @@ func TestCurrentWaitsForTheLogOrAnswersUnavailable(t *testing.T) {
 	if a, err := cur.Account(acct.AccountID); err != nil || a.Balance != 15 {
 		t.Fatalf("read through Current: %+v %v, want the granted balance 15", a, err)
 	}
-	if _, err := cur.Run("run_aaaaaaaaaaaaaaaa"); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := cur.Run("run_aaaaaaaaaaaaaaaa"); !errors.Is(err, port.ErrNotFound) {
 		t.Fatalf("a run the log does not hold: %v, want not found", err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	gojson "github.com/goccy/go-json"
 
-	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -61,7 +61,7 @@ func put(b *bolt.Bucket, key, val []byte) error {
 func get(b *bolt.Bucket, key []byte) ([]byte, error) {
 	stored := b.Get(key)
 	if stored == nil {
-		return nil, engine.ErrNotFound
+		return nil, port.ErrNotFound
 	}
 	return unseal(key, stored)
 }
@@ -111,7 +111,7 @@ func putJSON(b *bolt.Bucket, key []byte, v any) error {
 // getU64 reads a sealed 8-byte counter or sequence; 0 when absent.
 func getU64(b *bolt.Bucket, key []byte) (uint64, error) {
 	v, err := get(b, key)
-	if errors.Is(err, engine.ErrNotFound) {
+	if errors.Is(err, port.ErrNotFound) {
 		return 0, nil
 	}
 	if err != nil {

@@ -115,7 +115,7 @@ func TestStoreResumesAfterItsAppliedSequence(t *testing.T) {
 	if err != nil || k.AccountID != acct.AccountID || k.Revoked {
 		t.Fatalf("key: %+v %v", k, err)
 	}
-	if _, err := s.KeyByHash(engine.HashKey("ak_other")); err != engine.ErrNotFound {
+	if _, err := s.KeyByHash(engine.HashKey("ak_other")); err != port.ErrNotFound {
 		t.Fatalf("unknown key: %v, want ErrNotFound", err)
 	}
 }

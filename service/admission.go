@@ -45,9 +45,6 @@ type CreatedRun struct {
 	Quota Quota
 }
 
-// concurrencyRetryAfter is the Retry-After of a concurrency_limit answer.
-const concurrencyRetryAfter = 2 * time.Second
-
 // CreateRun admits a run: checks in the spec's order (App 404, price 409,
 // balance 402, input 422, brand context 422, rate 429), then one atomic
 // write of the charge, a platform slot, the price check and the run's first
@@ -59,7 +56,7 @@ const concurrencyRetryAfter = 2 * time.Second
 // admission's sequence as Acknowledged, and the surfaces' reads wait for
 // it instead.
 func (e *Service) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRun, error) {
-	if err := engine.CheckNoFiles(req.Input); err != nil {
+	if err := CheckNoFiles(req.Input); err != nil {
 		return CreatedRun{}, err // on every surface, before anything is claimed
 	}
 	if req.WebhookURL != "" {
@@ -101,31 +98,30 @@ func (e *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 	// admission's write checks both sequences. A refusal is confirmed by
 	// a read of the log first.
 	price, priceCached, err := e.admissionPrice(ctx, app.Slug, true)
-	if err == nil && priceCached && admissiblePrice(price.Price, req.MaxCreditCost) != nil {
-		price, priceCached, err = e.admissionPrice(ctx, app.Slug, false)
-	}
 	if err != nil {
-		return CreatedRun{}, err
-	}
-	if err := admissiblePrice(price.Price, req.MaxCreditCost); err != nil {
 		return CreatedRun{}, err
 	}
 	acct, acctSeq, err := e.account(ctx, req.AccountID, true)
-	if err == nil && acct.Balance < price.CreditCost {
-		// Short: decided again from the log, the price and the balance.
-		if price, priceCached, err = e.admissionPrice(ctx, app.Slug, false); err != nil {
-			return CreatedRun{}, err
-		}
-		if err := admissiblePrice(price.Price, req.MaxCreditCost); err != nil {
-			return CreatedRun{}, err
-		}
-		acct, acctSeq, err = e.account(ctx, req.AccountID, false)
-	}
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	if acct.Balance < price.CreditCost {
-		return CreatedRun{}, insufficient(acct.Balance, price.CreditCost)
+	// The price and the balance, decided before the input is checked
+	// (no limit yet: those are decided when the run is written).
+	decide := func() error {
+		_, err := engine.Admit(engine.Admission{Account: acct, Price: price.Price, MaxCost: req.MaxCreditCost})
+		return err
+	}
+	if decide() != nil {
+		// Refused from the cache: decided again from the log.
+		if price, priceCached, err = e.admissionPrice(ctx, app.Slug, false); err != nil {
+			return CreatedRun{}, err
+		}
+		if acct, acctSeq, err = e.account(ctx, req.AccountID, false); err != nil {
+			return CreatedRun{}, err
+		}
+		if err := decide(); err != nil {
+			return CreatedRun{}, err
+		}
 	}
 	input, err := app.ValidateInput(req.Input)
 	if err != nil {
@@ -215,34 +211,30 @@ func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 					return CreatedRun{}, engine.Errorf(engine.CodePricingNotReady, "the price of %q changed while the run was being created; retry to run at the current price", created.AppSlug)
 				}
 				// The cached price was stale (another node set it): the
-				// log's is the price this request meets, checked as at the
-				// start.
-				if err := admissiblePrice(now.Price, maxCost); err != nil {
-					return CreatedRun{}, err
-				}
+				// log's is the price this request meets, decided below as
+				// at the start.
 				price, created.CreditCost = now, now.CreditCost
 			}
 			fromCache = false
 		}
 		created.At = e.now()
-		charge, err := ledger.Charge(acct, created.RunNo, price.CreditCost, e.cfg.Limits.OwnerActiveRuns, created.At)
-		switch {
-		case err != nil && fromCache:
-			continue // a refusal is made from the log (the next attempt reads it)
-		case errors.Is(err, ledger.ErrInsufficientCredits):
-			return CreatedRun{}, insufficient(acct.Balance, price.CreditCost)
-		case errors.Is(err, ledger.ErrTooManyActive):
-			return CreatedRun{}, &engine.Error{Code: engine.CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter,
-				Message: "this account already has the maximum of active runs; wait for one to finish"}
-		case err != nil:
-			return CreatedRun{}, internal("charge", err)
-		}
 		created.Slot = 0
 		var slotSeq uint64
+		full := false
 		if e.cfg.Limits.PlatformActiveRuns > 0 {
+			var err error
 			if created.Slot, slotSeq, err = e.freeSlot(ctx, fromCache); err != nil {
 				return CreatedRun{}, err
 			}
+			full = created.Slot == 0
+		}
+		charge, err := engine.Admit(engine.Admission{RunNo: created.RunNo, At: created.At, Account: acct, Price: price.Price,
+			MaxCost: maxCost, OwnerActiveRuns: e.cfg.Limits.OwnerActiveRuns, PlatformFull: full})
+		switch {
+		case err != nil && fromCache:
+			continue // a refusal is made from the log (the next attempt reads it)
+		case err != nil:
+			return CreatedRun{}, err
 		}
 		seq, err := e.log.append(ctx, admission(created, charge, acctSeq, slotSeq, price, key)...)
 		if errors.Is(err, port.ErrConflict) {
@@ -318,40 +310,13 @@ const (
 	admitMaxBackoff = 2 * time.Second
 )
 
-// admissiblePrice refuses a price a run cannot be admitted at: none, being
-// recalibrated, or above the client's max_credit_cost.
-func admissiblePrice(p engine.Price, maxCost *int64) error {
-	if err := priceReady(p); err != nil {
-		return err
-	}
-	if maxCost != nil && p.CreditCost > *maxCost {
-		return engine.Errorf(engine.CodePricingNotReady, "the price of %q is %d Credits, above your max_credit_cost of %d; nothing was charged",
-			p.Slug, p.CreditCost, *maxCost)
-	}
-	return nil
-}
-
-func priceReady(p engine.Price) error {
-	switch {
-	case p.Seq == 0:
-		return engine.Errorf(engine.CodePricingNotReady, "App %q has no price yet; retry later", p.Slug)
-	case p.Recalibrating:
-		return engine.Errorf(engine.CodePricingNotReady, "the price of App %q is being recalibrated; retry later", p.Slug)
-	}
-	return nil
-}
-
-func insufficient(balance, cost int64) error {
-	return engine.Errorf(engine.CodeInsufficientCredits, "balance is %d Credits, the run costs %d", balance, cost)
-}
-
 // freeSlot finds a platform slot that is free now, starting at a random
 // index so concurrent creates rarely race for the same one. The claim is a
 // compare-and-set, so a stale read only costs a retry.
 //
 // With cached set, slots are read from the cache (the claim's
 // compare-and-set makes that exact, lastcache.go), and "none free" is
-// confirmed by reading them all from the log.
+// confirmed by reading them all from the log. None free is slot 0.
 func (e *Service) freeSlot(ctx context.Context, cached bool) (int, uint64, error) {
 	n := e.cfg.Limits.PlatformActiveRuns
 	start := e.cfg.IntN(n)
@@ -372,6 +337,5 @@ func (e *Service) freeSlot(ctx context.Context, cached bool) (int, uint64, error
 	if cached {
 		return e.freeSlot(ctx, false)
 	}
-	return 0, 0, &engine.Error{Code: engine.CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter,
-		Message: "the platform is at its maximum of active runs; wait for a run to finish"}
+	return 0, 0, nil // none free
 }

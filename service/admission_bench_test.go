@@ -15,7 +15,7 @@ import (
 // atomic batch) with the shipped fsync policy and without it, so the cost
 // of SyncAlways is a measured figure:
 //
-//	go test ./engine -run '^$' -bench Admission -benchtime 3000x
+//	go test ./service -run '^$' -bench Admission -benchtime 3000x
 func BenchmarkAdmission(b *testing.B) {
 	for _, sync := range []bool{true, false} {
 		b.Run(fmt.Sprintf("sync_always=%v", sync), func(b *testing.B) {
@@ -46,7 +46,7 @@ func BenchmarkAdmission(b *testing.B) {
 // BenchmarkEventAppend measures one run-event write (a single publish with
 // compare-and-set on the run's subject), with and without SyncAlways.
 //
-//	go test ./engine -run '^$' -bench EventAppend -benchtime 5000x
+//	go test ./service -run '^$' -bench EventAppend -benchtime 5000x
 func BenchmarkEventAppend(b *testing.B) {
 	for _, sync := range []bool{true, false} {
 		b.Run(fmt.Sprintf("sync_always=%v", sync), func(b *testing.B) {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
-	. "github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 )
@@ -116,7 +115,7 @@ func TestNRunsLeaveABoundedLogOutsideTheBillingHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 		finished(t, e, run.RunNo)
-		offset.Add(int64(2 * KeyUseEvery))
+		offset.Add(int64(2 * service.KeyUseEvery))
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {

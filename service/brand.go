@@ -46,7 +46,7 @@ func (e *Service) brandContextFor(ctx context.Context, app *engine.App, accountI
 		return nil, engine.Errorf(engine.CodeInvalidBrandContext, "brand_context_id %q is not a brand context id", id)
 	}
 	bc, err := e.brandContext(ctx, id)
-	if errors.Is(err, engine.ErrNotFound) || (err == nil && bc.AccountID != accountID) {
+	if errors.Is(err, port.ErrNotFound) || (err == nil && bc.AccountID != accountID) {
 		return nil, engine.Errorf(engine.CodeInvalidBrandContext, "no brand context %q in this account", id)
 	}
 	if err != nil {
@@ -62,7 +62,7 @@ func (e *Service) brandContext(ctx context.Context, id string) (engine.BrandCont
 	var ev engine.BrandContextEvent
 	_, err := e.log.last(ctx, subjects.Brand(id), &ev)
 	if errors.Is(err, port.ErrNoMessage) {
-		return engine.BrandContext{}, engine.ErrNotFound
+		return engine.BrandContext{}, port.ErrNotFound
 	}
 	if err != nil {
 		return engine.BrandContext{}, err

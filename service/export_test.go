@@ -33,7 +33,7 @@ func (e *Service) AdmitAtPrice(ctx context.Context, accountID, slug string, read
 	if err != nil {
 		return "", err
 	}
-	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: engine.NewID(engine.PrefixRun, 10), AccountID: accountID,
+	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: NewID(engine.PrefixRun, 10), AccountID: accountID,
 		AppSlug: slug, Input: []byte(`{}`), CreditCost: p.CreditCost}
 	_, err = e.admit(ctx, created, a, seq, p, false, nil, nil)
 	return created.RunNo, err
@@ -83,7 +83,7 @@ func EncodeEntry(ev engine.RunEvent) ([]byte, error) { return json.Marshal(ev) }
 func Streamed(seq uint64, ev engine.RunEvent) (StreamEvent, bool) { return streamed(seq, ev) }
 
 // NewRunNo makes a run number.
-func NewRunNo() string { return engine.NewID(engine.PrefixRun, 10) }
+func NewRunNo() string { return NewID(engine.PrefixRun, 10) }
 
 // LoginHash is the password hash the log holds for email's login.
 func (e *Service) LoginHash(ctx context.Context, email string) (string, error) {

@@ -47,21 +47,21 @@ func (e *Service) keyCountEntry(accountID string, active int, seq uint64) entry 
 
 // CreateKey adds an API key, with an optional name, to an existing account
 // that has fewer than MaxActiveKeys active keys.
-func (e *Service) CreateKey(ctx context.Context, accountID, name string) (engine.NewKey, error) {
+func (e *Service) CreateKey(ctx context.Context, accountID, name string) (NewKey, error) {
 	name = strings.TrimSpace(name)
 	if !utf8.ValidString(name) || utf8.RuneCountInString(name) > engine.MaxKeyName || strings.ContainsAny(name, "\r\n") {
-		return engine.NewKey{}, engine.Errorf(engine.CodeInvalidInput, "name: at most %d characters of UTF-8 text on one line", engine.MaxKeyName)
+		return NewKey{}, engine.Errorf(engine.CodeInvalidInput, "name: at most %d characters of UTF-8 text on one line", engine.MaxKeyName)
 	}
 	if _, _, err := e.Account(ctx, accountID); err != nil {
-		return engine.NewKey{}, err
+		return NewKey{}, err
 	}
 	for range e.casTries() {
 		active, countSeq, err := e.activeKeys(ctx, accountID)
 		if err != nil {
-			return engine.NewKey{}, internal("read key count", err)
+			return NewKey{}, internal("read key count", err)
 		}
 		if active >= engine.MaxActiveKeys {
-			return engine.NewKey{}, engine.Errorf(engine.CodeInvalidRequest, "this account already has %d active API keys, the most it may hold; revoke one first", engine.MaxActiveKeys)
+			return NewKey{}, engine.Errorf(engine.CodeInvalidRequest, "this account already has %d active API keys, the most it may hold; revoke one first", engine.MaxActiveKeys)
 		}
 		key, ev := e.newKey(accountID, name)
 		seq, err := e.appendResolved(ctx, entry{subject: subjects.Key(ev.KeyID), value: ev, expect: expectSeq(0)},
@@ -70,14 +70,14 @@ func (e *Service) CreateKey(ctx context.Context, accountID, name string) (engine
 			continue // another key was made or revoked meanwhile
 		}
 		if errors.Is(err, errUnresolved) {
-			return engine.NewKey{}, unresolved("the key "+ev.KeyID, "a retry may make a second key")
+			return NewKey{}, unresolved("the key "+ev.KeyID, "a retry may make a second key")
 		}
 		if err != nil {
-			return engine.NewKey{}, internal("create key", err)
+			return NewKey{}, internal("create key", err)
 		}
-		return engine.NewKey{KeyID: ev.KeyID, APIKey: key, Seq: seq}, nil
+		return NewKey{KeyID: ev.KeyID, APIKey: key, Seq: seq}, nil
 	}
-	return engine.NewKey{}, engine.Errorf(engine.CodeInternal, "too much contention on this account's keys; retry")
+	return NewKey{}, engine.Errorf(engine.CodeInternal, "too much contention on this account's keys; retry")
 }
 
 // RevokeKey revokes a key for good. Revoking a revoked key is a no-op.
@@ -140,7 +140,7 @@ func (e *Service) TouchKey(ctx context.Context, keyID string) error {
 	var last engine.KeyEvent
 	if _, err := e.log.last(ctx, subjects.KeyUse(keyID), &last); err != nil && !errors.Is(err, port.ErrNoMessage) {
 		return internal("read key use", err)
-	} else if err == nil && e.now().Sub(last.At) < engine.KeyUseEvery {
+	} else if err == nil && e.now().Sub(last.At) < KeyUseEvery {
 		return nil // recorded a moment ago, here or on another node
 	}
 	ev := key
@@ -150,3 +150,19 @@ func (e *Service) TouchKey(ctx context.Context, keyID string) error {
 	}
 	return nil
 }
+
+// NewKey is a created API key: shown once, stored only as its hash.
+type NewKey struct {
+	KeyID  string
+	APIKey string
+	Seq    uint64
+}
+
+// KeyUseEvery is how often a key's use is recorded in the log, on all
+// nodes together: a key's last-used time is kept to the minute.
+const KeyUseEvery = time.Minute
+
+// SessionKeyID is what a website session's requests count against in
+// place of an API key (rate limits, open streams): one per account, never
+// a real key.
+func SessionKeyID(accountID string) string { return "web_" + accountID }

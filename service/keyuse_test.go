@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/engine"
-	. "github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service"
 )
 
 // A key's use is recorded at most once per KeyUseEvery, whichever node
@@ -27,6 +27,6 @@ func TestAKeysUseIsRecordedOncePerInterval(t *testing.T) {
 		}
 	}
 	if n := rec.count("apprun.keyuse.") - before; n != 1 {
-		t.Fatalf("%d key-use events for 3 touches within %s, want 1", n, KeyUseEvery)
+		t.Fatalf("%d key-use events for 3 touches within %s, want 1", n, service.KeyUseEvery)
 	}
 }

@@ -58,7 +58,7 @@ func (e *Service) SignUp(ctx context.Context, email, password string, credits in
 func (e *Service) SignIn(ctx context.Context, email, password string) (string, error) {
 	email, err := engine.NormalEmail(email)
 	if err != nil {
-		return "", engine.ErrBadCredentials
+		return "", ErrBadCredentials
 	}
 	var login engine.LoginEvent
 	_, err = e.log.last(ctx, loginSubject(email), &login)
@@ -66,13 +66,13 @@ func (e *Service) SignIn(ctx context.Context, email, password string) (string, e
 		// Spend the time a hash check takes, so timing does not tell
 		// which emails have a login.
 		_ = bcrypt.CompareHashAndPassword(e.dummyHash, []byte(password))
-		return "", engine.ErrBadCredentials
+		return "", ErrBadCredentials
 	}
 	if err != nil {
 		return "", internal("read login", err)
 	}
 	if bcrypt.CompareHashAndPassword([]byte(login.Hash), []byte(password)) != nil {
-		return "", engine.ErrBadCredentials
+		return "", ErrBadCredentials
 	}
 	return login.AccountID, nil
 }
@@ -91,3 +91,7 @@ func dummyHashAt(cost int) ([]byte, error) {
 	}
 	return bcrypt.GenerateFromPassword([]byte("not a password of anyone's"), cost)
 }
+
+// ErrBadCredentials is a sign-in with an unknown email or a wrong password
+// (the two are not told apart).
+var ErrBadCredentials = errors.New("engine: wrong email or password")

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/engine"
-	. "github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/service"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -32,7 +31,7 @@ func TestSignUpHashesAtTheConfiguredCostAndSignsIn(t *testing.T) {
 		t.Fatalf("sign-in: %q, %v; want %q", got, err, id)
 	}
 	for _, try := range [][2]string{{"someone@example.com", "a wrong password"}, {"no-one@example.com", "a long password"}} {
-		if _, err := e.SignIn(ctx, try[0], try[1]); !errors.Is(err, ErrBadCredentials) {
+		if _, err := e.SignIn(ctx, try[0], try[1]); !errors.Is(err, service.ErrBadCredentials) {
 			t.Fatalf("sign-in as %q with %q: %v, want ErrBadCredentials", try[0], try[1], err)
 		}
 	}

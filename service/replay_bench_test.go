@@ -13,7 +13,7 @@ import (
 // resumed stream: the batched direct gets, decoding each event and
 // encoding its public data (Follower.Catchup).
 //
-//	go test ./engine -run '^$' -bench RunLogReplay -benchtime 200x
+//	go test ./service -run '^$' -bench RunLogReplay -benchtime 200x
 func BenchmarkRunLogReplay(b *testing.B) {
 	e := startEngine(b, true, engine.Limits{}, okApp())
 	runNo, last := service.NewRunNo(), uint64(0)

@@ -264,7 +264,7 @@ func (e *Service) Unready() error {
 func (e *Service) AccountSeq(ctx context.Context, accountID string) (uint64, error) {
 	m, err := e.ports.Log.Last(ctx, subjects.Account(accountID))
 	if errors.Is(err, port.ErrNoMessage) {
-		return 0, engine.ErrNotFound
+		return 0, port.ErrNotFound
 	}
 	if err != nil {
 		return 0, internal("read account", err)
@@ -278,7 +278,7 @@ func (e *Service) RunSeq(ctx context.Context, runNo string) (uint64, error) {
 	var ev engine.RunEvent
 	seq, err := e.log.last(ctx, subjects.Run(runNo), &ev)
 	if errors.Is(err, port.ErrNoMessage) {
-		return 0, engine.ErrNotFound
+		return 0, port.ErrNotFound
 	}
 	if err != nil {
 		return 0, internal("read run", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 	"github.com/apprun/apprun/sim"
 	"github.com/apprun/apprun/simlog"
@@ -625,7 +626,7 @@ func (r rngReader) Read(p []byte) (int, error) {
 type noReads struct{}
 
 func (noReads) BrandContext(context.Context, string) (engine.BrandContext, error) {
-	return engine.BrandContext{}, engine.ErrNotFound
+	return engine.BrandContext{}, port.ErrNotFound
 }
 
 func (noReads) FinishedBefore(time.Time, int) ([]engine.FinishedRun, error) { return nil, nil }

@@ -1,6 +1,6 @@
 // Package simlog is the engine's Log port in memory, for the simulation
 // of the money path: the same compare-and-set and all-or-nothing batch
-// semantics as the JetStream log (the conformance suite in engine/logtest
+// semantics as the JetStream log (the conformance suite in port/logtest
 // runs against both), plus the faults a real log has, injected by hooks a
 // seeded driver sets: a write refused before it is stored, a timeout
 // before it is stored and one after (its ack lost), and reads from a

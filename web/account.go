@@ -12,6 +12,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/service"
 	"github.com/gorilla/mux"
 )
 
@@ -20,7 +21,7 @@ func (s *Site) keysPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	s.showKeys(w, r, v, http.StatusOK, f.Key, f.Notice, f.Problem)
 }
 
-func (s *Site) showKeys(w http.ResponseWriter, r *http.Request, v viewer, status int, created *engine.NewKey, notice, problem string) {
+func (s *Site) showKeys(w http.ResponseWriter, r *http.Request, v viewer, status int, created *service.NewKey, notice, problem string) {
 	keys, err := s.cfg.Reads.KeysOf(v.AccountID)
 	if err != nil {
 		s.fail(w, r, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/httpapi"
+	"github.com/apprun/apprun/service"
 )
 
 // maxNext is the longest return path kept across sign-in: a longer next
@@ -147,7 +148,7 @@ func (s *Site) signIn(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusServiceUnavailable, "signin", "Sign in", data, "Too many sign-ins at this moment. Try again in a few seconds.")
 		return
 	}
-	if errors.Is(err, engine.ErrBadCredentials) {
+	if errors.Is(err, service.ErrBadCredentials) {
 		s.render(w, r, http.StatusUnauthorized, "signin", "Sign in", data, "Wrong email or password.")
 		return
 	}

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/service"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -22,7 +22,7 @@ import (
 // not keep: the bucket never holds a new API key in the clear.
 type flash struct {
 	// Key is a key just created: shown once.
-	Key *engine.NewKey `json:"key,omitempty"`
+	Key *service.NewKey `json:"key,omitempty"`
 	// Notice says what a POST did ("Key ak_ab… was revoked.").
 	Notice string `json:"notice,omitempty"`
 	// A run form that was refused: its values, its field errors, and a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 	"github.com/gorilla/mux"
 )
@@ -96,7 +97,7 @@ type inputLine struct{ Label, Value string }
 
 func (s *Site) runPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	run, err := s.cfg.Reads.Run(mux.Vars(r)["run_no"])
-	if errors.Is(err, engine.ErrNotFound) || (err == nil && run.AccountID != v.AccountID) {
+	if errors.Is(err, port.ErrNotFound) || (err == nil && run.AccountID != v.AccountID) {
 		s.problem(w, r, http.StatusNotFound, "There is no such run on your account.")
 		return
 	}
@@ -262,7 +263,7 @@ func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 	}
 	// The form's token is its Idempotency-Key: a form sent twice makes one
 	// run. One that is not a key (altered) is refused, as the API refuses it.
-	req := service.CreateRunRequest{AccountID: v.AccountID, KeyID: engine.SessionKeyID(v.AccountID), AppSlug: app.Slug, Input: in,
+	req := service.CreateRunRequest{AccountID: v.AccountID, KeyID: service.SessionKeyID(v.AccountID), AppSlug: app.Slug, Input: in,
 		IdempotencyKey: r.PostFormValue("idempotency_key")}
 	run, err := s.cfg.Engine.CreateRun(r.Context(), req)
 	var e *engine.Error

@@ -33,7 +33,7 @@ type Engine interface {
 	Catalog() *engine.Catalog
 	SignUp(ctx context.Context, email, password string, credits int64) (string, uint64, error)
 	SignIn(ctx context.Context, email, password string) (string, error)
-	CreateKey(ctx context.Context, accountID, name string) (engine.NewKey, error)
+	CreateKey(ctx context.Context, accountID, name string) (service.NewKey, error)
 	RevokeKey(ctx context.Context, keyID string) (uint64, error)
 	CreateRun(ctx context.Context, req service.CreateRunRequest) (service.CreatedRun, error)
 	CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error)
@@ -232,7 +232,7 @@ func (s *Site) signedIn(h func(http.ResponseWriter, *http.Request, viewer)) http
 		}
 		// Its refusals count against the session, its connection is a
 		// known caller's (httpapi's refusal budgets and connection caps).
-		httpapi.Known(w, r, engine.SessionKeyID(sess.AccountID))
+		httpapi.Known(w, r, service.SessionKeyID(sess.AccountID))
 		v := viewer{AccountID: sess.AccountID, Email: sess.Email}
 		h(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, v)), v)
 	}

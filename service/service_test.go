@@ -31,7 +31,7 @@ func (b *brandMap) BrandContext(_ context.Context, id string) (BrandContext, err
 	defer b.mu.Unlock()
 	bc, ok := b.m[id]
 	if !ok {
-		return BrandContext{}, ErrNotFound
+		return BrandContext{}, port.ErrNotFound
 	}
 	return bc, nil
 }

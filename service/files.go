@@ -1,9 +1,11 @@
-package engine
+package service
 
 import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/apprun/apprun/engine"
 )
 
 // The API is JSON-only and accepts no files: an input value that is a file
@@ -51,7 +53,7 @@ func FileField(v any, path string) (string, bool) {
 // CheckNoFiles is the rule as an error.
 func CheckNoFiles(input map[string]any) error {
 	if path, ok := FileField(input, "input"); ok {
-		return Errorf(CodeInvalidRequest, "%s is a file field; the API is JSON-only and does not accept files", path)
+		return engine.Errorf(engine.CodeInvalidRequest, "%s is a file field; the API is JSON-only and does not accept files", path)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package engine
+package service
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/apprun/apprun/engine"
 )
 
 // Run numbers sort by the time they were made (to the millisecond), so
@@ -24,12 +26,12 @@ func TestRunNumbersSortByTheTimeTheyWereMade(t *testing.T) {
 	var ids []string
 	for _, at := range times {
 		for range 3 { // several in one millisecond: distinct, after the earlier ones
-			ids = append(ids, RunNoFrom(rand.Reader, at))
+			ids = append(ids, runNoFrom(rand.Reader, at))
 		}
 	}
 	for i, id := range ids {
-		if !ValidID(PrefixRun, id) || len(id) != len(PrefixRun)+26 {
-			t.Fatalf("run number %q: not a valid id of %d characters", id, len(PrefixRun)+26)
+		if !engine.ValidID(engine.PrefixRun, id) || len(id) != len(engine.PrefixRun)+26 {
+			t.Fatalf("run number %q: not a valid id of %d characters", id, len(engine.PrefixRun)+26)
 		}
 		if i > 0 && times[i/3].After(times[(i-1)/3]) && id <= ids[i-1] {
 			t.Fatalf("run number made at %s (%s) sorts before the one made at %s (%s)", times[i/3], id, times[(i-1)/3], ids[i-1])
@@ -40,7 +42,7 @@ func TestRunNumbersSortByTheTimeTheyWereMade(t *testing.T) {
 	}
 	// The same entropy and time make the same number: the simulation
 	// replays a seed exactly.
-	a, b := RunNoFrom(bytes.NewReader(make([]byte, 10)), base), RunNoFrom(bytes.NewReader(make([]byte, 10)), base)
+	a, b := runNoFrom(bytes.NewReader(make([]byte, 10)), base), runNoFrom(bytes.NewReader(make([]byte, 10)), base)
 	if a != b {
 		t.Fatalf("same entropy and time: %s and %s", a, b)
 	}
