@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/embednats/natstest"
-	"github.com/apprun/apprun/port/logtest"
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/port/logtest"
 	"github.com/apprun/apprun/subjects"
 )
 

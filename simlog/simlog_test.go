@@ -3,8 +3,8 @@ package simlog_test
 import (
 	"testing"
 
-	"github.com/apprun/apprun/port/logtest"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/port/logtest"
 	"github.com/apprun/apprun/simlog"
 )
 
