@@ -50,8 +50,8 @@ var allowed = map[string][]string{
 	"httpapi":                 {"engine", "ledger", "port", "service", "billing", "edge"},
 	"httpapi/contract":        {},
 	"httpapi/contract/report": {"httpapi/contract"},
-	"web":                     {"engine", "ledger", "service", "apps", "billing", "edge", "httpapi"},
-	"mcp":                     {"engine", "ledger", "service", "httpapi"},
+	"web":                     {"engine", "ledger", "port", "service", "apps", "billing", "edge", "httpapi"},
+	"mcp":                     {"engine", "ledger", "port", "service", "httpapi"},
 	// What a stopped node's data is checked with.
 	"audit": {"engine", "port", "eventlog", "projections", "embednats"},
 	// The node: every part, wired.
