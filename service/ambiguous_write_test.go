@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
-	. "github.com/apprun/apprun/engine"
+
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 )
@@ -141,13 +141,13 @@ func TestAKeyedCreateAnswered503IsVoidedAndItsKeyFreed(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	defer close(release)
-	held := App{Slug: "held", Name: "held", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
-		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+	held := engine.App{Slug: "held", Name: "held", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
+		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			select {
 			case <-release:
 			case <-ctx.Done():
 			}
-			return Result{Summary: "s"}, ctx.Err()
+			return engine.Result{Summary: "s"}, ctx.Err()
 		})}
 	gd := &goesDown{}
 	e := startEngineWith(t, false, engine.Limits{}, func(l port.Log) port.Log { gd.Log = l; return gd }, held)
@@ -162,7 +162,7 @@ func TestAKeyedCreateAnswered503IsVoidedAndItsKeyFreed(t *testing.T) {
 	if _, err := e.CreateRun(ctx, req); !errors.Is(err, port.ErrAmbiguous) && !errors.Is(err, port.ErrUnavailable) {
 		t.Fatalf("a create whose admission could not be resolved: %v, want a 503 (ErrAmbiguous)", err)
 	}
-	if _, err := e.CreateRun(ctx, req); ErrorCode(err) != CodeIdempotencyBusy {
+	if _, err := e.CreateRun(ctx, req); engine.ErrorCode(err) != engine.CodeIdempotencyBusy {
 		t.Fatalf("its retry while it is resolved: %v, want idempotency_in_progress", err)
 	}
 	gd.down.Store(false)
@@ -206,7 +206,7 @@ func TestCreateRunChecksWhatEverySurfaceSends(t *testing.T) {
 		{IdempotencyKey: strings.Repeat("k", 256)},
 	} {
 		req.AccountID, req.KeyID, req.AppSlug, req.Input = acct.AccountID, acct.KeyID, "ok", map[string]any{}
-		if _, err := e.CreateRun(ctx, req); ErrorCode(err) != CodeInvalidRequest {
+		if _, err := e.CreateRun(ctx, req); engine.ErrorCode(err) != engine.CodeInvalidRequest {
 			t.Errorf("%+v: %v, want invalid_request", req, err)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	. "github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/service"
 )
 
@@ -58,7 +58,7 @@ func TestAPurchaseIsGrantedOnceUnderConcurrentNotices(t *testing.T) {
 	if bought, err := e.Purchased(ctx, "cs.bad>ref"); bought || err != nil {
 		t.Fatalf("a reference that cannot be one: purchased %v, %v", bought, err)
 	}
-	if _, err := e.GrantPurchase(ctx, purchase(acct.AccountID, "cs.bad>ref")); ErrorCode(err) != CodeInvalidInput {
+	if _, err := e.GrantPurchase(ctx, purchase(acct.AccountID, "cs.bad>ref")); engine.ErrorCode(err) != engine.CodeInvalidInput {
 		t.Fatalf("a reference with subject characters: %v", err)
 	}
 }

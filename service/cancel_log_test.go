@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
-	. "github.com/apprun/apprun/engine"
+
 	"github.com/apprun/apprun/internal/logbuf"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
@@ -22,13 +22,13 @@ import (
 // missing the line when the node's live view was slow.
 func TestACancelMetByTheNextStepIsLoggedOnceAtInfo(t *testing.T) {
 	step1, release := make(chan struct{}), make(chan struct{})
-	held := App{Slug: "held", Name: "held", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
-		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
-			progress(Step{Index: 1, Total: 2, Tool: "t", Message: "first"})
+	held := engine.App{Slug: "held", Name: "held", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
+		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+			progress(engine.Step{Index: 1, Total: 2, Tool: "t", Message: "first"})
 			close(step1)
 			<-release // deaf to ctx: the cancel reaches it through its next step
-			progress(Step{Index: 2, Total: 2, Tool: "t", Message: "second"})
-			return Result{Summary: "s", Output: map[string]any{"x": 1}}, nil
+			progress(engine.Step{Index: 2, Total: 2, Tool: "t", Message: "second"})
+			return engine.Result{Summary: "s", Output: map[string]any{"x": 1}}, nil
 		})}
 	var logs logbuf.Buffer
 	e, err := newEngineConfig(t, false, engine.Limits{}, nil, func(c *service.Config) {
@@ -136,7 +136,7 @@ func TestACancelMetByTheStartOrTheFinishIsLoggedOnceAtInfo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if end := events[len(events)-1].Event; end.Type != RunFailed || end.Error == nil || end.Error.Code != "canceled" {
+			if end := events[len(events)-1].Event; end.Type != engine.RunFailed || end.Error == nil || end.Error.Code != "canceled" {
 				t.Fatalf("the run ended %+v, want canceled", end)
 			}
 			out := logs.String()

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
-	. "github.com/apprun/apprun/engine"
+
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 )
@@ -71,7 +71,7 @@ type paced struct {
 	acct   service.NewAccount
 }
 
-func startPaced(t *testing.T, app App) paced {
+func startPaced(t *testing.T, app engine.App) paced {
 	t.Helper()
 	pc := paced{mode: &atomic.Int32{}, pauses: &pauses{}}
 	refusing := &recordingLog{refuse: func(entries []port.Entry) error {
@@ -189,13 +189,13 @@ func TestACancelPausesBetweenRefusedTries(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	defer close(release)
-	held := App{Slug: "held", Name: "held", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
-		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+	held := engine.App{Slug: "held", Name: "held", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
+		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			select {
 			case <-release:
 			case <-ctx.Done():
 			}
-			return Result{}, ctx.Err()
+			return engine.Result{}, ctx.Err()
 		})}
 	pc := startPaced(t, held)
 	run := pc.createRun(t, "held")
@@ -211,12 +211,12 @@ func TestAFinishPausesBetweenRefusedTries(t *testing.T) {
 	t.Parallel()
 	var pc paced
 	reached := make(chan (<-chan struct{}), 1)
-	app := App{Slug: "quick", Name: "quick", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
-		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+	app := engine.App{Slug: "quick", Name: "quick", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
+		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			if pc.mode.CompareAndSwap(refuseNone, refuseBatches) { // the first delivery only
 				reached <- pc.pauses.reset(wantPaced)
 			}
-			return Result{Summary: "done"}, nil
+			return engine.Result{Summary: "done"}, nil
 		})}
 	pc = startPaced(t, app)
 	pc.createRun(t, "quick")

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	. "github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/service"
 )
 
@@ -15,8 +15,8 @@ import (
 //
 //	go test ./service -run '^$' -bench EventEncoding
 func BenchmarkEventEncoding(b *testing.B) {
-	ev := RunEvent{Type: ToolRunning, V: 1, At: time.Now().UTC(), RunNo: "run_abcdefghij",
-		Step: &Step{Index: 3, Total: 6, Tool: "write_email", Message: "writing touch 2 of 3"}}
+	ev := engine.RunEvent{Type: engine.ToolRunning, V: 1, At: time.Now().UTC(), RunNo: "run_abcdefghij",
+		Step: &engine.Step{Index: 3, Total: 6, Tool: "write_email", Message: "writing touch 2 of 3"}}
 	b.Run("log", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
@@ -29,7 +29,7 @@ func BenchmarkEventEncoding(b *testing.B) {
 	b.Run("stream", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			var e RunEvent
+			var e engine.RunEvent
 			if err := json.Unmarshal(data, &e); err != nil {
 				b.Fatal(err)
 			}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
-	. "github.com/apprun/apprun/engine"
+
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 )
@@ -48,13 +48,13 @@ func (l *flakyProgress) Append(ctx context.Context, entries ...port.Entry) (uint
 func TestAFailedProgressWriteNeverRestartsTheRun(t *testing.T) {
 	t.Parallel()
 	var executions atomic.Int32
-	app := App{Slug: "steps", Name: "steps", Price: 1, Runnable: true, Timeout: time.Minute, InputSchema: []byte(`{"type":"object"}`),
-		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+	app := engine.App{Slug: "steps", Name: "steps", Price: 1, Runnable: true, Timeout: time.Minute, InputSchema: []byte(`{"type":"object"}`),
+		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			executions.Add(1)
 			for i := 1; i <= 3; i++ {
-				progress(Step{Index: i, Total: 3, Tool: "t", Message: "step"})
+				progress(engine.Step{Index: i, Total: 3, Tool: "t", Message: "step"})
 			}
-			return Result{Summary: "done"}, nil
+			return engine.Result{Summary: "done"}, nil
 		})}
 	flaky := &flakyProgress{fail: []error{port.ErrUnavailable, port.ErrAmbiguous, port.ErrUnavailable, port.ErrUnavailable}}
 	e := startEngineWith(t, false, engine.Limits{}, func(l port.Log) port.Log { flaky.Log = l; return flaky }, app)
@@ -70,7 +70,7 @@ func TestAFailedProgressWriteNeverRestartsTheRun(t *testing.T) {
 	evs := finished(t, e, run.RunNo)
 	steps := map[string]int{}
 	for _, ev := range evs {
-		if ev.Type == ToolRunning {
+		if ev.Type == engine.ToolRunning {
 			steps[string(ev.Data)]++
 		}
 	}
@@ -85,7 +85,7 @@ func TestAFailedProgressWriteNeverRestartsTheRun(t *testing.T) {
 			t.Fatalf("step %s written %d times, want once", data, n)
 		}
 	}
-	if last := evs[len(evs)-1]; last.Type != RunCompleted {
+	if last := evs[len(evs)-1]; last.Type != engine.RunCompleted {
 		t.Fatalf("the run ended %s, want completed", last.Type)
 	}
 	if flaky.failed != 4 {

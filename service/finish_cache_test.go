@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/engine"
-	. "github.com/apprun/apprun/engine"
+
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 )
@@ -38,7 +38,7 @@ func TestAFinishReadsTheAccountFromTheCache(t *testing.T) {
 	answered := make(chan struct{})
 	app := okApp()
 	inner := app.Executor
-	app.Executor = ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+	app.Executor = engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 		<-answered
 		return inner.Execute(ctx, job, progress)
 	})
@@ -71,7 +71,7 @@ func TestAFinishWithAStaleCachedAccountSettlesFromTheLog(t *testing.T) {
 	)
 	app := okApp()
 	inner := app.Executor
-	app.Executor = ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+	app.Executor = engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 		execs.Add(1)
 		once.Do(func() { e.CacheStale(stale) }) // before the finish reads the account
 		return inner.Execute(ctx, job, progress)

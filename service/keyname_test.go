@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/engine"
-	. "github.com/apprun/apprun/engine"
 )
 
 // A key's name is a label of at most MaxKeyName characters of UTF-8 text
@@ -19,13 +18,13 @@ func TestAKeysNameIsOneLineOfUTF8Text(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{"two\nlines", "caf\xe9", strings.Repeat("k", MaxKeyName+1)} {
-		if _, err := e.CreateKey(ctx, acct.AccountID, bad); ErrorCode(err) != CodeInvalidInput {
-			t.Errorf("name %q: %v, want %s", bad, err, CodeInvalidInput)
+	for _, bad := range []string{"two\nlines", "caf\xe9", strings.Repeat("k", engine.MaxKeyName+1)} {
+		if _, err := e.CreateKey(ctx, acct.AccountID, bad); engine.ErrorCode(err) != engine.CodeInvalidInput {
+			t.Errorf("name %q: %v, want %s", bad, err, engine.CodeInvalidInput)
 		}
 	}
 	// MaxKeyName counts characters, as the refusal says, not bytes.
-	for _, good := range []string{" café 中 ", strings.Repeat("é", MaxKeyName)} {
+	for _, good := range []string{" café 中 ", strings.Repeat("é", engine.MaxKeyName)} {
 		if _, err := e.CreateKey(ctx, acct.AccountID, good); err != nil {
 			t.Errorf("name %q: %v", good, err)
 		}

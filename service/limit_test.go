@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
-	. "github.com/apprun/apprun/engine"
 )
 
 // The read limit is the same rule whether a standalone node counts it in
@@ -29,8 +28,8 @@ func TestReadLimitIsExactInMemoryAndInTheSharedWindow(t *testing.T) {
 				}
 			}
 			err := e.AllowRead(ctx, "key_a")
-			var ee *Error
-			if !errors.As(err, &ee) || ee.Code != CodeRateLimited || ee.RetryAfter < 59*time.Second || ee.RetryAfter > time.Minute {
+			var ee *engine.Error
+			if !errors.As(err, &ee) || ee.Code != engine.CodeRateLimited || ee.RetryAfter < 59*time.Second || ee.RetryAfter > time.Minute {
 				t.Fatalf("4th read: %v, want rate_limited with Retry-After about 60s", err)
 			}
 			if err := e.AllowRead(ctx, "key_b"); err != nil {

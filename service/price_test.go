@@ -14,7 +14,7 @@ import (
 
 	"github.com/apprun/apprun/embednats/natstest"
 	"github.com/apprun/apprun/engine"
-	. "github.com/apprun/apprun/engine"
+
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/internal/logbuf"
@@ -61,12 +61,12 @@ func newSharedLog(t *testing.T) *sharedLog {
 // engine is a new engine on the log, not started, whose random choices
 // are all copyIndex (so it checks that copy of every price); its Log port is
 // recorded. Its catalog is apps, or okApp alone.
-func (s *sharedLog) engine(copyIndex int, apps ...App) (*service.Service, *recordingLog) {
+func (s *sharedLog) engine(copyIndex int, apps ...engine.App) (*service.Service, *recordingLog) {
 	s.t.Helper()
 	if len(apps) == 0 {
-		apps = []App{okApp()}
+		apps = []engine.App{okApp()}
 	}
-	cat, err := NewCatalog(inputschema.Compile, apps...)
+	cat, err := engine.NewCatalog(inputschema.Compile, apps...)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestEachEngineChecksItsOwnCopyOfThePrice(t *testing.T) {
 	if _, _, err := a.SetPrice(ctx, "ok", 7, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.AdmitAtPrice(ctx, acct.AccountID, "ok", read); ErrorCode(err) != CodePricingNotReady {
+	if _, err := b.AdmitAtPrice(ctx, acct.AccountID, "ok", read); engine.ErrorCode(err) != engine.CodePricingNotReady {
 		t.Fatalf("an admission at the price its copy held before a change: %v, want pricing_not_ready", err)
 	}
 	if run := createOk(t, b, acct.AccountID); run.CreditCost != 7 {
@@ -213,7 +213,7 @@ func TestEachEngineChecksItsOwnCopyOfThePrice(t *testing.T) {
 // price's own message only.
 func legacyPrice(t *testing.T, l port.Log, slug string, cost int64) {
 	t.Helper()
-	data, err := json.Marshal(PriceEvent{Type: "price_set", V: 1, At: time.Now().UTC(), Slug: slug, CreditCost: cost})
+	data, err := json.Marshal(engine.PriceEvent{Type: "price_set", V: 1, At: time.Now().UTC(), Slug: slug, CreditCost: cost})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestARetriedAdmissionKeepsAPriceReadOnAnotherSubject(t *testing.T) {
 func TestEveryAppIsPricedAndCopiedOnceAtStart(t *testing.T) {
 	t.Parallel()
 	log := newSharedLog(t)
-	var apps []App
+	var apps []engine.App
 	for i := range 12 {
 		a := okApp()
 		a.Slug, a.Price = fmt.Sprintf("app-%d", i), int64(1+i)
@@ -367,7 +367,7 @@ func TestNodesStartingTogetherPriceEachAppOnce(t *testing.T) {
 	t.Parallel()
 	log := newSharedLog(t)
 	log.logs = &logbuf.Buffer{}
-	var apps []App
+	var apps []engine.App
 	for i := range 12 {
 		a := okApp()
 		a.Slug = fmt.Sprintf("app-%d", i)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/apprun/apprun/embednats/natstest"
 	"github.com/apprun/apprun/engine"
-	. "github.com/apprun/apprun/engine"
+
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/port"
@@ -23,26 +23,26 @@ import (
 
 type brandMap struct {
 	mu sync.Mutex
-	m  map[string]BrandContext
+	m  map[string]engine.BrandContext
 }
 
-func (b *brandMap) BrandContext(_ context.Context, id string) (BrandContext, error) {
+func (b *brandMap) BrandContext(_ context.Context, id string) (engine.BrandContext, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	bc, ok := b.m[id]
 	if !ok {
-		return BrandContext{}, port.ErrNotFound
+		return engine.BrandContext{}, port.ErrNotFound
 	}
 	return bc, nil
 }
 
-func (b *brandMap) FinishedBefore(time.Time, int) ([]FinishedRun, error) { return nil, nil }
+func (b *brandMap) FinishedBefore(time.Time, int) ([]engine.FinishedRun, error) { return nil, nil }
 
-func okApp() App {
-	return App{Slug: "ok", Name: "ok", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
-		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
-			progress(Step{Index: 1, Total: 1, Tool: "t", Message: "m"})
-			return Result{Summary: "s", Output: map[string]any{"x": 1}}, nil
+func okApp() engine.App {
+	return engine.App{Slug: "ok", Name: "ok", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
+		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+			progress(engine.Step{Index: 1, Total: 1, Tool: "t", Message: "m"})
+			return engine.Result{Summary: "s", Output: map[string]any{"x": 1}}, nil
 		})}
 }
 
@@ -52,20 +52,20 @@ func newTestEngine(t *testing.T) *service.Service {
 }
 
 // startEngine runs an engine on a fresh embedded JetStream (fsync on or off).
-func startEngine(t testing.TB, sync bool, lim engine.Limits, apps ...App) *service.Service {
+func startEngine(t testing.TB, sync bool, lim engine.Limits, apps ...engine.App) *service.Service {
 	t.Helper()
 	return startEngineWith(t, sync, lim, nil, apps...)
 }
 
 // startEngineWith is startEngine with the Log port wrapped by wrap.
-func startEngineWith(t testing.TB, sync bool, lim engine.Limits, wrap func(port.Log) port.Log, apps ...App) *service.Service {
+func startEngineWith(t testing.TB, sync bool, lim engine.Limits, wrap func(port.Log) port.Log, apps ...engine.App) *service.Service {
 	t.Helper()
 	return startEngineConfig(t, sync, lim, wrap, nil, apps...)
 }
 
 // startEngineConfig is startEngineWith with the engine's Config changed by
 // configure (a clock, say).
-func startEngineConfig(t testing.TB, sync bool, lim engine.Limits, wrap func(port.Log) port.Log, configure func(*service.Config), apps ...App) *service.Service {
+func startEngineConfig(t testing.TB, sync bool, lim engine.Limits, wrap func(port.Log) port.Log, configure func(*service.Config), apps ...engine.App) *service.Service {
 	t.Helper()
 	e, err := newEngineConfig(t, sync, lim, wrap, configure, apps...)
 	if err != nil {
@@ -82,10 +82,10 @@ func startEngineConfig(t testing.TB, sync bool, lim engine.Limits, wrap func(por
 
 // newEngineConfig is startEngineConfig's engine, not started, with New's
 // error (a config it refuses).
-func newEngineConfig(t testing.TB, sync bool, lim engine.Limits, wrap func(port.Log) port.Log, configure func(*service.Config), apps ...App) (*service.Service, error) {
+func newEngineConfig(t testing.TB, sync bool, lim engine.Limits, wrap func(port.Log) port.Log, configure func(*service.Config), apps ...engine.App) (*service.Service, error) {
 	t.Helper()
 	nc := natstest.Connect(t, sync)
-	cat, err := NewCatalog(inputschema.Compile, apps...)
+	cat, err := engine.NewCatalog(inputschema.Compile, apps...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +104,8 @@ func newEngineConfig(t testing.TB, sync bool, lim engine.Limits, wrap func(port.
 
 // engineOn is a new engine on ports (not started) with the tests' config,
 // changed by configure.
-func engineOn(ports port.Set, cat *Catalog, lim engine.Limits, configure func(*service.Config)) (*service.Service, error) {
-	cfg := service.Config{Catalog: cat, Reads: &brandMap{m: map[string]BrandContext{}},
+func engineOn(ports port.Set, cat *engine.Catalog, lim engine.Limits, configure func(*service.Config)) (*service.Service, error) {
+	cfg := service.Config{Catalog: cat, Reads: &brandMap{m: map[string]engine.BrandContext{}},
 		Limits: lim, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Webhooks: service.WebhookConfig{Sender: webhook.NewSender(true)}}
 	if configure != nil {
 		configure(&cfg)
@@ -210,7 +210,7 @@ func TestPriceChangedDuringAdmissionIsPricingNotReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	runNo, err := e.AdmitAtPrice(ctx, acct.AccountID, "ok", read)
-	if ErrorCode(err) != CodePricingNotReady {
+	if engine.ErrorCode(err) != engine.CodePricingNotReady {
 		t.Fatalf("admission at a stale price: %v, want pricing_not_ready", err)
 	}
 	if after, _, _ := e.Account(ctx, acct.AccountID); after.Balance != 100 || after.Active != 0 {
@@ -243,7 +243,7 @@ func TestConcurrentAdmissionsNeverOverspend(t *testing.T) {
 		switch {
 		case err == nil:
 			ok++
-		case ErrorCode(err) != CodeInsufficientCredits:
+		case engine.ErrorCode(err) != engine.CodeInsufficientCredits:
 			t.Fatalf("unexpected refusal: %v", err)
 		}
 	}
@@ -260,18 +260,18 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 	defer close(block)
 	// The App reports progress every 100 ms until it goes quiet, then
 	// hangs: an executor alive, then one that looks dead.
-	app := App{Slug: "stuck", Name: "stuck", Price: 5, Runnable: true, Timeout: time.Minute, InputSchema: []byte(`{"type":"object"}`),
-		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+	app := engine.App{Slug: "stuck", Name: "stuck", Price: 5, Runnable: true, Timeout: time.Minute, InputSchema: []byte(`{"type":"object"}`),
+		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			tick := time.NewTicker(100 * time.Millisecond)
 			defer tick.Stop()
 			for i := 1; ; i++ {
 				select {
 				case <-tick.C:
-					progress(Step{Index: i, Total: 1000, Tool: "t", Message: "working"})
+					progress(engine.Step{Index: i, Total: 1000, Tool: "t", Message: "working"})
 					continue
 				case <-quiet:
 				case <-ctx.Done():
-					return Result{}, ctx.Err()
+					return engine.Result{}, ctx.Err()
 				}
 				break
 			}
@@ -280,7 +280,7 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 			case <-block:
 			case <-ctx.Done():
 			}
-			return Result{}, ctx.Err()
+			return engine.Result{}, ctx.Err()
 		})}
 	e := startEngine(t, true, engine.Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}, okApp(), app)
 	if _, _, err := e.SetPrice(ctx, "stuck", 5, false); err != nil {
@@ -327,7 +327,7 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := events[len(events)-1].Event
-	if last.Type != RunFailed || last.Error == nil || last.Error.Code != FailInterrupted || last.Refunded != 5 {
+	if last.Type != engine.RunFailed || last.Error == nil || last.Error.Code != engine.FailInterrupted || last.Refunded != 5 {
 		t.Fatalf("last event %+v (error %+v), want failed/interrupted with a refund of 5", last, last.Error)
 	}
 	if a, _, _ := e.Account(ctx, acct.AccountID); a.Balance != 20 || a.Active != 0 {
@@ -341,12 +341,12 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 func TestRedeliveredRunOnAnEmptyReadModelHasItsBrandContext(t *testing.T) {
 	// The engine's read model (brandMap) stays empty.
 	ctx := context.Background()
-	got := make(chan *BrandContext, 4)
-	app := App{Slug: "branded", Name: "branded", Price: 5, Runnable: true, AcceptsBrandContext: true, Timeout: time.Minute,
+	got := make(chan *engine.BrandContext, 4)
+	app := engine.App{Slug: "branded", Name: "branded", Price: 5, Runnable: true, AcceptsBrandContext: true, Timeout: time.Minute,
 		InputSchema: []byte(`{"type":"object"}`),
-		Executor: ExecutorFunc(func(ctx context.Context, job Job, progress func(Step)) (Result, error) {
+		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			got <- job.BrandContext
-			return Result{Summary: "s", Output: map[string]any{}}, nil
+			return engine.Result{Summary: "s", Output: map[string]any{}}, nil
 		})}
 	e := startEngine(t, true, engine.Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}, okApp(), app)
 	if _, _, err := e.SetPrice(ctx, "branded", 5, false); err != nil {
@@ -354,7 +354,7 @@ func TestRedeliveredRunOnAnEmptyReadModelHasItsBrandContext(t *testing.T) {
 	}
 	e.StopExecutor() // the first delivery is lost with this node's executor
 	acct, _ := e.OpenAccount(ctx, "a@example.com", 20)
-	bc, _, err := e.CreateBrandContext(ctx, acct.AccountID, BrandContext{Name: "Acme"})
+	bc, _, err := e.CreateBrandContext(ctx, acct.AccountID, engine.BrandContext{Name: "Acme"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestRedeliveredRunOnAnEmptyReadModelHasItsBrandContext(t *testing.T) {
 		t.Fatalf("the App got brand context %+v, want Acme", b)
 	}
 	evs, _ := e.RunLog(ctx, run.RunNo, 0)
-	if last := evs[len(evs)-1].Event; last.Type != RunCompleted {
+	if last := evs[len(evs)-1].Event; last.Type != engine.RunCompleted {
 		t.Fatalf("the run ended %s (%+v), want completed", last.Type, last.Error)
 	}
 }

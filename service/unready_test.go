@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/engine"
-	. "github.com/apprun/apprun/engine"
+
 	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
@@ -38,7 +38,7 @@ func TestUnreadyCountsTheWindowsOnlyWhereTheyAreShared(t *testing.T) {
 	} {
 		ports := simlog.New().Ports()
 		ports.Windows = lostWindows{ports.Windows}
-		cat, err := NewCatalog(inputschema.Compile, okApp())
+		cat, err := engine.NewCatalog(inputschema.Compile, okApp())
 		if err != nil {
 			t.Fatal(err)
 		}
