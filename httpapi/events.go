@@ -13,6 +13,7 @@ import (
 	"github.com/apprun/apprun/edge"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/service"
+	"github.com/apprun/apprun/service/live"
 )
 
 func (a *API) routeEvents() {
@@ -170,7 +171,7 @@ func (s *stream) watch(ctx context.Context, after uint64) {
 		s.end(err)
 	}()
 	err = s.a.cfg.Engine.Watch(ctx, s.runNo, after, s.a.cfg.Heartbeat,
-		func(evs []service.StreamEvent) (bool, error) { return s.send(ctx, evs) },
+		func(evs []live.StreamEvent) (bool, error) { return s.send(ctx, evs) },
 		func(last uint64) (bool, error) {
 			if s.out.hungUp() {
 				return false, errHungUp
@@ -219,7 +220,7 @@ func (s *stream) end(err error) {
 }
 
 // send writes events; done after the terminal one.
-func (s *stream) send(ctx context.Context, evs []service.StreamEvent) (bool, error) {
+func (s *stream) send(ctx context.Context, evs []live.StreamEvent) (bool, error) {
 	for _, ev := range evs {
 		if ev.Terminal {
 			// A client that saw the end can read the result at once.

@@ -11,6 +11,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/service"
+	"github.com/apprun/apprun/service/live"
 	"github.com/gorilla/mux"
 	"golang.org/x/time/rate"
 )
@@ -34,7 +35,7 @@ type Engine interface {
 	RemoveWebhookEndpoint(ctx context.Context, accountID, id string) error
 	AllowReadQuota(ctx context.Context, keyID string) (service.Quota, error)
 	Watch(ctx context.Context, runNo string, after uint64, idle time.Duration,
-		send func([]service.StreamEvent) (bool, error), quiet func(uint64) (bool, error)) error
+		send func([]live.StreamEvent) (bool, error), quiet func(uint64) (bool, error)) error
 	OpenAccount(ctx context.Context, email string, credits int64) (service.NewAccount, error)
 	GrantCredits(ctx context.Context, id string, amount int64) (int64, uint64, error)
 	CreateKey(ctx context.Context, accountID, name string) (service.NewKey, error)

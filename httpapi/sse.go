@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/apprun/apprun/service"
+	"github.com/apprun/apprun/service/live"
 )
 
 // sseWriteWait bounds one write to an event-stream client: a client that
@@ -102,7 +102,7 @@ func (s *sseConn) flush() error {
 }
 
 // event queues one event (flush sends it).
-func (s *sseConn) event(ev service.StreamEvent) error {
+func (s *sseConn) event(ev live.StreamEvent) error {
 	b := append(s.buf, "id: "...)
 	b = strconv.AppendUint(b, ev.Seq, 10)
 	b = append(b, "\nevent: "...)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/service"
+	"github.com/apprun/apprun/service/live"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -40,7 +41,7 @@ func (s *surface) follow(ctx context.Context, req *sdk.CallToolRequest, runNo st
 	wctx, cancel := context.WithTimeout(ctx, s.cfg.Wait)
 	defer cancel()
 	token := req.Params.GetProgressToken()
-	notify := func(ev service.StreamEvent) {
+	notify := func(ev live.StreamEvent) {
 		if token == nil {
 			return
 		}
@@ -57,7 +58,7 @@ func (s *surface) follow(ctx context.Context, req *sdk.CallToolRequest, runNo st
 			Progress: float64(d.Step), Total: float64(d.Steps), Message: msg})
 	}
 	var terminal uint64
-	err := s.cfg.Engine.Watch(wctx, runNo, 0, 5*time.Second, func(evs []service.StreamEvent) (bool, error) {
+	err := s.cfg.Engine.Watch(wctx, runNo, 0, 5*time.Second, func(evs []live.StreamEvent) (bool, error) {
 		for _, ev := range evs {
 			if ev.Terminal {
 				terminal = ev.Seq

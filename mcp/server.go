@@ -15,6 +15,7 @@ import (
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
+	"github.com/apprun/apprun/service/live"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -24,7 +25,7 @@ type Engine interface {
 	Catalog() *engine.Catalog
 	CreateRun(ctx context.Context, req service.CreateRunRequest) (service.CreatedRun, error)
 	Watch(ctx context.Context, runNo string, after uint64, idle time.Duration,
-		send func([]service.StreamEvent) (bool, error), quiet func(uint64) (bool, error)) error
+		send func([]live.StreamEvent) (bool, error), quiet func(uint64) (bool, error)) error
 }
 
 // Reads is what it reads: the projections.

@@ -86,7 +86,7 @@
 //
 // The stream republishes run events to core NATS (apprun.live.run.*). Each
 // node has one subscription and fans events out to its SSE followers with
-// bounded buffers (follow.go). A follower registers first, replays the log
+// bounded buffers (package service/live). A follower registers first, replays the log
 // after its Last-Event-ID, then follows live, dropping duplicates by
 // sequence and re-reading the log when Nats-Last-Sequence shows a gap.
 package service

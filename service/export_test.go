@@ -6,6 +6,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/live"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -17,8 +18,8 @@ import (
 const MaxAttempts = maxAttempts
 
 // LiveMsg builds a live event as the hub hands it to followers.
-func LiveMsg(seq, prev uint64, ev StreamEvent) liveMsg {
-	return liveMsg{seq: seq, prev: prev, ev: &liveEvent{StreamEvent: ev, streamed: true}}
+func LiveMsg(seq, prev uint64, ev live.StreamEvent) live.Msg {
+	return live.Msg{Seq: seq, Prev: prev, Ev: &live.Decoded{StreamEvent: ev, Streamed: true}}
 }
 
 // AdmitAtPrice admits a run of slug charged at price read (a Price, or
@@ -80,7 +81,7 @@ func (e *Service) WriteRunEvent(ctx context.Context, runNo string, last uint64, 
 func EncodeEntry(ev engine.RunEvent) ([]byte, error) { return json.Marshal(ev) }
 
 // Streamed is the event as a stream sends it.
-func Streamed(seq uint64, ev engine.RunEvent) (StreamEvent, bool) { return streamed(seq, ev) }
+func Streamed(seq uint64, ev engine.RunEvent) (live.StreamEvent, bool) { return live.ToStream(seq, ev) }
 
 // NewRunNo makes a run number.
 func NewRunNo() string { return NewID(engine.PrefixRun, 10) }

@@ -106,7 +106,7 @@ func (e *Service) expire(ctx context.Context, r engine.FinishedRun) error {
 	if err != nil && !errors.Is(err, port.ErrConflict) {
 		return internal("mark run expired", err)
 	}
-	e.finished.drop(r.RunNo)
+	e.finished.Drop(r.RunNo)
 	for _, subj := range []string{subjects.Run(r.RunNo), subjects.Job(r.RunNo)} {
 		if err := e.ports.Log.Purge(ctx, subj); err != nil {
 			return internal(fmt.Sprintf("purge %s", subj), err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/live"
 	"github.com/apprun/apprun/subjects"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -68,14 +69,14 @@ type Service struct {
 	cfg   Config
 	ports port.Set
 	log   *store
-	hub   *hub
+	hub   *live.Hub
 	exec  *executor
 	sweep *sweeper
 	hooks *dispatcher
 	// counters feed Stats.
 	counters counters
-	// finished: the stream events of finished runs (replaycache.go).
-	finished finishedLogs
+	// finished: the stream events of finished runs (live.Finished).
+	finished live.Finished
 	// reads and creates are the in-memory rate-limit windows of a
 	// standalone node (nil otherwise).
 	reads, creates *localWindows
@@ -167,19 +168,19 @@ func (e *Service) Start(ctx context.Context) error {
 	if err := e.Prepare(ctx); err != nil {
 		return err
 	}
-	e.hub = newHub(e.cfg.Logger)
-	if err := e.hub.start(e.ports.Live); err != nil {
+	e.hub = live.NewHub(e.cfg.Logger)
+	if err := e.hub.Start(e.ports.Live); err != nil {
 		return fmt.Errorf("engine: live hub: %w", err)
 	}
 	e.exec = newExecutor(e)
 	if err := e.exec.start(ctx); err != nil {
-		e.hub.stop()
+		e.hub.Stop()
 		return fmt.Errorf("engine: executor: %w", err)
 	}
 	hooks, err := startDispatcher(ctx, e)
 	if err != nil {
 		e.exec.stop()
-		e.hub.stop()
+		e.hub.Stop()
 		return fmt.Errorf("engine: webhooks: %w", err)
 	}
 	e.hooks = hooks
@@ -209,7 +210,7 @@ func (e *Service) Stop() {
 		}
 		e.hooks.stop()
 		if e.hub != nil {
-			e.hub.stop()
+			e.hub.Stop()
 		}
 	})
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apprun/apprun/embednats/natstest"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/service/live"
 
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/inputschema"
@@ -114,7 +115,7 @@ func engineOn(ports port.Set, cat *engine.Catalog, lim engine.Limits, configure 
 }
 
 // finished waits for a run's terminal event through a follower.
-func finished(t *testing.T, e *service.Service, runNo string) []service.StreamEvent {
+func finished(t *testing.T, e *service.Service, runNo string) []live.StreamEvent {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -141,7 +142,7 @@ func finished(t *testing.T, e *service.Service, runNo string) []service.StreamEv
 
 // finishedOkRun opens an account, runs the ok App to its end, and returns
 // the run and its streamed events.
-func finishedOkRun(t *testing.T, e *service.Service) (service.CreatedRun, []service.StreamEvent) {
+func finishedOkRun(t *testing.T, e *service.Service) (service.CreatedRun, []live.StreamEvent) {
 	t.Helper()
 	run := createOkRun(t, e, openAccount(t, e, 100))
 	return run, finished(t, e, run.RunNo)

@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"time"
+
+	"github.com/apprun/apprun/service/live"
 )
 
 // Watch is the one way a surface follows a run (the event stream, an MCP
@@ -17,7 +19,7 @@ import (
 // the last sequence sent, and reads the log again when quiet asks: a
 // safety net under the live feed, and the event stream's heartbeat.
 func (e *Service) Watch(ctx context.Context, runNo string, after uint64, idle time.Duration,
-	send func([]StreamEvent) (done bool, err error), quiet func(last uint64) (catchUp bool, err error)) error {
+	send func([]live.StreamEvent) (done bool, err error), quiet func(last uint64) (catchUp bool, err error)) error {
 	f := e.Follow(runNo, after)
 	defer func() { f.Close() }() // the follower in use at the end
 	tick := time.NewTicker(idle)

@@ -27,7 +27,8 @@ var allowed = map[string][]string{
 	"port":         {},
 	"port/logtest": {"port", "subjects"},
 	// The service: every use case, on the ports.
-	"service": {"engine", "ledger", "port", "subjects"},
+	"service":      {"engine", "ledger", "port", "subjects", "service/live"},
+	"service/live": {"engine", "port"},
 	// Adapters of the ports, and what they stand on.
 	"inputschema":        {"engine"},
 	"simlog":             {"port"},
@@ -47,11 +48,11 @@ var allowed = map[string][]string{
 	"billing/stripemock": {},
 	// The edge and the surfaces.
 	"edge":                    {"engine"},
-	"httpapi":                 {"engine", "ledger", "port", "service", "billing", "edge"},
+	"httpapi":                 {"engine", "ledger", "port", "service", "service/live", "billing", "edge"},
 	"httpapi/contract":        {},
 	"httpapi/contract/report": {"httpapi/contract"},
 	"web":                     {"engine", "ledger", "port", "service", "apps", "billing", "edge", "httpapi"},
-	"mcp":                     {"engine", "ledger", "port", "service", "httpapi"},
+	"mcp":                     {"engine", "ledger", "port", "service", "service/live", "httpapi"},
 	// What a stopped node's data is checked with.
 	"audit": {"engine", "port", "eventlog", "projections", "embednats"},
 	// The node: every part, wired.

@@ -1,18 +1,18 @@
-package service
+package live
 
 import (
 	"sort"
 	"sync"
 )
 
-// finishedLogs keeps the stream events of finished runs, as a catch-up read
+// Finished keeps the stream events of finished runs, as a catch-up read
 // them from the log, so that the next resume of the run is served from
 // memory. A finished run's log never changes (a terminal event is the last
 // its subject ever takes: every later write expects an earlier sequence
 // and is refused), until the run expires and its log is removed, which
 // drops it here (retention.go) and, on every node, from the read models a
 // stream checks before it follows.
-type finishedLogs struct {
+type Finished struct {
 	mu     sync.Mutex
 	runs   map[string]*finishedLog
 	events int
@@ -29,9 +29,9 @@ type finishedLog struct {
 // oldest half is dropped when they would exceed it.
 const maxFinishedEvents = 250_000
 
-// after returns the events of the run after seq, and whether they are
+// After returns the events of the run After seq, and whether they are
 // known.
-func (c *finishedLogs) after(runNo string, seq uint64) ([]StreamEvent, bool) {
+func (c *Finished) After(runNo string, seq uint64) ([]StreamEvent, bool) {
 	c.mu.Lock()
 	l := c.runs[runNo]
 	c.mu.Unlock()
@@ -42,8 +42,8 @@ func (c *finishedLogs) after(runNo string, seq uint64) ([]StreamEvent, bool) {
 	return l.events[i:], true
 }
 
-// keep remembers events, the run's log after base, if they end it.
-func (c *finishedLogs) keep(runNo string, base uint64, events []StreamEvent) {
+// Keep remembers events, the run's log after base, if they end it.
+func (c *Finished) Keep(runNo string, base uint64, events []StreamEvent) {
 	if len(events) == 0 || !events[len(events)-1].Terminal || len(events) > maxFinishedEvents/2 {
 		return
 	}
@@ -69,7 +69,7 @@ func (c *finishedLogs) keep(runNo string, base uint64, events []StreamEvent) {
 	c.events += len(events)
 }
 
-func (c *finishedLogs) drop(runNo string) {
+func (c *Finished) Drop(runNo string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if l := c.runs[runNo]; l != nil {
