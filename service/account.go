@@ -10,6 +10,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -19,13 +20,13 @@ func (e *Service) Account(ctx context.Context, id string) (ledger.Account, uint6
 }
 
 // account is Account, answered from the cache when cached is set (for a
-// compare-and-set write only: lastcache.go).
+// compare-and-set write only: store/lastcache.go).
 func (e *Service) account(ctx context.Context, id string, cached bool) (ledger.Account, uint64, error) {
 	if !engine.ValidID(engine.PrefixAccount, id) {
 		return ledger.Account{}, 0, engine.Errorf(engine.CodeAccountNotFound, "no account %q", id)
 	}
 	var ev ledger.Event
-	seq, _, err := e.log.lastFrom(ctx, cached, subjects.Account(id), &ev)
+	seq, _, err := e.log.LastFrom(ctx, cached, subjects.Account(id), &ev)
 	if errors.Is(err, port.ErrNoMessage) {
 		return ledger.Account{}, 0, engine.Errorf(engine.CodeAccountNotFound, "no account %q", id)
 	}
@@ -57,8 +58,8 @@ func (e *Service) OpenAccount(ctx context.Context, email string, credits int64) 
 	}
 	key, kev := e.newKey(id, "")
 	seq, err := e.appendResolved(ctx,
-		entry{subject: subjects.Account(id), value: ev, expect: expectSeq(0)},
-		entry{subject: subjects.Key(kev.KeyID), value: kev, expect: expectSeq(0)},
+		store.Entry{Subject: subjects.Account(id), Value: ev, Expect: store.ExpectSeq(0)},
+		store.Entry{Subject: subjects.Key(kev.KeyID), Value: kev, Expect: store.ExpectSeq(0)},
 		e.keyCountEntry(id, 1, 0),
 	)
 	if errors.Is(err, errUnresolved) {
@@ -81,7 +82,7 @@ func (e *Service) GrantCredits(ctx context.Context, id string, amount int64) (in
 		if err != nil {
 			return 0, 0, engine.Errorf(engine.CodeInvalidInput, "amount: must be between 1 and %d, and the balance at most %d", ledger.MaxGrant, ledger.MaxBalance)
 		}
-		seq, err := e.appendResolved(ctx, entry{subject: subjects.Account(id), value: ev, expect: expectSeq(last)})
+		seq, err := e.appendResolved(ctx, store.Entry{Subject: subjects.Account(id), Value: ev, Expect: store.ExpectSeq(last)})
 		if errors.Is(err, port.ErrConflict) {
 			continue
 		}

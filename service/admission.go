@@ -9,6 +9,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -94,7 +95,7 @@ func (e *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	// The price and the account come from the cache (lastcache.go): the
+	// The price and the account come from the cache (store/lastcache.go): the
 	// admission's write checks both sequences. A refusal is confirmed by
 	// a read of the log first.
 	price, priceCached, err := e.admissionPrice(ctx, app.Slug, true)
@@ -160,7 +161,7 @@ func (e *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 
 // admit writes the admission, deciding again from the log after a failed
 // compare-and-set. acct and price may have come from the cache
-// (lastcache.go): then a refusal is only made from a read of the log, and
+// (store/lastcache.go): then a refusal is only made from a read of the log, and
 // when the price was the cache's (priceCached) and stale, the log's is the
 // price. A price read from the log that changes before the write answers
 // pricing_not_ready.
@@ -236,12 +237,12 @@ func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 		case err != nil:
 			return CreatedRun{}, err
 		}
-		seq, err := e.log.append(ctx, admission(created, charge, acctSeq, slotSeq, price, key)...)
+		seq, err := e.log.Append(ctx, admission(created, charge, acctSeq, slotSeq, price, key)...)
 		if errors.Is(err, port.ErrConflict) {
 			conflict = true
 			continue
 		}
-		if errors.Is(err, port.ErrUnavailable) && !isAmbiguous(err) && refused < admitRetries && e.ports.Log.Available() {
+		if errors.Is(err, port.ErrUnavailable) && !store.IsAmbiguous(err) && refused < admitRetries && e.ports.Log.Available() {
 			// Refused, nothing stored, and the log is not known to be down:
 			// a leader election. Try again within the request's time
 			// rather than answer 503 (without a quorum the log is known
@@ -250,7 +251,7 @@ func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 			refused++
 			continue
 		}
-		if isAmbiguous(err) {
+		if store.IsAmbiguous(err) {
 			// Sent, outcome unknown: resolve it before answering (fence.go).
 			var stored bool
 			seq, stored, err = e.resolveAdmission(ctx, created.RunNo)
@@ -284,20 +285,20 @@ func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 // job (checked against the price the run was charged), the completed
 // Idempotency-Key record when there is one (where the key stood when read),
 // and the run's created event (the first on its subject).
-func admission(created engine.RunEvent, charge ledger.Event, acctSeq, slotSeq uint64, price checkedPrice, key *idemKey) []entry {
-	entries := []entry{{subject: subjects.Account(created.AccountID), value: charge, expect: expectSeq(acctSeq)}}
+func admission(created engine.RunEvent, charge ledger.Event, acctSeq, slotSeq uint64, price checkedPrice, key *idemKey) []store.Entry {
+	entries := []store.Entry{{Subject: subjects.Account(created.AccountID), Value: charge, Expect: store.ExpectSeq(acctSeq)}}
 	if created.Slot > 0 {
-		entries = append(entries, entry{subject: subjects.Slot(created.Slot), expect: expectSeq(slotSeq),
-			value: engine.SlotEvent{Type: "slot_claimed", V: engine.EventVersion, RunNo: created.RunNo}})
+		entries = append(entries, store.Entry{Subject: subjects.Slot(created.Slot), Expect: store.ExpectSeq(slotSeq),
+			Value: engine.SlotEvent{Type: "slot_claimed", V: engine.EventVersion, RunNo: created.RunNo}})
 	}
 	entries = append(entries,
-		entry{subject: subjects.Job(created.RunNo), value: engine.JobEvent{Type: "run_queued", V: engine.EventVersion, RunNo: created.RunNo},
-			expect: expectSeq(price.Seq), expectSubject: price.checkSubject()},
+		store.Entry{Subject: subjects.Job(created.RunNo), Value: engine.JobEvent{Type: "run_queued", V: engine.EventVersion, RunNo: created.RunNo},
+			Expect: store.ExpectSeq(price.Seq), ExpectSubject: price.checkSubject()},
 	)
 	if key != nil {
 		entries = append(entries, key.completed(created))
 	}
-	return append(entries, entry{subject: subjects.Run(created.RunNo), value: created, expect: expectSeq(0)})
+	return append(entries, store.Entry{Subject: subjects.Run(created.RunNo), Value: created, Expect: store.ExpectSeq(0)})
 }
 
 // admitRetries, admitBackoff and admitMaxBackoff bound the tries of an
@@ -315,7 +316,7 @@ const (
 // compare-and-set, so a stale read only costs a retry.
 //
 // With cached set, slots are read from the cache (the claim's
-// compare-and-set makes that exact, lastcache.go), and "none free" is
+// compare-and-set makes that exact, store/lastcache.go), and "none free" is
 // confirmed by reading them all from the log. None free is slot 0.
 func (e *Service) freeSlot(ctx context.Context, cached bool) (int, uint64, error) {
 	n := e.cfg.Limits.PlatformActiveRuns
@@ -323,7 +324,7 @@ func (e *Service) freeSlot(ctx context.Context, cached bool) (int, uint64, error
 	for i := range n {
 		slot := 1 + (start+i)%n
 		var ev engine.SlotEvent
-		seq, _, err := e.log.lastFrom(ctx, cached, subjects.Slot(slot), &ev)
+		seq, _, err := e.log.LastFrom(ctx, cached, subjects.Slot(slot), &ev)
 		if errors.Is(err, port.ErrNoMessage) {
 			return slot, 0, nil
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -75,18 +76,18 @@ func (e *Service) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
 		if err != nil {
 			return false, engine.Errorf(engine.CodeInvalidInput, "purchase of %d Credits: %v", p.Credits, err)
 		}
-		entries := []entry{
-			{subject: subjects.Account(p.AccountID), value: ev, expect: expectSeq(last)},
-			{subject: subjects.PurchasePrefix + p.Ref, value: p, expect: expectSeq(0)},
+		entries := []store.Entry{
+			{Subject: subjects.Account(p.AccountID), Value: ev, Expect: store.ExpectSeq(last)},
+			{Subject: subjects.PurchasePrefix + p.Ref, Value: p, Expect: store.ExpectSeq(0)},
 		}
 		if p.PaymentIntent != "" {
-			entries = append(entries, entry{subject: subjects.PaymentPIPrefix + p.PaymentIntent, value: paymentLink{p.Ref}, expect: expectSeq(0)})
+			entries = append(entries, store.Entry{Subject: subjects.PaymentPIPrefix + p.PaymentIntent, Value: paymentLink{p.Ref}, Expect: store.ExpectSeq(0)})
 		}
-		_, err = e.log.append(ctx, entries...)
+		_, err = e.log.Append(ctx, entries...)
 		switch {
 		case err == nil:
 			return true, nil
-		case errors.Is(err, port.ErrConflict) || isAmbiguous(err):
+		case errors.Is(err, port.ErrConflict) || store.IsAmbiguous(err):
 			continue // the account moved, or another notice won: look again
 		default:
 			return false, internal("grant purchase", err)
@@ -106,7 +107,7 @@ func (e *Service) Purchased(ctx context.Context, ref string) (bool, error) {
 }
 
 func (e *Service) purchaseExists(ctx context.Context, ref string) (bool, error) {
-	_, err := e.log.log.Last(ctx, subjects.PurchasePrefix+ref)
+	_, err := e.ports.Log.Last(ctx, subjects.PurchasePrefix+ref)
 	switch {
 	case err == nil:
 		return true, nil
@@ -127,14 +128,14 @@ func (e *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refu
 		return 0, ErrNoPurchase
 	}
 	var link paymentLink
-	if _, err := e.log.last(ctx, subjects.PaymentPIPrefix+paymentIntent, &link); errors.Is(err, port.ErrNoMessage) {
+	if _, err := e.log.Last(ctx, subjects.PaymentPIPrefix+paymentIntent, &link); errors.Is(err, port.ErrNoMessage) {
 		return 0, ErrNoPurchase
 	} else if err != nil {
 		return 0, internal("read payment", err)
 	}
 	for range e.casTries() {
 		var p Purchase
-		pseq, err := e.log.last(ctx, subjects.PurchasePrefix+link.Ref, &p)
+		pseq, err := e.log.Last(ctx, subjects.PurchasePrefix+link.Ref, &p)
 		if err != nil {
 			return 0, internal("read purchase", err)
 		}
@@ -155,19 +156,19 @@ func (e *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refu
 		}
 		refundDelta := refunded - p.Refunded
 		p.Refunded, p.Revoked = refunded, p.Revoked+max(take, 0)
-		entries := []entry{{subject: subjects.PurchasePrefix + link.Ref, value: p, expect: expectSeq(pseq)}}
+		entries := []store.Entry{{Subject: subjects.PurchasePrefix + link.Ref, Value: p, Expect: store.ExpectSeq(pseq)}}
 		if take > 0 {
 			ev, err := ledger.Revoke(a, take, link.Ref, refundDelta, p.Currency, e.now())
 			if err != nil {
 				return 0, engine.Errorf(engine.CodeInvalidInput, "revoke %d Credits: %v", take, err)
 			}
-			entries = append(entries, entry{subject: subjects.Account(p.AccountID), value: ev, expect: expectSeq(last)})
+			entries = append(entries, store.Entry{Subject: subjects.Account(p.AccountID), Value: ev, Expect: store.ExpectSeq(last)})
 		}
-		_, err = e.log.append(ctx, entries...)
+		_, err = e.log.Append(ctx, entries...)
 		switch {
 		case err == nil:
 			return max(take, 0), nil
-		case errors.Is(err, port.ErrConflict) || isAmbiguous(err):
+		case errors.Is(err, port.ErrConflict) || store.IsAmbiguous(err):
 			continue
 		default:
 			return 0, internal("revoke purchase", err)
@@ -185,7 +186,7 @@ func (e *Service) PurchaseOf(ctx context.Context, ref string) (Purchase, bool, e
 		return Purchase{}, false, nil
 	}
 	var p Purchase
-	_, err := e.log.last(ctx, subjects.PurchasePrefix+ref, &p)
+	_, err := e.log.Last(ctx, subjects.PurchasePrefix+ref, &p)
 	if errors.Is(err, port.ErrNoMessage) {
 		return Purchase{}, false, nil
 	}
@@ -202,7 +203,7 @@ func (e *Service) RecordUnmatched(ctx context.Context, u Unmatched) error {
 		return engine.Errorf(engine.CodeInvalidInput, "event id %q: not an id", u.EventID)
 	}
 	u.At = e.now()
-	_, err := e.log.append(ctx, entry{subject: subjects.UnmatchedPrefix + u.EventID, value: u, expect: expectSeq(0)})
+	_, err := e.log.Append(ctx, store.Entry{Subject: subjects.UnmatchedPrefix + u.EventID, Value: u, Expect: store.ExpectSeq(0)})
 	if err != nil && !errors.Is(err, port.ErrConflict) {
 		return internal("record unmatched payment", err)
 	}
@@ -212,7 +213,7 @@ func (e *Service) RecordUnmatched(ctx context.Context, u Unmatched) error {
 // UnmatchedPayments lists the paid notices no account could be granted.
 func (e *Service) UnmatchedPayments(ctx context.Context) ([]Unmatched, error) {
 	var out []Unmatched
-	err := e.log.log.Read(ctx, subjects.UnmatchedPrefix+"*", 0, func(m port.Message) error {
+	err := e.ports.Log.Read(ctx, subjects.UnmatchedPrefix+"*", 0, func(m port.Message) error {
 		var u Unmatched
 		if err := json.Unmarshal(m.Data, &u); err != nil {
 			return err

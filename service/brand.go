@@ -8,6 +8,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -27,7 +28,7 @@ func (e *Service) CreateBrandContext(ctx context.Context, accountID string, bc e
 	}
 	bc.ID, bc.AccountID, bc.CreatedAt = e.id(engine.PrefixBrand, 10), accountID, e.now()
 	ev := engine.BrandContextEvent{Type: "brand_context_created", V: engine.EventVersion, At: bc.CreatedAt, BrandContext: bc}
-	seq, err := e.appendResolved(ctx, entry{subject: subjects.Brand(bc.ID), value: ev, expect: expectSeq(0)})
+	seq, err := e.appendResolved(ctx, store.Entry{Subject: subjects.Brand(bc.ID), Value: ev, Expect: store.ExpectSeq(0)})
 	if errors.Is(err, errUnresolved) {
 		return engine.BrandContext{}, 0, unresolved("the brand context "+bc.ID, "a retry may make a second brand context")
 	}
@@ -60,7 +61,7 @@ func (e *Service) brandContextFor(ctx context.Context, app *engine.App, accountI
 // moment ago on another node).
 func (e *Service) brandContext(ctx context.Context, id string) (engine.BrandContext, error) {
 	var ev engine.BrandContextEvent
-	_, err := e.log.last(ctx, subjects.Brand(id), &ev)
+	_, err := e.log.Last(ctx, subjects.Brand(id), &ev)
 	if errors.Is(err, port.ErrNoMessage) {
 		return engine.BrandContext{}, port.ErrNotFound
 	}

@@ -29,7 +29,7 @@ func (e *Service) CancelRun(ctx context.Context, accountID, runNo string) (engin
 		if err != nil {
 			return engine.Run{}, 0, err
 		}
-		events, err := e.log.runLog(ctx, runNo, 0)
+		events, err := e.log.RunLog(ctx, runNo, 0)
 		if err != nil {
 			return engine.Run{}, 0, internal("read run", err)
 		}
@@ -53,7 +53,7 @@ func (e *Service) CancelRun(ctx context.Context, accountID, runNo string) (engin
 			continue // the account moved since it was read: look again
 		}
 		term := engine.RunEvent{Type: engine.RunFailed, V: engine.EventVersion, RunNo: runNo, At: at, Error: engine.CanceledError(), Refunded: run.CreditCost}
-		seq, err := e.log.append(ctx, finishWrite(run, last, refund, acctSeq, term, e.hookKeep())...)
+		seq, err := e.log.Append(ctx, finishWrite(run, last, refund, acctSeq, term, e.hookKeep())...)
 		if errors.Is(err, port.ErrConflict) {
 			continue // the run or the account moved: look again
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -14,12 +15,12 @@ import (
 // acctSeq), the release of its platform slot, the terminal event term
 // (compare-and-set on the run: a second end is impossible) and its
 // webhook jobs.
-func finishWrite(run engine.Run, last uint64, acctEv ledger.Event, acctSeq uint64, term engine.RunEvent, hookKeep time.Duration) []entry {
-	entries := []entry{{subject: subjects.Account(run.AccountID), value: acctEv, expect: expectSeq(acctSeq)}}
+func finishWrite(run engine.Run, last uint64, acctEv ledger.Event, acctSeq uint64, term engine.RunEvent, hookKeep time.Duration) []store.Entry {
+	entries := []store.Entry{{Subject: subjects.Account(run.AccountID), Value: acctEv, Expect: store.ExpectSeq(acctSeq)}}
 	if run.Slot > 0 {
-		entries = append(entries, entry{subject: subjects.Slot(run.Slot),
-			value: engine.SlotEvent{Type: "slot_released", V: engine.EventVersion, RunNo: run.RunNo}})
+		entries = append(entries, store.Entry{Subject: subjects.Slot(run.Slot),
+			Value: engine.SlotEvent{Type: "slot_released", V: engine.EventVersion, RunNo: run.RunNo}})
 	}
-	entries = append(entries, entry{subject: subjects.Run(run.RunNo), value: term, expect: expectSeq(last)})
+	entries = append(entries, store.Entry{Subject: subjects.Run(run.RunNo), Value: term, Expect: store.ExpectSeq(last)})
 	return append(entries, hookJobs(run, time.Time{}, hookKeep)...) // the first sending: not a redelivery
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -199,7 +200,7 @@ func (w *runWriter) write(ctx context.Context, ev engine.RunEvent) error {
 	if ev.At.IsZero() {
 		ev.At = w.e.now()
 	}
-	seq, err := w.e.log.append(ctx, runEventWrite(w.last, ev))
+	seq, err := w.e.log.Append(ctx, runEventWrite(w.last, ev))
 	if err != nil {
 		return err
 	}
@@ -217,7 +218,7 @@ func (e *Service) ExecuteRun(ctx context.Context, runNo string, attempt uint64) 
 }
 
 func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) error {
-	events, err := x.e.log.runLog(ctx, runNo, 0)
+	events, err := x.e.log.RunLog(ctx, runNo, 0)
 	if err != nil {
 		return err
 	}
@@ -258,7 +259,7 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 		return x.finish(ctx, w, nil, &engine.RunError{Code: engine.FailExecution, Message: "the App is no longer runnable"})
 	}
 	job, err := x.jobFor(ctx, app, created)
-	if errors.Is(err, port.ErrUnavailable) || isAmbiguous(err) {
+	if errors.Is(err, port.ErrUnavailable) || store.IsAmbiguous(err) {
 		return err // the log is away: try again, do not fail a good run
 	}
 	if err != nil {
@@ -353,7 +354,7 @@ func failure(err error, timeout time.Duration) *engine.RunError {
 // last wrote to it, and logs a cancel once, at INFO: a cancel is not an
 // error.
 func (x *executor) endedElsewhere(ctx context.Context, w *runWriter) (bool, error) {
-	events, err := x.e.log.runLog(ctx, w.run.RunNo, w.last)
+	events, err := x.e.log.RunLog(ctx, w.run.RunNo, w.last)
 	if err != nil {
 		return false, err
 	}
@@ -362,7 +363,7 @@ func (x *executor) endedElsewhere(ctx context.Context, w *runWriter) (bool, erro
 
 // endedIn is endedElsewhere for the run's events after the executor's
 // last write, already read.
-func (x *executor) endedIn(w *runWriter, events []loggedEvent) bool {
+func (x *executor) endedIn(w *runWriter, events []store.LoggedEvent) bool {
 	if len(events) == 0 || !events[len(events)-1].Event.Type.Terminal() {
 		return false
 	}
@@ -387,7 +388,7 @@ func (x *executor) logCanceled(run engine.Run) {
 // compare-and-set on the run (a second terminal event is impossible) and on
 // the account (the carried balance stays exact).
 //
-// The account comes from the cache (lastcache.go), as an admission's does:
+// The account comes from the cache (store/lastcache.go), as an admission's does:
 // the write's compare-and-set on it makes a stale copy a refused write and
 // a read of the log, and a copy that does not hold the run (another node's
 // admission this node has not seen yet) is read again from the log before
@@ -435,9 +436,9 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *engine.Result,
 		if err != nil {
 			return internal("settle or refund", err)
 		}
-		_, err = x.e.log.append(ctx, finishWrite(w.run, w.last, acctEv, acctSeq, term, w.e.hookKeep())...)
+		_, err = x.e.log.Append(ctx, finishWrite(w.run, w.last, acctEv, acctSeq, term, w.e.hookKeep())...)
 		if errors.Is(err, port.ErrConflict) {
-			events, rerr := x.e.log.runLog(ctx, w.run.RunNo, w.last)
+			events, rerr := x.e.log.RunLog(ctx, w.run.RunNo, w.last)
 			if rerr != nil {
 				return rerr
 			}
@@ -465,7 +466,7 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *engine.Result,
 
 // runEventWrite appends ev, stamped with the event version, to its run's
 // log (at sequence last) while the run runs: started, a step.
-func runEventWrite(last uint64, ev engine.RunEvent) entry {
+func runEventWrite(last uint64, ev engine.RunEvent) store.Entry {
 	ev.V = engine.EventVersion
-	return entry{subject: subjects.Run(ev.RunNo), value: ev, expect: expectSeq(last)}
+	return store.Entry{Subject: subjects.Run(ev.RunNo), Value: ev, Expect: store.ExpectSeq(last)}
 }

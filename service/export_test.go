@@ -42,7 +42,7 @@ func (e *Service) AdmitAtPrice(ctx context.Context, accountID, slug string, read
 
 // RunLog is a run's events after seq after, with their sequences.
 func (e *Service) RunLog(ctx context.Context, runNo string, after uint64) ([]Seqd, error) {
-	evs, err := e.log.runLog(ctx, runNo, after)
+	evs, err := e.log.RunLog(ctx, runNo, after)
 	out := make([]Seqd, len(evs))
 	for i, le := range evs {
 		out[i] = Seqd{Seq: le.Seq, Event: le.Event}
@@ -89,7 +89,7 @@ func NewRunNo() string { return NewID(engine.PrefixRun, 10) }
 // LoginHash is the password hash the log holds for email's login.
 func (e *Service) LoginHash(ctx context.Context, email string) (string, error) {
 	var login engine.LoginEvent
-	_, err := e.log.last(ctx, loginSubject(email), &login)
+	_, err := e.log.Last(ctx, loginSubject(email), &login)
 	return login.Hash, err
 }
 
@@ -112,8 +112,7 @@ func (e *Service) AdmissionPrice(ctx context.Context, slug string) (checkedPrice
 // CacheStale makes m the cached newest message of its subject, as a node
 // that has not yet seen a newer one holds it.
 func (e *Service) CacheStale(m port.Message) {
-	e.log.cache.drop(m.Subject)
-	e.log.cache.put(m)
+	e.log.ReplaceCached(m)
 }
 
 // ActiveKeys is how many active keys the log counts for an account.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -46,7 +47,7 @@ func (e *Service) resolveAdmission(ctx context.Context, runNo string) (uint64, b
 			// background resolve it once the log is back (voidLater).
 			return 0, false, fmt.Errorf("%w: admission of %s unresolved: the event log is unreachable", port.ErrAmbiguous, runNo)
 		}
-		_, err := e.log.append(ctx, entry{subject: subjects.Run(runNo), value: fence, expect: expectSeq(0)})
+		_, err := e.log.Append(ctx, store.Entry{Subject: subjects.Run(runNo), Value: fence, Expect: store.ExpectSeq(0)})
 		if err == nil {
 			return 0, false, nil
 		}
@@ -70,16 +71,16 @@ func (e *Service) resolveAdmission(ctx context.Context, runNo string) (uint64, b
 }
 
 // firstRunEvent is the first message on a run's subject.
-func (e *Service) firstRunEvent(ctx context.Context, runNo string) (loggedEvent, error) {
+func (e *Service) firstRunEvent(ctx context.Context, runNo string) (store.LoggedEvent, error) {
 	m, err := e.firstAfter(ctx, subjects.Run(runNo), 0)
 	if err != nil {
-		return loggedEvent{}, err
+		return store.LoggedEvent{}, err
 	}
 	ev, err := engine.DecodeRunEvent(m.Data)
 	if err != nil {
-		return loggedEvent{}, fmt.Errorf("decode %s@%d: %w", m.Subject, m.Seq, err)
+		return store.LoggedEvent{}, fmt.Errorf("decode %s@%d: %w", m.Subject, m.Seq, err)
 	}
-	return loggedEvent{Seq: m.Seq, Event: ev}, nil
+	return store.LoggedEvent{Seq: m.Seq, Event: ev}, nil
 }
 
 // voidLater resolves in the background an admission a request could not
@@ -138,12 +139,12 @@ func (e *Service) giveBack(key *idemKey, runNo string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var rec IdemRecord
-	seq, err := e.log.last(ctx, key.subject, &rec)
+	seq, err := e.log.Last(ctx, key.subject, &rec)
 	if err != nil || rec.Type != idemCompleted || rec.RunNo != runNo {
 		return
 	}
 	released := IdemRecord{Type: idemReleased, V: engine.EventVersion, At: e.now(), BodyHash: key.bodyHash}
-	if _, err := e.log.append(ctx, entry{subject: key.subject, value: released, expect: expectSeq(seq), ttl: idemKeep}); err != nil {
+	if _, err := e.log.Append(ctx, store.Entry{Subject: key.subject, Value: released, Expect: store.ExpectSeq(seq), TTL: idemKeep}); err != nil {
 		e.cfg.Logger.Warn("an Idempotency-Key of a voided run not given back: a retry with it gets the voided run", "run_no", runNo, "err", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/apprun/apprun/service/live"
+	"github.com/apprun/apprun/service/store"
 )
 
 // onEnd calls fn when a terminal event of the run arrives live, until the
@@ -58,7 +59,7 @@ func (f *Follower) Catchup(ctx context.Context) ([]live.StreamEvent, error) {
 	}
 	var out []live.StreamEvent
 	base, last := f.last, f.last
-	err := f.e.log.eachRunEvent(ctx, f.runNo, f.last, func(le loggedEvent) error {
+	err := f.e.log.EachRunEvent(ctx, f.runNo, f.last, func(le store.LoggedEvent) error {
 		last = le.Seq
 		if ev, ok := live.ToStream(le.Seq, le.Event); ok {
 			out = append(out, ev)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -96,7 +97,7 @@ func ValidIdempotencyKey(k string) bool {
 func (e *Service) readIdempotency(ctx context.Context, accountID, key, bodyHash string) (*idemKey, *CreatedRun, error) {
 	k := &idemKey{subject: idemSubject(accountID, key), bodyHash: bodyHash}
 	var rec IdemRecord
-	seq, err := e.log.last(ctx, k.subject, &rec)
+	seq, err := e.log.Last(ctx, k.subject, &rec)
 	if errors.Is(err, port.ErrNoMessage) {
 		return k, nil, nil
 	}
@@ -138,7 +139,7 @@ func (k *idemKey) judge(rec IdemRecord, now time.Time) (*CreatedRun, error) {
 // the key's new position, if it moved, is taken for the next attempt.
 func (e *Service) moved(ctx context.Context, k *idemKey) (*CreatedRun, error) {
 	var rec IdemRecord
-	seq, err := e.log.last(ctx, k.subject, &rec)
+	seq, err := e.log.Last(ctx, k.subject, &rec)
 	if errors.Is(err, port.ErrNoMessage) || (err == nil && seq == k.seq) {
 		return nil, nil
 	}
@@ -156,12 +157,12 @@ func (e *Service) moved(ctx context.Context, k *idemKey) (*CreatedRun, error) {
 // run) now stands.
 func (e *Service) fence(ctx context.Context, k *idemKey) bool {
 	rec := IdemRecord{Type: idemReleased, V: engine.EventVersion, At: e.now(), BodyHash: k.bodyHash}
-	_, err := e.log.append(ctx, entry{subject: k.subject, value: rec, expect: expectSeq(k.seq), ttl: idemKeep})
+	_, err := e.log.Append(ctx, store.Entry{Subject: k.subject, Value: rec, Expect: store.ExpectSeq(k.seq), TTL: idemKeep})
 	return err == nil || errors.Is(err, port.ErrConflict)
 }
 
 // completed is the record written with the run in the admission batch.
-func (k *idemKey) completed(run engine.RunEvent) entry {
-	return entry{subject: k.subject, expect: expectSeq(k.seq), ttl: idemKeep, value: IdemRecord{Type: idemCompleted, V: engine.EventVersion,
+func (k *idemKey) completed(run engine.RunEvent) store.Entry {
+	return store.Entry{Subject: k.subject, Expect: store.ExpectSeq(k.seq), TTL: idemKeep, Value: IdemRecord{Type: idemCompleted, V: engine.EventVersion,
 		At: run.At, BodyHash: k.bodyHash, RunNo: run.RunNo, CreditCost: run.CreditCost}}
 }

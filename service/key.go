@@ -9,6 +9,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -33,16 +34,16 @@ type keyCount struct {
 // activeKeys reads an account's count and its sequence (0: none yet).
 func (e *Service) activeKeys(ctx context.Context, accountID string) (int, uint64, error) {
 	var c keyCount
-	seq, err := e.log.last(ctx, subjects.KeyCount(accountID), &c)
+	seq, err := e.log.Last(ctx, subjects.KeyCount(accountID), &c)
 	if errors.Is(err, port.ErrNoMessage) {
 		return 0, 0, nil
 	}
 	return c.Active, seq, err
 }
 
-func (e *Service) keyCountEntry(accountID string, active int, seq uint64) entry {
-	return entry{subject: subjects.KeyCount(accountID), expect: expectSeq(seq),
-		value: keyCount{Type: "key_count", V: engine.EventVersion, Active: active, At: e.now()}}
+func (e *Service) keyCountEntry(accountID string, active int, seq uint64) store.Entry {
+	return store.Entry{Subject: subjects.KeyCount(accountID), Expect: store.ExpectSeq(seq),
+		Value: keyCount{Type: "key_count", V: engine.EventVersion, Active: active, At: e.now()}}
 }
 
 // CreateKey adds an API key, with an optional name, to an existing account
@@ -64,7 +65,7 @@ func (e *Service) CreateKey(ctx context.Context, accountID, name string) (NewKey
 			return NewKey{}, engine.Errorf(engine.CodeInvalidRequest, "this account already has %d active API keys, the most it may hold; revoke one first", engine.MaxActiveKeys)
 		}
 		key, ev := e.newKey(accountID, name)
-		seq, err := e.appendResolved(ctx, entry{subject: subjects.Key(ev.KeyID), value: ev, expect: expectSeq(0)},
+		seq, err := e.appendResolved(ctx, store.Entry{Subject: subjects.Key(ev.KeyID), Value: ev, Expect: store.ExpectSeq(0)},
 			e.keyCountEntry(accountID, active+1, countSeq))
 		if errors.Is(err, port.ErrConflict) {
 			continue // another key was made or revoked meanwhile
@@ -86,7 +87,7 @@ func (e *Service) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 		return 0, engine.Errorf(engine.CodeKeyNotFound, "no key %q", keyID)
 	}
 	var last engine.KeyEvent
-	seq, err := e.log.last(ctx, subjects.Key(keyID), &last)
+	seq, err := e.log.Last(ctx, subjects.Key(keyID), &last)
 	if errors.Is(err, port.ErrNoMessage) {
 		return 0, engine.Errorf(engine.CodeKeyNotFound, "no key %q", keyID)
 	}
@@ -98,7 +99,7 @@ func (e *Service) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 	}
 	ev := last
 	ev.Type, ev.At = engine.KeyRevoked, e.now()
-	entries := []entry{{subject: subjects.Key(keyID), value: ev, expect: expectSeq(seq)}}
+	entries := []store.Entry{{Subject: subjects.Key(keyID), Value: ev, Expect: store.ExpectSeq(seq)}}
 	active, countSeq, err := e.activeKeys(ctx, last.AccountID)
 	if err != nil {
 		return 0, internal("read key count", err)
@@ -106,7 +107,7 @@ func (e *Service) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 	if active > 0 { // counted (an account older than the count has none)
 		entries = append(entries, e.keyCountEntry(last.AccountID, active-1, countSeq))
 	}
-	newSeq, err := e.log.append(ctx, entries...)
+	newSeq, err := e.log.Append(ctx, entries...)
 	if errors.Is(err, port.ErrConflict) {
 		return e.RevokeKey(ctx, keyID) // someone revoked it, or the count moved, at the same moment
 	}
@@ -132,20 +133,20 @@ func (e *Service) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 // revocation changes nothing: the read model keeps a revoked key revoked.
 func (e *Service) TouchKey(ctx context.Context, keyID string) error {
 	var key engine.KeyEvent
-	if _, err := e.log.last(ctx, subjects.Key(keyID), &key); errors.Is(err, port.ErrNoMessage) || (err == nil && key.Type == engine.KeyRevoked) {
+	if _, err := e.log.Last(ctx, subjects.Key(keyID), &key); errors.Is(err, port.ErrNoMessage) || (err == nil && key.Type == engine.KeyRevoked) {
 		return nil
 	} else if err != nil {
 		return internal("read key", err)
 	}
 	var last engine.KeyEvent
-	if _, err := e.log.last(ctx, subjects.KeyUse(keyID), &last); err != nil && !errors.Is(err, port.ErrNoMessage) {
+	if _, err := e.log.Last(ctx, subjects.KeyUse(keyID), &last); err != nil && !errors.Is(err, port.ErrNoMessage) {
 		return internal("read key use", err)
 	} else if err == nil && e.now().Sub(last.At) < KeyUseEvery {
 		return nil // recorded a moment ago, here or on another node
 	}
 	ev := key
 	ev.Type, ev.At = engine.KeyUsed, e.now()
-	if _, err := e.log.append(ctx, entry{subject: subjects.KeyUse(keyID), value: ev, rollup: true, lazy: true}); err != nil {
+	if _, err := e.log.Append(ctx, store.Entry{Subject: subjects.KeyUse(keyID), Value: ev, Rollup: true, Lazy: true}); err != nil {
 		return internal("touch key", err)
 	}
 	return nil

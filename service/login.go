@@ -9,6 +9,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -39,8 +40,8 @@ func (e *Service) SignUp(ctx context.Context, email, password string, credits in
 	}
 	login := engine.LoginEvent{Type: "login_created", V: engine.EventVersion, At: e.now(), AccountID: id, Email: email, Hash: string(hash)}
 	seq, err := e.appendResolved(ctx,
-		entry{subject: loginSubject(email), value: login, expect: expectSeq(0)},
-		entry{subject: subjects.Account(id), value: open, expect: expectSeq(0)},
+		store.Entry{Subject: loginSubject(email), Value: login, Expect: store.ExpectSeq(0)},
+		store.Entry{Subject: subjects.Account(id), Value: open, Expect: store.ExpectSeq(0)},
 	)
 	if errors.Is(err, port.ErrConflict) {
 		return "", 0, engine.Errorf(engine.CodeEmailTaken, "an account with this email exists: sign in instead")
@@ -61,7 +62,7 @@ func (e *Service) SignIn(ctx context.Context, email, password string) (string, e
 		return "", ErrBadCredentials
 	}
 	var login engine.LoginEvent
-	_, err = e.log.last(ctx, loginSubject(email), &login)
+	_, err = e.log.Last(ctx, loginSubject(email), &login)
 	if errors.Is(err, port.ErrNoMessage) {
 		// Spend the time a hash check takes, so timing does not tell
 		// which emails have a login.

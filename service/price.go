@@ -7,6 +7,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -54,19 +55,19 @@ const priceCopies = 32
 
 // priceWrites is the one atomic write of a price and its copies: the
 // price's own message first (expect, when not nil, is its check).
-func priceWrites(ev engine.PriceEvent, expect *uint64) []entry {
-	return append([]entry{{subject: subjects.Price(ev.Slug), value: ev, expect: expect}}, copyWrites(ev, nil)...)
+func priceWrites(ev engine.PriceEvent, expect *uint64) []store.Entry {
+	return append([]store.Entry{{Subject: subjects.Price(ev.Slug), Value: ev, Expect: expect}}, copyWrites(ev, nil)...)
 }
 
 // copyWrites are the copies of the price ev, each replacing the copy
 // before it; expect, when not nil, is the sequence the price itself must
 // still have.
-func copyWrites(ev engine.PriceEvent, expect *uint64) []entry {
-	out := make([]entry, priceCopies)
+func copyWrites(ev engine.PriceEvent, expect *uint64) []store.Entry {
+	out := make([]store.Entry, priceCopies)
 	for i := range out {
-		out[i] = entry{subject: subjects.PriceCopy(ev.Slug, i), value: ev, rollup: true, expect: expect}
+		out[i] = store.Entry{Subject: subjects.PriceCopy(ev.Slug, i), Value: ev, Rollup: true, Expect: expect}
 		if expect != nil {
-			out[i].expectSubject = subjects.Price(ev.Slug)
+			out[i].ExpectSubject = subjects.Price(ev.Slug)
 		}
 	}
 	return out
@@ -80,7 +81,7 @@ func (e *Service) CurrentPrice(ctx context.Context, slug string) (engine.Price, 
 
 // price is CurrentPrice, answered from the cache when cached is set and the
 // cache holds it (hit), for an admission, whose write checks the price's
-// sequence (lastcache.go).
+// sequence (store/lastcache.go).
 func (e *Service) price(ctx context.Context, slug string, cached bool) (p checkedPrice, hit bool, err error) {
 	return e.priceFrom(ctx, slug, "", cached)
 }
@@ -128,7 +129,7 @@ func (e *Service) priceFrom(ctx context.Context, slug, check string, cached bool
 		subject = subjects.Price(slug)
 	}
 	var ev engine.PriceEvent
-	seq, hit, err := e.log.lastFrom(ctx, cached, subject, &ev)
+	seq, hit, err := e.log.LastFrom(ctx, cached, subject, &ev)
 	if errors.Is(err, port.ErrNoMessage) {
 		return checkedPrice{Price: engine.Price{Slug: slug}}, hit, nil
 	}
@@ -151,7 +152,7 @@ func (e *Service) SetPrice(ctx context.Context, slug string, cost int64, recalib
 		cost = 0
 	}
 	ev := engine.PriceEvent{Type: "price_set", V: engine.EventVersion, At: e.now(), Slug: slug, CreditCost: cost, Recalibrating: recalibrating}
-	last, err := e.log.append(ctx, priceWrites(ev, nil)...)
+	last, err := e.log.Append(ctx, priceWrites(ev, nil)...)
 	if err != nil {
 		return engine.Price{}, 0, internal("set price", err)
 	}
@@ -192,10 +193,10 @@ func (e *Service) seedPrices(ctx context.Context) error {
 func (e *Service) seedPrice(ctx context.Context, a *engine.App) error {
 	for range 3 {
 		var ev engine.PriceEvent
-		seq, err := e.log.last(ctx, subjects.Price(a.Slug), &ev)
+		seq, err := e.log.Last(ctx, subjects.Price(a.Slug), &ev)
 		if errors.Is(err, port.ErrNoMessage) {
 			ev = engine.PriceEvent{Type: "price_set", V: engine.EventVersion, At: e.now(), Slug: a.Slug, CreditCost: a.Price}
-			_, err = e.log.append(ctx, priceWrites(ev, expectSeq(0))...)
+			_, err = e.log.Append(ctx, priceWrites(ev, store.ExpectSeq(0))...)
 			if errors.Is(err, port.ErrConflict) {
 				continue
 			}
@@ -218,10 +219,10 @@ var errSeededElsewhere = errors.New("engine: another node priced this App, and i
 // is still ev. A price changed meanwhile was written with its copies.
 func (e *Service) copyPrice(ctx context.Context, ev engine.PriceEvent, seq uint64) error {
 	var copied engine.PriceEvent
-	if _, err := e.log.last(ctx, subjects.PriceCopy(ev.Slug, int(e.priceCopy.Load())), &copied); !errors.Is(err, port.ErrNoMessage) {
+	if _, err := e.log.Last(ctx, subjects.PriceCopy(ev.Slug, int(e.priceCopy.Load())), &copied); !errors.Is(err, port.ErrNoMessage) {
 		return err // copied (nil), or unreadable
 	}
-	if _, err := e.log.append(ctx, copyWrites(ev, expectSeq(seq))...); err != nil && !errors.Is(err, port.ErrConflict) {
+	if _, err := e.log.Append(ctx, copyWrites(ev, store.ExpectSeq(seq))...); err != nil && !errors.Is(err, port.ErrConflict) {
 		return err
 	}
 	return nil

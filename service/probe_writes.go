@@ -6,6 +6,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 )
 
 // The writes of a run, exported for `apprun bench`: its probe writes
@@ -27,7 +28,7 @@ func (e *Service) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID str
 	if err != nil {
 		return engine.RunEvent{}, ledger.Event{}, nil, err
 	}
-	out, err := encode(admission(created, charge, acctSeq, 0, checkedPrice{Price: price}, nil))
+	out, err := store.Encode(admission(created, charge, acctSeq, 0, checkedPrice{Price: price}, nil))
 	return created, charge, out, err
 }
 
@@ -37,7 +38,7 @@ func (e *Service) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID str
 // With FinishWrites it is how `apprun bench` writes a whole run straight
 // to a log, to measure the writes a run must make next to real runs.
 func RunEventWrite(last uint64, ev engine.RunEvent) (port.Entry, error) {
-	out, err := encode([]entry{runEventWrite(last, ev)})
+	out, err := store.Encode([]store.Entry{runEventWrite(last, ev)})
 	if err != nil {
 		return port.Entry{}, err
 	}
@@ -55,6 +56,6 @@ func (e *Service) FinishWrites(run engine.Run, last uint64, acct ledger.Account,
 		return ledger.Event{}, nil, err
 	}
 	term := engine.RunEvent{Type: engine.RunCompleted, V: engine.EventVersion, RunNo: run.RunNo, At: at, Summary: summary, Output: output}
-	out, err := encode(finishWrite(run, last, settle, acctSeq, term, e.hookKeep()))
+	out, err := store.Encode(finishWrite(run, last, settle, acctSeq, term, e.hookKeep()))
 	return settle, out, err
 }

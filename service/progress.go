@@ -7,6 +7,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 )
 
 // A run's progress events are written as the App reports its steps. One
@@ -40,7 +41,7 @@ func (w *runWriter) writeProgress(ctx context.Context, ev engine.RunEvent) error
 			return nil
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case errors.Is(err, port.ErrConflict), isAmbiguous(err):
+		case errors.Is(err, port.ErrConflict), store.IsAmbiguous(err):
 			// Someone wrote the run (a cancel), or this write's answer was
 			// lost: learn where the run stands.
 			landed, foreign, rerr := w.catchUp(ctx, ev)
@@ -67,7 +68,7 @@ func (w *runWriter) writeProgress(ctx context.Context, ev engine.RunEvent) error
 // catchUp applies the run's events after the writer's last one and says
 // whether ev is among them, and whether any other is (another writer's).
 func (w *runWriter) catchUp(ctx context.Context, ev engine.RunEvent) (landed, foreign bool, err error) {
-	events, err := w.e.log.runLog(ctx, w.run.RunNo, w.last)
+	events, err := w.e.log.RunLog(ctx, w.run.RunNo, w.last)
 	if err != nil {
 		return false, false, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 )
 
 // An append whose answer was lost (ErrAmbiguous: a timeout, a dropped
@@ -30,16 +31,16 @@ import (
 // Admissions resolve their own with a fence (fence.go). An outcome still
 // unknown after fenceTimeout, or while the log is unreachable, is
 // errUnresolved.
-func (e *Service) appendResolved(ctx context.Context, entries ...entry) (uint64, error) {
-	if len(entries) == 0 || entries[0].expect == nil || entries[0].expectSubject != "" {
+func (e *Service) appendResolved(ctx context.Context, entries ...store.Entry) (uint64, error) {
+	if len(entries) == 0 || entries[0].Expect == nil || entries[0].ExpectSubject != "" {
 		return 0, fmt.Errorf("appendResolved: the first entry carries no check on its own subject")
 	}
-	out, err := encode(entries)
+	out, err := store.Encode(entries)
 	if err != nil {
 		return 0, err
 	}
-	seq, err := e.log.appendEncoded(ctx, out)
-	if !isAmbiguous(err) {
+	seq, err := e.log.AppendEncoded(ctx, out)
+	if !store.IsAmbiguous(err) {
 		return seq, err
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fenceTimeout)
@@ -48,7 +49,7 @@ func (e *Service) appendResolved(ctx context.Context, entries ...entry) (uint64,
 		if !e.ports.Log.Available() {
 			return 0, fmt.Errorf("%w: %w", errUnresolved, err)
 		}
-		seq, err = e.log.appendEncoded(rctx, out)
+		seq, err = e.log.AppendEncoded(rctx, out)
 		if errors.Is(err, port.ErrConflict) {
 			var first port.Message
 			first, err = e.firstAfter(rctx, out[0].Subject, *out[0].Expect)
@@ -59,7 +60,7 @@ func (e *Service) appendResolved(ctx context.Context, entries ...entry) (uint64,
 				return 0, port.ErrConflict // another's came first: ours never can be
 			}
 		}
-		if !isAmbiguous(err) && !errors.Is(err, port.ErrUnavailable) {
+		if !store.IsAmbiguous(err) && !errors.Is(err, port.ErrUnavailable) {
 			return seq, err
 		}
 		if rctx.Err() != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -102,7 +103,7 @@ func (e *Service) ExpireRuns(ctx context.Context) (int, error) {
 func (e *Service) expire(ctx context.Context, r engine.FinishedRun) error {
 	marker := engine.RunExpired{Type: "run_expired", V: engine.EventVersion, At: e.now(), RunNo: r.RunNo, AccountID: r.AccountID,
 		AppSlug: r.AppSlug, Status: r.Status, CreditCost: r.CreditCost}
-	_, err := e.log.append(ctx, entry{subject: subjects.Expired(r.RunNo), value: marker, expect: expectSeq(0)})
+	_, err := e.log.Append(ctx, store.Entry{Subject: subjects.Expired(r.RunNo), Value: marker, Expect: store.ExpectSeq(0)})
 	if err != nil && !errors.Is(err, port.ErrConflict) {
 		return internal("mark run expired", err)
 	}

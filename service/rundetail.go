@@ -21,7 +21,7 @@ func (e *Service) RunDetail(ctx context.Context, accountID, runNo string) (RunDe
 	if !engine.ValidID(engine.PrefixRun, runNo) {
 		return RunDetail{}, engine.Errorf(engine.CodeRunNotFound, "no run %q", runNo)
 	}
-	events, err := e.log.runLog(ctx, runNo, 0)
+	events, err := e.log.RunLog(ctx, runNo, 0)
 	if err != nil {
 		return RunDetail{}, internal("read run", err)
 	}

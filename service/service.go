@@ -15,6 +15,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service/live"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -40,7 +41,7 @@ type Config struct {
 	// without a client port or cluster): the rate limits are then counted
 	// in memory, exactly, without a JetStream request per request, and
 	// admissions read webhook endpoints from this node's cache
-	// (lastcache.go).
+	// (store/lastcache.go).
 	Standalone bool
 	// Webhooks configures webhook deliveries.
 	Webhooks WebhookConfig
@@ -68,7 +69,7 @@ type Config struct {
 type Service struct {
 	cfg   Config
 	ports port.Set
-	log   *store
+	log   *store.Store
 	hub   *live.Hub
 	exec  *executor
 	sweep *sweeper
@@ -150,7 +151,7 @@ func New(ports port.Set, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	e := &Service{cfg: cfg, ports: ports, log: &store{log: ports.Log}, dummyHash: dummy, stopped: make(chan struct{})}
+	e := &Service{cfg: cfg, ports: ports, log: store.New(ports.Log), dummyHash: dummy, stopped: make(chan struct{})}
 	e.priceCopy.Store(int32(cfg.IntN(priceCopies)))
 	if cfg.Standalone && cfg.Limits.ReadsPerMinute > 0 {
 		e.reads = newLocalWindows(cfg.Limits.ReadsPerMinute)
@@ -277,7 +278,7 @@ func (e *Service) AccountSeq(ctx context.Context, accountID string) (uint64, err
 // a node whose read models lag wait for a run created on another node.
 func (e *Service) RunSeq(ctx context.Context, runNo string) (uint64, error) {
 	var ev engine.RunEvent
-	seq, err := e.log.last(ctx, subjects.Run(runNo), &ev)
+	seq, err := e.log.Last(ctx, subjects.Run(runNo), &ev)
 	if errors.Is(err, port.ErrNoMessage) {
 		return 0, port.ErrNotFound
 	}
@@ -286,3 +287,9 @@ func (e *Service) RunSeq(ctx context.Context, runNo string) (uint64, error) {
 	}
 	return seq, nil
 }
+
+// Observe takes a message of the log as this node's read models applied
+// it: a newer state of an entity the cache holds (another node's write, on
+// a shared log) replaces the cached one, so admissions rarely meet a
+// compare-and-set they must retry.
+func (e *Service) Observe(m port.Message) { e.log.Observe(m) }

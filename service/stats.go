@@ -27,7 +27,7 @@ type counters struct {
 // Stats returns this node's counters.
 func (e *Service) Stats() Stats {
 	c := &e.counters
-	return Stats{EventsAppended: e.log.appended.Load(), Charges: c.charges.Load(), Settles: c.settles.Load(),
+	return Stats{EventsAppended: e.log.Appended(), Charges: c.charges.Load(), Settles: c.settles.Load(),
 		Refunds: c.refunds.Load(), CreditsCharged: c.charged.Load(), CreditsRefunded: c.refunded.Load(),
 		WorkersBusy: e.exec.busy(), Workers: e.cfg.Workers}
 }

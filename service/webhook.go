@@ -19,6 +19,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -58,11 +59,11 @@ type HookJob struct {
 
 // hookJobs are the delivery jobs of a run's terminal write (or of a
 // redelivery): one per target, written at `at`.
-func hookJobs(run engine.Run, at time.Time, keep time.Duration) []entry {
-	var out []entry
+func hookJobs(run engine.Run, at time.Time, keep time.Duration) []store.Entry {
+	var out []store.Entry
 	for i := range run.WebhookTargets() {
-		out = append(out, entry{subject: hookSubject(run.RunNo), ttl: keep,
-			value: HookJob{RunNo: run.RunNo, V: engine.EventVersion, Target: i, At: at}})
+		out = append(out, store.Entry{Subject: hookSubject(run.RunNo), TTL: keep,
+			Value: HookJob{RunNo: run.RunNo, V: engine.EventVersion, Target: i, At: at}})
 	}
 	return out
 }
@@ -169,7 +170,7 @@ func (e *Service) WebhookSecret(ctx context.Context, accountID string) (string, 
 func (e *Service) secretOf(ctx context.Context, accountID string) (string, error) {
 	for range e.casTries() {
 		var ev secretEvent
-		_, err := e.log.last(ctx, secretSubject(accountID), &ev)
+		_, err := e.log.Last(ctx, secretSubject(accountID), &ev)
 		if err == nil {
 			return ev.Secret, nil
 		}
@@ -179,7 +180,7 @@ func (e *Service) secretOf(ctx context.Context, accountID string) (string, error
 		b := make([]byte, 24)
 		_, _ = rand.Read(b)
 		ev = secretEvent{Type: "webhook_secret", V: engine.EventVersion, At: e.now(), Secret: "whsec_" + base64.StdEncoding.EncodeToString(b)}
-		_, err = e.log.append(ctx, entry{subject: secretSubject(accountID), value: ev, expect: expectSeq(0)})
+		_, err = e.log.Append(ctx, store.Entry{Subject: secretSubject(accountID), Value: ev, Expect: store.ExpectSeq(0)})
 		if err == nil {
 			return ev.Secret, nil
 		}
@@ -204,7 +205,7 @@ func Sign(secret, id string, ts int64, body []byte) (string, error) {
 
 // Redeliver queues a run's terminal event for delivery again.
 func (e *Service) Redeliver(ctx context.Context, accountID, runNo string) error {
-	events, err := e.log.runLog(ctx, runNo, 0)
+	events, err := e.log.RunLog(ctx, runNo, 0)
 	if err != nil {
 		return internal("read run", err)
 	}
@@ -222,7 +223,7 @@ func (e *Service) Redeliver(ctx context.Context, accountID, runNo string) error 
 	// jobs are written with a compare-and-set on the run's last one, so
 	// of concurrent calls one wins.
 	var last HookJob
-	lastSeq, err := e.log.last(ctx, hookSubject(runNo), &last)
+	lastSeq, err := e.log.Last(ctx, hookSubject(runNo), &last)
 	if err != nil && !errors.Is(err, port.ErrNoMessage) {
 		return internal("read webhook jobs", err)
 	}
@@ -231,8 +232,8 @@ func (e *Service) Redeliver(ctx context.Context, accountID, runNo string) error 
 		return redeliverLimited(runNo, wait)
 	}
 	jobs := hookJobs(run, now, e.hookKeep())
-	jobs[0].expect = expectSeq(lastSeq)
-	_, err = e.log.append(ctx, jobs...)
+	jobs[0].Expect = store.ExpectSeq(lastSeq)
+	_, err = e.log.Append(ctx, jobs...)
 	if errors.Is(err, port.ErrConflict) {
 		return redeliverLimited(runNo, RedeliverEvery)
 	}
@@ -256,7 +257,7 @@ func (e *Service) Deliveries(ctx context.Context, accountID string, limit int) (
 	var out []Delivery
 	for _, subj := range subjects {
 		var d Delivery
-		if _, err := e.log.last(ctx, subj, &d); err == nil {
+		if _, err := e.log.Last(ctx, subj, &d); err == nil {
 			out = append(out, d)
 		}
 	}
@@ -324,7 +325,7 @@ func (d *dispatcher) handle(m port.QueueMsg) {
 	attempt := int(m.Attempt())
 	ctx, cancel := context.WithTimeout(d.ctx, 20*time.Second)
 	defer cancel()
-	events, err := d.e.log.runLog(ctx, job.RunNo, 0)
+	events, err := d.e.log.RunLog(ctx, job.RunNo, 0)
 	if err != nil || len(events) == 0 {
 		if err == nil { // purged after retention: nothing left to send
 			m.Term()
@@ -360,8 +361,8 @@ func (d *dispatcher) handle(m port.QueueMsg) {
 		state.Status, state.LastError = "retrying", derr.Error()
 		state.NextAt = d.e.now().Add(d.backoff(attempt))
 	}
-	if _, err := d.e.log.append(ctx, entry{subject: deliverySubject(created.Event.AccountID, job.RunNo, job.Target), value: state,
-		rollup: true, ttl: DeliveryKept}); err != nil {
+	if _, err := d.e.log.Append(ctx, store.Entry{Subject: deliverySubject(created.Event.AccountID, job.RunNo, job.Target), Value: state,
+		Rollup: true, TTL: DeliveryKept}); err != nil {
 		d.e.cfg.Logger.Warn("recording a webhook delivery", "run_no", job.RunNo, "err", err)
 	}
 	switch state.Status {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -38,10 +39,10 @@ func (e *Service) WebhookEndpoints(ctx context.Context, accountID string) ([]Web
 
 // webhookEndpoints is WebhookEndpoints, answered from the cache when
 // cached is set and this node is standalone (every write is its own, so
-// the cache is the log's state: lastcache.go).
+// the cache is the log's state: store/lastcache.go).
 func (e *Service) webhookEndpoints(ctx context.Context, accountID string, cached bool) ([]WebhookEndpoint, uint64, error) {
 	var ev endpointsEvent
-	seq, _, err := e.log.lastFrom(ctx, cached && e.cfg.Standalone, endpointsSubject(accountID), &ev)
+	seq, _, err := e.log.LastFrom(ctx, cached && e.cfg.Standalone, endpointsSubject(accountID), &ev)
 	if errors.Is(err, port.ErrNoMessage) {
 		return nil, 0, nil
 	}
@@ -90,8 +91,8 @@ func (e *Service) updateEndpoints(ctx context.Context, accountID string, change 
 		if err != nil {
 			return err
 		}
-		_, err = e.appendResolved(ctx, entry{subject: endpointsSubject(accountID),
-			value: endpointsEvent{Type: "webhook_endpoints", V: engine.EventVersion, At: e.now(), Endpoints: next}, expect: expectSeq(seq)})
+		_, err = e.appendResolved(ctx, store.Entry{Subject: endpointsSubject(accountID),
+			Value: endpointsEvent{Type: "webhook_endpoints", V: engine.EventVersion, At: e.now(), Endpoints: next}, Expect: store.ExpectSeq(seq)})
 		if errors.Is(err, port.ErrConflict) {
 			continue
 		}

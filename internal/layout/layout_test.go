@@ -27,8 +27,9 @@ var allowed = map[string][]string{
 	"port":         {},
 	"port/logtest": {"port", "subjects"},
 	// The service: every use case, on the ports.
-	"service":      {"engine", "ledger", "port", "subjects", "service/live"},
-	"service/live": {"engine", "port"},
+	"service":       {"engine", "ledger", "port", "subjects", "service/live", "service/store"},
+	"service/live":  {"engine", "port"},
+	"service/store": {"engine", "port", "subjects"},
 	// Adapters of the ports, and what they stand on.
 	"inputschema":        {"engine"},
 	"simlog":             {"port"},

@@ -1,4 +1,4 @@
-package service
+package store
 
 import (
 	"strings"
@@ -38,16 +38,6 @@ func cacheable(subject string) bool {
 	return strings.HasPrefix(subject, subjects.AccountPrefix) || strings.HasPrefix(subject, subjects.PricePrefix) ||
 		strings.HasPrefix(subject, subjects.PriceCopyPrefix) ||
 		strings.HasPrefix(subject, subjects.SlotPrefix) || strings.HasPrefix(subject, subjects.WHEndpointsPrefix)
-}
-
-// Observe takes a message of the log as this node's read models applied
-// it: a newer state of an entity the cache holds (another node's write, on
-// a shared log) replaces the cached one, so admissions rarely meet a
-// compare-and-set they must retry.
-func (e *Service) Observe(m port.Message) {
-	if cacheable(m.Subject) {
-		e.log.cache.put(m)
-	}
 }
 
 func (c *lastCache) get(subject string) (port.Message, bool) {

@@ -1,0 +1,179 @@
+// Package store is the service's typed view of the Log port: entries in
+// domain terms encoded into one atomic append, the newest message of a
+// subject decoded, a run's log read in order, and the cache that lets an
+// admission read accounts, prices and slots without a read of the log
+// (lastcache.go says why that is exact). What to do when a write is
+// refused or its answer is lost (the compare-and-set tries, resolve,
+// fence) is the service's: the store says only what the log answered.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/port"
+	"github.com/apprun/apprun/subjects"
+)
+
+// Entry is one message of a write in domain terms: a value to encode.
+type Entry struct {
+	Subject string
+	Value   any
+	// Expect, when not nil, is the sequence the last message on subject
+	// (or on expectSubject, when set) must have; 0 means "no message yet".
+	Expect        *uint64
+	ExpectSubject string
+	TTL           time.Duration
+	Rollup        bool
+	Lazy          bool
+}
+
+func ExpectSeq(seq uint64) *uint64 { return &seq }
+
+// Store is the engine's typed view of the Log port: it encodes and decodes
+// the domain's events and counts what it appended.
+type Store struct {
+	log      port.Log
+	appended atomic.Uint64
+	// cache: the newest message of the subjects admissions read
+	// (lastcache.go).
+	cache lastCache
+}
+
+// New is a Store on log.
+func New(log port.Log) *Store { return &Store{log: log} }
+
+// Appended is how many messages this store has appended.
+func (s *Store) Appended() uint64 { return s.appended.Load() }
+
+// Observe takes m, a message of the log as this node's read models
+// applied it, as the newest of its subject unless a newer one is known.
+func (s *Store) Observe(m port.Message) {
+	if cacheable(m.Subject) {
+		s.cache.put(m)
+	}
+}
+
+// ReplaceCached makes m the cached newest message of its subject, newer
+// or not: a test's stale cache.
+func (s *Store) ReplaceCached(m port.Message) {
+	s.cache.drop(m.Subject)
+	s.cache.put(m)
+}
+
+// Append encodes entries and writes them atomically; it returns the
+// sequence of the last one.
+func (s *Store) Append(ctx context.Context, entries ...Entry) (uint64, error) {
+	out, err := Encode(entries)
+	if err != nil {
+		return 0, err
+	}
+	return s.AppendEncoded(ctx, out)
+}
+
+// AppendEncoded is append of entries already encoded.
+func (s *Store) AppendEncoded(ctx context.Context, out []port.Entry) (uint64, error) {
+	seq, err := s.log.Append(ctx, out...)
+	if err == nil {
+		s.appended.Add(uint64(len(out)))
+	}
+	for i, e := range out {
+		switch {
+		case !cacheable(e.Subject):
+		case err != nil:
+			s.cache.drop(e.Subject)
+		default: // the entries precede the last contiguously (the Log port)
+			s.cache.put(port.Message{Subject: e.Subject, Seq: seq - uint64(len(out)-1-i), Data: e.Data})
+		}
+	}
+	return seq, err
+}
+
+// Encode turns typed entries into the Log port's.
+func Encode(entries []Entry) ([]port.Entry, error) {
+	out := make([]port.Entry, len(entries))
+	for i, e := range entries {
+		data, err := json.Marshal(e.Value)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", e.Subject, err)
+		}
+		out[i] = port.Entry{Subject: e.Subject, Data: data, Expect: e.Expect, ExpectSubject: e.ExpectSubject, TTL: e.TTL, Rollup: e.Rollup, Lazy: e.Lazy}
+	}
+	return out, nil
+}
+
+// Last decodes the newest message on subject into v and returns its sequence.
+func (s *Store) Last(ctx context.Context, subject string, v any) (uint64, error) {
+	m, err := s.log.Last(ctx, subject)
+	m.Subject = subject
+	if cacheable(subject) {
+		switch {
+		case err == nil:
+			s.cache.put(m)
+		case errors.Is(err, port.ErrNoMessage):
+			s.cache.put(port.Message{Subject: subject})
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	return m.Seq, DecodeMessage(m, v)
+}
+
+// LastFrom is last, answered from the cache when cached is set and the
+// cache holds the subject (hit; lastcache.go says when that is exact).
+func (s *Store) LastFrom(ctx context.Context, cached bool, subject string, v any) (seq uint64, hit bool, err error) {
+	m, ok := s.cache.get(subject)
+	if !cached || !ok {
+		seq, err := s.Last(ctx, subject, v)
+		return seq, false, err
+	}
+	if m.Seq == 0 {
+		return 0, true, port.ErrNoMessage
+	}
+	return m.Seq, true, DecodeMessage(m, v)
+}
+
+func DecodeMessage(m port.Message, v any) error {
+	if err := json.Unmarshal(m.Data, v); err != nil {
+		return fmt.Errorf("decode %s@%d: %w", m.Subject, m.Seq, err)
+	}
+	return nil
+}
+
+// LoggedEvent is a run event with its stream sequence, the SSE id.
+type LoggedEvent struct {
+	Seq   uint64
+	Event engine.RunEvent
+}
+
+// RunLog reads the events of a run after seq `after`, in order.
+func (s *Store) RunLog(ctx context.Context, runNo string, after uint64) ([]LoggedEvent, error) {
+	var out []LoggedEvent
+	err := s.EachRunEvent(ctx, runNo, after, func(le LoggedEvent) error {
+		out = append(out, le)
+		return nil
+	})
+	return out, err
+}
+
+// EachRunEvent calls fn with each event of a run after seq `after`, in
+// order, decoding each as it arrives.
+func (s *Store) EachRunEvent(ctx context.Context, runNo string, after uint64, fn func(LoggedEvent) error) error {
+	subj := subjects.Run(runNo)
+	return s.log.Read(ctx, subj, after, func(m port.Message) error {
+		e, err := engine.DecodeRunEvent(m.Data)
+		if err != nil {
+			return fmt.Errorf("decode %s@%d: %w", subj, m.Seq, err)
+		}
+		return fn(LoggedEvent{Seq: m.Seq, Event: e})
+	})
+}
+
+// IsAmbiguous reports whether err leaves a write's outcome unknown.
+func IsAmbiguous(err error) bool { return errors.Is(err, port.ErrAmbiguous) }
