@@ -219,18 +219,22 @@ func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 			fromCache = false
 		}
 		created.At = e.now()
+		// The charge is decided first: a refusal costs no read of the
+		// platform's slots. Only an admission that stands looks for one.
+		decision := engine.Admission{RunNo: created.RunNo, At: created.At, Account: acct, Price: price.Price,
+			MaxCost: maxCost, OwnerActiveRuns: e.cfg.Limits.OwnerActiveRuns}
+		charge, err := engine.Admit(decision)
 		created.Slot = 0
 		var slotSeq uint64
-		full := false
-		if e.cfg.Limits.PlatformActiveRuns > 0 {
-			var err error
+		if err == nil && e.cfg.Limits.PlatformActiveRuns > 0 {
 			if created.Slot, slotSeq, err = e.freeSlot(ctx, fromCache); err != nil {
 				return CreatedRun{}, err
 			}
-			full = created.Slot == 0
+			if created.Slot == 0 {
+				decision.PlatformFull = true
+				charge, err = engine.Admit(decision)
+			}
 		}
-		charge, err := engine.Admit(engine.Admission{RunNo: created.RunNo, At: created.At, Account: acct, Price: price.Price,
-			MaxCost: maxCost, OwnerActiveRuns: e.cfg.Limits.OwnerActiveRuns, PlatformFull: full})
 		switch {
 		case err != nil && fromCache:
 			continue // a refusal is made from the log (the next attempt reads it)
