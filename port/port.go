@@ -169,7 +169,7 @@ const (
 	WindowRead
 )
 
-// Set are the engine's infrastructure.
+// Set are the service's infrastructure.
 type Set struct {
 	Log     Log
 	Queue   Queue

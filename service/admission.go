@@ -57,7 +57,7 @@ type CreatedRun struct {
 // admission's sequence as Acknowledged, and the surfaces' reads wait for
 // it instead.
 func (e *Service) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRun, error) {
-	if err := CheckNoFiles(req.Input); err != nil {
+	if err := checkNoFiles(req.Input); err != nil {
 		return CreatedRun{}, err // on every surface, before anything is claimed
 	}
 	if req.WebhookURL != "" {

@@ -21,10 +21,10 @@ import (
 const ackWait = 10 * time.Second
 
 // errStaleRead: a read came from a replica behind the write it must see.
-var errStaleRead = errors.New("engine: read from a replica that is behind; retrying")
+var errStaleRead = errors.New("service: read from a replica that is behind; retrying")
 
 // errRunMoved: another executor wrote the run while this one ran it.
-var errRunMoved = errors.New("engine: another executor wrote this run meanwhile; retrying")
+var errRunMoved = errors.New("service: another executor wrote this run meanwhile; retrying")
 
 // errRunHeld: the run is running and its executor is alive (it wrote to
 // the run's log while this delivery watched); the job was delivered again
@@ -32,7 +32,7 @@ var errRunMoved = errors.New("engine: another executor wrote this run meanwhile;
 // Executing it again would pay its App twice, and failing it after
 // maxAttempts such deliveries would end a healthy run: look again after
 // ackWait.
-var errRunHeld = errors.New("engine: the run's executor is alive elsewhere; looking again later")
+var errRunHeld = errors.New("service: the run's executor is alive elsewhere; looking again later")
 
 // maxAttempts bounds how often a run is executed: a run interrupted this
 // many times (crashes, stops) fails with code interrupted and is refunded.
@@ -461,7 +461,7 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *engine.Result,
 		}
 		return err
 	}
-	return errors.New("engine: finish: too much contention")
+	return errors.New("service: finish: too much contention")
 }
 
 // runEventWrite appends ev, stamped with the event version, to its run's

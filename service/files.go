@@ -50,8 +50,8 @@ func FileField(v any, path string) (string, bool) {
 	return "", false
 }
 
-// CheckNoFiles is the rule as an error.
-func CheckNoFiles(input map[string]any) error {
+// checkNoFiles is the rule as an error.
+func checkNoFiles(input map[string]any) error {
 	if path, ok := FileField(input, "input"); ok {
 		return engine.Errorf(engine.CodeInvalidRequest, "%s is a file field; the API is JSON-only and does not accept files", path)
 	}

@@ -26,7 +26,7 @@ func NewID(prefix string, n int) string { return idFrom(rand.Reader, prefix, n) 
 func idFrom(r io.Reader, prefix string, n int) string {
 	b := make([]byte, n)
 	if _, err := io.ReadFull(r, b); err != nil {
-		panic("engine: reading entropy failed: " + err.Error())
+		panic("service: reading entropy failed: " + err.Error())
 	}
 	return prefix + idEncoding.EncodeToString(b)
 }
@@ -51,11 +51,11 @@ func runNoFrom(r io.Reader, at time.Time) string {
 		b[i] = byte(ms >> (8 * (5 - i)))
 	}
 	if _, err := io.ReadFull(r, b[6:]); err != nil {
-		panic("engine: reading entropy failed: " + err.Error())
+		panic("service: reading entropy failed: " + err.Error())
 	}
 	return engine.PrefixRun + sortedEncoding.EncodeToString(b[:])
 }
 
-// RunNoAt is a run number as the engine makes them, at at: for tools that
-// write logs shaped like the engine's (apprun bench).
+// RunNoAt is a run number as the service makes them, at at: for tools that
+// write logs shaped like the service's (apprun bench).
 func RunNoAt(at time.Time) string { return runNoFrom(rand.Reader, at) }

@@ -95,4 +95,4 @@ func dummyHashAt(cost int) ([]byte, error) {
 
 // ErrBadCredentials is a sign-in with an unknown email or a wrong password
 // (the two are not told apart).
-var ErrBadCredentials = errors.New("engine: wrong email or password")
+var ErrBadCredentials = errors.New("service: wrong email or password")

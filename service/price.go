@@ -38,7 +38,7 @@ func (p checkedPrice) checkSubject() string {
 // written again (BENCHMARKS.md, issue 21, seventh pass).
 //
 // So every price is written with priceCopies copies of it, in one atomic
-// batch, and an engine's admissions check the copy it picked at random when
+// batch, and a node's admissions check the copy it picked at random when
 // it was made (priceCopy): the nodes of a cluster check different subjects
 // and their admissions are replicated side by side. Two nodes of three
 // pick the same copy about once in 11 starts, and then admitted one batch
@@ -86,7 +86,7 @@ func (e *Service) price(ctx context.Context, slug string, cached bool) (p checke
 	return e.priceFrom(ctx, slug, "", cached)
 }
 
-// admissionPrice is price as an admission reads it: from this engine's
+// admissionPrice is price as an admission reads it: from this node's
 // copy, or from the price itself when the log holds no copy of it, or a
 // price newer than the copy (written without copies, by a node from before
 // them: every copy is written after its price).
@@ -105,7 +105,7 @@ func (e *Service) admissionPrice(ctx context.Context, slug string, cached bool) 
 	return p, hit, nil
 }
 
-// movePriceCopyFrom makes this engine's admissions check another copy of
+// movePriceCopyFrom makes this node's admissions check another copy of
 // slug's price than check, when check is the copy they check now (a
 // refusal the log does not explain is another node's check on the same
 // subject being replicated), and says whether it did.
@@ -212,7 +212,7 @@ func (e *Service) seedPrice(ctx context.Context, a *engine.App) error {
 
 // errSeededElsewhere: another node's first price for an App failed this
 // node's check, and the log still showed no price when read again.
-var errSeededElsewhere = errors.New("engine: another node priced this App, and its price cannot be read yet")
+var errSeededElsewhere = errors.New("service: another node priced this App, and its price cannot be read yet")
 
 // copyPrice writes the copies of the price ev (at seq) when the log holds
 // none (it was written before copies were), each checking that the price

@@ -10,8 +10,8 @@ import (
 )
 
 // The writes of a run, exported for `apprun bench`: its probe writes
-// them straight to a log, to measure what the engine must write next to
-// what the engine does. Each is built by the engine's own code.
+// them straight to a log, to measure what the service must write next to
+// what the service does. Each is built by the service's own code.
 
 // AdmissionWrites is what admitting one run writes, for an account in
 // state acct (at sequence acctSeq) at price, built by the same code as

@@ -19,7 +19,7 @@ import (
 // without that event.
 
 // errRunEnded: someone else ended the run (a cancel) while it ran.
-var errRunEnded = errors.New("engine: the run was ended by someone else meanwhile")
+var errRunEnded = errors.New("service: the run was ended by someone else meanwhile")
 
 // progressBackoff bounds the wait between two tries of a progress write.
 const (

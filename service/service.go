@@ -20,7 +20,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// Reads is what the engine reads from the read models (the projections
+// Reads is what the service reads from the read models (the projections
 // implement it): finished runs for retention. Everything a decision or a
 // run needs (accounts, prices, brand contexts) it reads from the log.
 type Reads interface {
@@ -99,20 +99,20 @@ type Service struct {
 	voiding sync.Map
 
 	stopOnce sync.Once
-	// stopped ends background work (voidLater) when the engine stops.
+	// stopped ends background work (voidLater) when the service stops.
 	stopped chan struct{}
 }
 
 // New validates cfg and prepares an Engine on its ports.
 func New(ports port.Set, cfg Config) (*Service, error) {
 	if ports.Log == nil || ports.Queue == nil || ports.Live == nil || ports.Windows == nil {
-		return nil, errors.New("engine: every port (Log, Queue, Live, Windows) is required")
+		return nil, errors.New("service: every port (Log, Queue, Live, Windows) is required")
 	}
 	if cfg.Catalog == nil {
-		return nil, errors.New("engine: Catalog is required")
+		return nil, errors.New("service: Catalog is required")
 	}
 	if cfg.Reads == nil {
-		return nil, errors.New("engine: Reads is required")
+		return nil, errors.New("service: Reads is required")
 	}
 	if cfg.SweepEvery <= 0 {
 		cfg.SweepEvery = time.Minute
@@ -145,11 +145,11 @@ func New(ports port.Set, cfg Config) (*Service, error) {
 		cfg.PasswordCost = bcrypt.DefaultCost
 	}
 	if cfg.PasswordCost < bcrypt.MinCost || cfg.PasswordCost > bcrypt.MaxCost {
-		return nil, fmt.Errorf("engine: PasswordCost %d is not a bcrypt cost (%d to %d)", cfg.PasswordCost, bcrypt.MinCost, bcrypt.MaxCost)
+		return nil, fmt.Errorf("service: PasswordCost %d is not a bcrypt cost (%d to %d)", cfg.PasswordCost, bcrypt.MinCost, bcrypt.MaxCost)
 	}
 	dummy, err := dummyHashAt(cfg.PasswordCost)
 	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
+		return nil, fmt.Errorf("service: %w", err)
 	}
 	e := &Service{cfg: cfg, ports: ports, log: store.New(ports.Log), dummyHash: dummy, stopped: make(chan struct{})}
 	e.priceCopy.Store(int32(cfg.IntN(priceCopies)))
@@ -171,18 +171,18 @@ func (e *Service) Start(ctx context.Context) error {
 	}
 	e.hub = live.NewHub(e.cfg.Logger)
 	if err := e.hub.Start(e.ports.Live); err != nil {
-		return fmt.Errorf("engine: live hub: %w", err)
+		return fmt.Errorf("service: live hub: %w", err)
 	}
 	e.exec = newExecutor(e)
 	if err := e.exec.start(ctx); err != nil {
 		e.hub.Stop()
-		return fmt.Errorf("engine: executor: %w", err)
+		return fmt.Errorf("service: executor: %w", err)
 	}
 	hooks, err := startDispatcher(ctx, e)
 	if err != nil {
 		e.exec.stop()
 		e.hub.Stop()
-		return fmt.Errorf("engine: webhooks: %w", err)
+		return fmt.Errorf("service: webhooks: %w", err)
 	}
 	e.hooks = hooks
 	e.sweep = startSweeper(e)
@@ -193,7 +193,7 @@ func (e *Service) Start(ctx context.Context) error {
 // executor, hub or sweeper: enough to write (the bench's probe).
 func (e *Service) Prepare(ctx context.Context) error {
 	if err := e.seedPrices(ctx); err != nil {
-		return fmt.Errorf("engine: seed prices: %w", err)
+		return fmt.Errorf("service: seed prices: %w", err)
 	}
 	return nil
 }
@@ -226,7 +226,7 @@ func (e *Service) now() time.Time { return e.cfg.Now().UTC().Truncate(time.Milli
 // internal wraps an unexpected failure: logged by the caller's adapter and
 // shown to clients only as internal_error.
 func internal(op string, err error) error {
-	return fmt.Errorf("engine: %s: %w", op, err)
+	return fmt.Errorf("service: %s: %w", op, err)
 }
 
 // LogHead is the sequence of the newest message in the log: a node whose

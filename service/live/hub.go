@@ -90,7 +90,7 @@ func (h *Hub) dispatch(m port.LiveRunMsg) {
 	// (one that arrives now also replays this event; its sequence dedupes).
 	lm := Msg{Seq: seq, Prev: prev, Ev: &Decoded{}}
 	if e, err := engine.DecodeRunEvent(m.Data); err != nil {
-		lm.Ev.Err = fmt.Errorf("engine: decode live event %d: %w", seq, err)
+		lm.Ev.Err = fmt.Errorf("service: decode live event %d: %w", seq, err)
 	} else {
 		lm.Ev.StreamEvent, lm.Ev.Streamed = ToStream(seq, e)
 	}

@@ -35,7 +35,7 @@ type Entry struct {
 
 func ExpectSeq(seq uint64) *uint64 { return &seq }
 
-// Store is the engine's typed view of the Log port: it encodes and decodes
+// Store is the service's typed view of the Log port: it encodes and decodes
 // the domain's events and counts what it appended.
 type Store struct {
 	log      port.Log
