@@ -22,14 +22,19 @@ func LiveMsg(seq, prev uint64, ev live.StreamEvent) live.Msg {
 	return live.Msg{Seq: seq, Prev: prev, Ev: &live.Decoded{StreamEvent: ev, Streamed: true}}
 }
 
-// AdmitAtPrice admits a run of slug charged at price read (a Price, or
-// what AdmissionPrice read), as a request that read it before it committed
+// AdmissionRead is a price as an admission read it (AdmissionPrice).
+type AdmissionRead = checkedPrice
+
+// AdmitAtPrice admits a run of slug charged at price p, read on the
+// price's own subject, as a request that read it before it committed
 // would.
-func (e *Service) AdmitAtPrice(ctx context.Context, accountID, slug string, read any) (string, error) {
-	p, ok := read.(checkedPrice)
-	if !ok {
-		p = checkedPrice{Price: read.(engine.Price)}
-	}
+func (e *Service) AdmitAtPrice(ctx context.Context, accountID, slug string, p engine.Price) (string, error) {
+	return e.AdmitAtRead(ctx, accountID, slug, AdmissionRead{Price: p})
+}
+
+// AdmitAtRead is AdmitAtPrice at what AdmissionPrice read (a copy's
+// subject, when it was read there).
+func (e *Service) AdmitAtRead(ctx context.Context, accountID, slug string, p AdmissionRead) (string, error) {
 	a, seq, err := e.Account(ctx, accountID)
 	if err != nil {
 		return "", err
@@ -104,7 +109,7 @@ func PriceSubject(slug string) string            { return subjects.Price(slug) }
 func PriceCopySubject(slug string, i int) string { return subjects.PriceCopy(slug, i) }
 
 // AdmissionPrice is the price an admission of slug on e reads from the log.
-func (e *Service) AdmissionPrice(ctx context.Context, slug string) (checkedPrice, error) {
+func (e *Service) AdmissionPrice(ctx context.Context, slug string) (AdmissionRead, error) {
 	p, _, err := e.admissionPrice(ctx, slug, false)
 	return p, err
 }

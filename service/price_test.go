@@ -201,7 +201,7 @@ func TestEachEngineChecksItsOwnCopyOfThePrice(t *testing.T) {
 	if _, _, err := a.SetPrice(ctx, "ok", 7, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.AdmitAtPrice(ctx, acct.AccountID, "ok", read); engine.ErrorCode(err) != engine.CodePricingNotReady {
+	if _, err := b.AdmitAtRead(ctx, acct.AccountID, "ok", read); engine.ErrorCode(err) != engine.CodePricingNotReady {
 		t.Fatalf("an admission at the price its copy held before a change: %v, want pricing_not_ready", err)
 	}
 	if run := createOk(t, b, acct.AccountID); run.CreditCost != 7 {
@@ -290,7 +290,7 @@ func TestAPriceWrittenWithoutCopiesIsThePrice(t *testing.T) {
 	if p.CreditCost != 9 {
 		t.Fatalf("an admission read %d, the price is 9", p.CreditCost)
 	}
-	runNo, err := e.AdmitAtPrice(ctx, acct, "ok", p)
+	runNo, err := e.AdmitAtRead(ctx, acct, "ok", p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,14 +425,14 @@ func TestARefusalTheLogDoesNotExplainMovesToAnotherCopy(t *testing.T) {
 		}
 		return nil
 	}
-	if _, err := e.AdmitAtPrice(ctx, acct, "ok", read); err != nil {
+	if _, err := e.AdmitAtRead(ctx, acct, "ok", read); err != nil {
 		t.Fatalf("an admission refused once: %v", err)
 	}
 	next, err := e.AdmissionPrice(ctx, "ok")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.AdmitAtPrice(ctx, acct, "ok", next); err != nil {
+	if _, err := e.AdmitAtRead(ctx, acct, "ok", next); err != nil {
 		t.Fatal(err)
 	}
 	// The test's IntN answers 4 % n: the copy after 4 is 5.
