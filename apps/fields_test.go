@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/apps"
-	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/inputschema"
 )
 
@@ -46,7 +45,7 @@ func TestEveryInputHasATitleADescriptionAndAnExample(t *testing.T) {
 				t.Fatalf("%s.%s: %v", d.Slug, name, err)
 			}
 			if _, why := schema.Check(map[string]any{"v": p.Examples[0]}); len(why) > 0 {
-				t.Errorf("%s.%s: its example is refused: %s", d.Slug, name, engine.FieldMessage(why))
+				t.Errorf("%s.%s: its example is refused: %s", d.Slug, name, why)
 			}
 		}
 	}

@@ -155,7 +155,7 @@ func (c *Catalog) All() []*App {
 func (a *App) ValidateInput(input map[string]any) (map[string]any, error) {
 	out, problems := a.schema.Check(input)
 	if len(problems) > 0 {
-		return nil, &Error{Code: CodeInvalidInput, Message: FieldMessage(problems), Fields: problems}
+		return nil, &Error{Code: CodeInvalidInput, Message: fieldMessage(problems), Fields: problems}
 	}
 	return out, nil
 }

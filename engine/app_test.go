@@ -134,7 +134,7 @@ func TestInvalidInputNamesEachFieldAsData(t *testing.T) {
 	if f := e.Fields[0]; f.Field != "input.b" || f.Name() != "b" || f.Code != "maxLength" || f.Message == "" {
 		t.Fatalf("its field error: %+v", f)
 	}
-	if e.Message != engine.FieldMessage(e.Fields) || !strings.HasPrefix(e.Message, "input.b: ") {
+	if e.Message != "input.b: "+e.Fields[0].Message {
 		t.Fatalf("its message %q does not say what its fields say", e.Message)
 	}
 	_, err = a.ValidateInput(map[string]any{"b": "x"})

@@ -103,9 +103,9 @@ func (f FieldError) Name() string {
 	return name
 }
 
-// FieldMessage is the fields' errors in one sentence: "field: message;
+// fieldMessage is the fields' errors in one sentence: "field: message;
 // field: message", what the API's message says.
-func FieldMessage(fields []FieldError) string {
+func fieldMessage(fields []FieldError) string {
 	parts := make([]string, len(fields))
 	for i, f := range fields {
 		parts[i] = f.Field + ": " + f.Message

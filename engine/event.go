@@ -147,11 +147,11 @@ func (e RunEvent) PublicData() PublicEventData {
 	case RunCompleted:
 		d.Status = StatusCompleted
 		d.Summary, d.Output = &e.Summary, &e.Output
-		d.ResultURL = ResultURL(e.RunNo)
+		d.ResultURL = resultURL(e.RunNo)
 	case RunFailed:
 		d.Status = StatusFailed
-		d.Error, d.Refund = e.Error, &Refund{Credits: e.Refunded}
-		d.ResultURL = ResultURL(e.RunNo)
+		d.Error, d.Refund = e.Error, &refund{Credits: e.Refunded}
+		d.ResultURL = resultURL(e.RunNo)
 	}
 	return d
 }
@@ -169,38 +169,35 @@ type PublicEventData struct {
 	Summary   *string          `json:"summary,omitempty"`
 	Output    *json.RawMessage `json:"output,omitempty"`
 	Error     *RunError        `json:"error,omitempty"`
-	Refund    *Refund          `json:"refund,omitempty"`
+	Refund    *refund          `json:"refund,omitempty"`
 	ResultURL string           `json:"result_url,omitempty"`
 }
 
-// Refund is the refund a failed event reports.
-type Refund struct {
+// refund is the refund a failed event reports.
+type refund struct {
 	Credits int64 `json:"credits"`
 }
 
-// KeyEventType names what happened to an API key.
-type KeyEventType string
-
-// Key event types.
+// Key event types: what happened to an API key.
 const (
-	KeyCreated KeyEventType = "key_created"
-	KeyRevoked KeyEventType = "key_revoked"
+	KeyCreated = "key_created"
+	KeyRevoked = "key_revoked"
 	// KeyUsed records that a key authenticated a request: at most one a
 	// minute a key and node, for the last-used time.
-	KeyUsed KeyEventType = "key_used"
+	KeyUsed = "key_used"
 )
 
 // KeyEvent is one entry of an API key's log. The key itself is never stored,
 // only its SHA-256.
 type KeyEvent struct {
-	Type      KeyEventType `json:"type"`
-	V         int          `json:"v"`
-	At        time.Time    `json:"at"`
-	KeyID     string       `json:"key_id"`
-	AccountID string       `json:"account_id"`
-	Hash      string       `json:"hash"`
-	Prefix    string       `json:"prefix"`
-	Name      string       `json:"name,omitempty"`
+	Type      string    `json:"type"`
+	V         int       `json:"v"`
+	At        time.Time `json:"at"`
+	KeyID     string    `json:"key_id"`
+	AccountID string    `json:"account_id"`
+	Hash      string    `json:"hash"`
+	Prefix    string    `json:"prefix"`
+	Name      string    `json:"name,omitempty"`
 }
 
 // PriceEvent sets an App's price or marks it recalibrating.

@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // A login is an email and password that sign in to one account (the
@@ -20,23 +18,4 @@ type LoginEvent struct {
 	Email     string    `json:"email"`
 	// Hash is the bcrypt hash of the password.
 	Hash string `json:"hash"`
-}
-
-// Password rules.
-const (
-	MinPassword = 10
-	MaxPassword = 72 // bcrypt reads no further
-)
-
-// NormalEmail checks and normalises an email address for a login.
-func NormalEmail(email string) (string, error) {
-	if !utf8.ValidString(email) { // strings.ToLower would make U+FFFD of it
-		return "", Errorf(CodeInvalidInput, "email: must be an email address")
-	}
-	email = strings.ToLower(strings.TrimSpace(email))
-	at := strings.LastIndexByte(email, '@')
-	if len(email) > 254 || at < 1 || at == len(email)-1 || strings.ContainsAny(email, " \t\r\n<>") {
-		return "", Errorf(CodeInvalidInput, "email: must be an email address")
-	}
-	return email, nil
 }

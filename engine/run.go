@@ -82,11 +82,9 @@ func (r Run) Canceled() bool {
 	return r.Status == StatusFailed && r.Error != nil && r.Error.Code == FailCanceled
 }
 
-// StreamURL and ResultURL are the relative paths of a run's stream and result.
-func StreamURL(runNo string) string { return "/api/v1/runs/" + runNo + "/events" }
-
-// ResultURL is the relative path of a run's result.
-func ResultURL(runNo string) string { return "/api/v1/runs/" + runNo }
+// resultURL is the relative path of a run's result, which a terminal
+// event names (the API's own, httpapi/run.go).
+func resultURL(runNo string) string { return "/api/v1/runs/" + runNo }
 
 // WebhookTargets are where the run's terminal event is delivered: its
 // webhook_url, then the account's endpoints as they were at creation.

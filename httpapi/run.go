@@ -90,12 +90,19 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
 	}
 	// The answer does not wait for the read models: every read of a run or
 	// an account waits for the creates answered before it (Reads).
-	w.Header().Set("Location", engine.ResultURL(run.RunNo))
+	w.Header().Set("Location", resultURL(run.RunNo))
 	writeJSON(w, http.StatusCreated, map[string]any{
 		"run_no": run.RunNo, "credit_cost": run.CreditCost,
-		"stream_url": engine.StreamURL(run.RunNo), "result_url": engine.ResultURL(run.RunNo),
+		"stream_url": streamURL(run.RunNo), "result_url": resultURL(run.RunNo),
 	})
 }
+
+// streamURL and resultURL are the relative paths of a run's event stream
+// and result (a terminal event names the same result_url: engine.RunEvent's
+// PublicData).
+func streamURL(runNo string) string { return "/api/v1/runs/" + runNo + "/events" }
+
+func resultURL(runNo string) string { return "/api/v1/runs/" + runNo }
 
 // runView is a run as the API shows it.
 type runView struct {
@@ -117,7 +124,7 @@ type runView struct {
 func viewOf(run engine.Run) runView {
 	v := runView{RunNo: run.RunNo, AppSlug: run.AppSlug, Status: run.Status, CreditCost: run.CreditCost,
 		CreatedAt: run.CreatedAt, StartedAt: run.StartedAt, FinishedAt: run.FinishedAt,
-		StreamURL: engine.StreamURL(run.RunNo), ResultURL: engine.ResultURL(run.RunNo)}
+		StreamURL: streamURL(run.RunNo), ResultURL: resultURL(run.RunNo)}
 	switch run.Status {
 	case engine.StatusCompleted:
 		v.Summary, v.Output = &run.Summary, run.Output

@@ -81,7 +81,7 @@ func (a *API) streamToken(w http.ResponseWriter, r *http.Request, c caller) {
 	exp := time.Now().Add(a.cfg.StreamTokenTTL).Truncate(time.Second)
 	tok := a.signStreamToken(run.RunNo, run.AccountID, c.KeyID, exp)
 	writeJSON(w, http.StatusCreated, map[string]any{"token": tok, "expires_at": exp.UTC(),
-		"stream_url": fmt.Sprintf("%s?token=%s", engine.StreamURL(run.RunNo), tok)})
+		"stream_url": fmt.Sprintf("%s?token=%s", streamURL(run.RunNo), tok)})
 }
 
 // tokenCaller authenticates an event stream request by ?token=.

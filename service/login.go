@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
@@ -22,12 +24,12 @@ func loginSubject(email string) string {
 // SignUp opens an account with a welcome grant and a login for email, in
 // one atomic write. An email that already has a login is email_taken.
 func (e *Service) SignUp(ctx context.Context, email, password string, credits int64) (string, uint64, error) {
-	email, err := engine.NormalEmail(email)
+	email, err := normalEmail(email)
 	if err != nil {
 		return "", 0, err
 	}
-	if len(password) < engine.MinPassword || len(password) > engine.MaxPassword {
-		return "", 0, engine.Errorf(engine.CodeInvalidInput, "password: %d to %d characters", engine.MinPassword, engine.MaxPassword)
+	if len(password) < MinPassword || len(password) > MaxPassword {
+		return "", 0, engine.Errorf(engine.CodeInvalidInput, "password: %d to %d characters", MinPassword, MaxPassword)
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), e.cfg.PasswordCost)
 	if err != nil {
@@ -57,7 +59,7 @@ func (e *Service) SignUp(ctx context.Context, email, password string, credits in
 
 // SignIn checks an email and password and returns the account they sign in to.
 func (e *Service) SignIn(ctx context.Context, email, password string) (string, error) {
-	email, err := engine.NormalEmail(email)
+	email, err := normalEmail(email)
 	if err != nil {
 		return "", ErrBadCredentials
 	}
@@ -96,3 +98,22 @@ func dummyHashAt(cost int) ([]byte, error) {
 // ErrBadCredentials is a sign-in with an unknown email or a wrong password
 // (the two are not told apart).
 var ErrBadCredentials = errors.New("service: wrong email or password")
+
+// Password rules: what sign-up takes (the website says MinPassword).
+const (
+	MinPassword = 10
+	MaxPassword = 72 // bcrypt reads no further
+)
+
+// normalEmail checks and normalises an email address for a login.
+func normalEmail(email string) (string, error) {
+	if !utf8.ValidString(email) { // strings.ToLower would make U+FFFD of it
+		return "", engine.Errorf(engine.CodeInvalidInput, "email: must be an email address")
+	}
+	email = strings.ToLower(strings.TrimSpace(email))
+	at := strings.LastIndexByte(email, '@')
+	if len(email) > 254 || at < 1 || at == len(email)-1 || strings.ContainsAny(email, " \t\r\n<>") {
+		return "", engine.Errorf(engine.CodeInvalidInput, "email: must be an email address")
+	}
+	return email, nil
+}

@@ -77,12 +77,12 @@ type authForm struct {
 
 func (s *Site) signUpPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "signup", "Sign up", map[string]any{"Form": authForm{}, "SignupCredits": s.cfg.SignupCredits,
-		"MinPassword": engine.MinPassword})
+		"MinPassword": service.MinPassword})
 }
 
 func (s *Site) signUp(w http.ResponseWriter, r *http.Request) {
 	email, password := r.PostFormValue("email"), r.PostFormValue("password")
-	data := map[string]any{"Form": authForm{Email: email}, "SignupCredits": s.cfg.SignupCredits, "MinPassword": engine.MinPassword}
+	data := map[string]any{"Form": authForm{Email: email}, "SignupCredits": s.cfg.SignupCredits, "MinPassword": service.MinPassword}
 	if !s.throttle.reserve(budget{"signup:" + clientIP(r), 10}) {
 		s.render(w, r, http.StatusTooManyRequests, "signup", "Sign up", data, "Too many sign-ups from here. Try again in a few minutes.")
 		return
