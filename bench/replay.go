@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,7 +20,6 @@ import (
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/projections"
-	"github.com/apprun/apprun/service"
 	"github.com/apprun/apprun/subjects"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -235,7 +235,7 @@ func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
 	for r := 0; written < n; r++ {
 		a := &accts[r%accounts]
 		at := now.Add(time.Duration(r) * time.Millisecond)
-		runNo := service.RunNoAt(at) // as the engine makes them: their order matters to bbolt
+		runNo := engine.NewRunNo(rand.Reader, at) // as the engine makes them: their order matters to bbolt
 		slot := subjects.Of(subjects.KindSlot, strconv.Itoa(1+r%12))
 		run := subjects.Of(subjects.KindRun, runNo)
 		charge, err := ledger.Charge(*a, runNo, 5, 0, at)

@@ -184,8 +184,8 @@ func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
 	if err := json.Unmarshal(raw, &b.Input); err != nil || b.Input == nil {
 		return b, errorf(engine.CodeInvalidRequest, "input must be a JSON object")
 	}
-	if path, ok := service.FileField(b.Input, "input"); ok {
-		return b, errorf(engine.CodeInvalidRequest, "%s is a file field; the API is JSON-only and does not accept files", path)
+	if err := service.CheckNoFiles(b.Input); err != nil {
+		return b, err
 	}
 	if id, ok, err := stringField(obj, "brand_context_id"); err != nil {
 		return b, err

@@ -14,28 +14,6 @@ import (
 	"github.com/apprun/apprun/subjects"
 )
 
-// Account reads an account's state from the log (its newest event).
-func (e *Service) Account(ctx context.Context, id string) (ledger.Account, uint64, error) {
-	return e.account(ctx, id, false)
-}
-
-// account is Account, answered from the cache when cached is set (for a
-// compare-and-set write only: store/lastcache.go).
-func (e *Service) account(ctx context.Context, id string, cached bool) (ledger.Account, uint64, error) {
-	if !engine.ValidID(engine.PrefixAccount, id) {
-		return ledger.Account{}, 0, engine.Errorf(engine.CodeAccountNotFound, "no account %q", id)
-	}
-	var ev ledger.Event
-	seq, _, err := e.log.LastFrom(ctx, cached, subjects.Account(id), &ev)
-	if errors.Is(err, port.ErrNoMessage) {
-		return ledger.Account{}, 0, engine.Errorf(engine.CodeAccountNotFound, "no account %q", id)
-	}
-	if err != nil {
-		return ledger.Account{}, 0, internal("read account", err)
-	}
-	return ledger.Account{ID: id, Balance: ev.Balance, Active: ev.Active}, seq, nil
-}
-
 // NewAccount is what opening an account returns: the key is shown only here.
 type NewAccount struct {
 	AccountID string

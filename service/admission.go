@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -57,7 +60,7 @@ type CreatedRun struct {
 // admission's sequence as Acknowledged, and the surfaces' reads wait for
 // it instead.
 func (e *Service) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRun, error) {
-	if err := checkNoFiles(req.Input); err != nil {
+	if err := CheckNoFiles(req.Input); err != nil {
 		return CreatedRun{}, err // on every surface, before anything is claimed
 	}
 	if req.WebhookURL != "" {
@@ -343,4 +346,55 @@ func (e *Service) freeSlot(ctx context.Context, cached bool) (int, uint64, error
 		return e.freeSlot(ctx, false)
 	}
 	return 0, 0, nil // none free
+}
+
+// The API is JSON-only and accepts no files: an input value that is a file
+// (a base64 data: URI, or an object carrying file members) is refused with
+// invalid_request on every surface. CreateRun checks it; the REST API also
+// checks it while decoding, with the body's other 400s.
+
+// fileKeys are object members that mark an uploaded-file value.
+var fileKeys = []string{"filename", "file_id", "file_data", "file_url", "mime_type", "content_base64"}
+
+// fileField finds a file value in v, naming its path from `path`.
+func fileField(v any, path string) (string, bool) {
+	switch t := v.(type) {
+	case string:
+		s := strings.ToLower(strings.TrimSpace(t))
+		if strings.HasPrefix(s, "data:") && strings.Contains(s, ";base64,") {
+			return path, true
+		}
+	case map[string]any:
+		for k := range t {
+			if slices.Contains(fileKeys, strings.ToLower(k)) {
+				return path, true
+			}
+		}
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if p, ok := fileField(t[k], path+"."+k); ok {
+				return p, true
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if p, ok := fileField(e, path+"[]"); ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// CheckNoFiles is the rule as an error: invalid_request naming the
+// first file field.
+func CheckNoFiles(input map[string]any) error {
+	if path, ok := fileField(input, "input"); ok {
+		return engine.Errorf(engine.CodeInvalidRequest, "%s is a file field; the API is JSON-only and does not accept files", path)
+	}
+	return nil
 }

@@ -2,7 +2,9 @@ package service
 
 import (
 	"context"
+	crand "crypto/rand"
 	"encoding/json"
+	"time"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
@@ -39,7 +41,7 @@ func (e *Service) AdmitAtRead(ctx context.Context, accountID, slug string, p Adm
 	if err != nil {
 		return "", err
 	}
-	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: NewID(engine.PrefixRun, 10), AccountID: accountID,
+	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: e.newRunNo(), AccountID: accountID,
 		AppSlug: slug, Input: []byte(`{}`), CreditCost: p.CreditCost}
 	_, err = e.admit(ctx, created, a, seq, p, false, nil, nil)
 	return created.RunNo, err
@@ -89,7 +91,7 @@ func EncodeEntry(ev engine.RunEvent) ([]byte, error) { return json.Marshal(ev) }
 func Streamed(seq uint64, ev engine.RunEvent) (live.StreamEvent, bool) { return live.ToStream(seq, ev) }
 
 // NewRunNo makes a run number.
-func NewRunNo() string { return NewID(engine.PrefixRun, 10) }
+func NewRunNo() string { return engine.NewRunNo(crand.Reader, time.Now()) }
 
 // LoginHash is the password hash the log holds for email's login.
 func (e *Service) LoginHash(ctx context.Context, email string) (string, error) {

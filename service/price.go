@@ -11,23 +11,6 @@ import (
 	"github.com/apprun/apprun/subjects"
 )
 
-// checkedPrice is a price as an admission read it: Seq is of the subject
-// check, when that is a copy's.
-type checkedPrice struct {
-	engine.Price
-	// check is the subject Seq is of, when it is a copy's.
-	check string
-}
-
-// checkSubject is the subject whose sequence Seq is: what an admission's
-// write checks.
-func (p checkedPrice) checkSubject() string {
-	if p.check != "" {
-		return p.check
-	}
-	return subjects.Price(p.Slug)
-}
-
 // Copies of a price.
 //
 // On a replicated stream JetStream refuses a compare-and-set on a subject
@@ -73,38 +56,6 @@ func copyWrites(ev engine.PriceEvent, expect *uint64) []store.Entry {
 	return out
 }
 
-// CurrentPrice reads an App's price from the log.
-func (e *Service) CurrentPrice(ctx context.Context, slug string) (engine.Price, error) {
-	p, _, err := e.price(ctx, slug, false)
-	return p.Price, err
-}
-
-// price is CurrentPrice, answered from the cache when cached is set and the
-// cache holds it (hit), for an admission, whose write checks the price's
-// sequence (store/lastcache.go).
-func (e *Service) price(ctx context.Context, slug string, cached bool) (p checkedPrice, hit bool, err error) {
-	return e.priceFrom(ctx, slug, "", cached)
-}
-
-// admissionPrice is price as an admission reads it: from this node's
-// copy, or from the price itself when the log holds no copy of it, or a
-// price newer than the copy (written without copies, by a node from before
-// them: every copy is written after its price).
-func (e *Service) admissionPrice(ctx context.Context, slug string, cached bool) (p checkedPrice, hit bool, err error) {
-	p, hit, err = e.priceFrom(ctx, slug, subjects.PriceCopy(slug, int(e.priceCopy.Load())), cached)
-	if err != nil {
-		return checkedPrice{}, false, err
-	}
-	own, ownHit, err := e.priceFrom(ctx, slug, "", cached)
-	if err != nil {
-		return checkedPrice{}, false, err
-	}
-	if p.Seq == 0 || own.Seq > p.Seq {
-		return own, ownHit, nil
-	}
-	return p, hit, nil
-}
-
 // movePriceCopyFrom makes this node's admissions check another copy of
 // slug's price than check, when check is the copy they check now (a
 // refusal the log does not explain is another node's check on the same
@@ -119,24 +70,6 @@ func (e *Service) movePriceCopyFrom(slug, check string) bool {
 		to++
 	}
 	return e.priceCopy.CompareAndSwap(int32(from), int32(to)) // once, however many admissions saw it
-}
-
-// priceFrom reads slug's price from the copy check ("": the price's own
-// subject).
-func (e *Service) priceFrom(ctx context.Context, slug, check string, cached bool) (p checkedPrice, hit bool, err error) {
-	subject := check
-	if subject == "" {
-		subject = subjects.Price(slug)
-	}
-	var ev engine.PriceEvent
-	seq, hit, err := e.log.LastFrom(ctx, cached, subject, &ev)
-	if errors.Is(err, port.ErrNoMessage) {
-		return checkedPrice{Price: engine.Price{Slug: slug}}, hit, nil
-	}
-	if err != nil {
-		return checkedPrice{}, false, internal("read price", err)
-	}
-	return checkedPrice{engine.Price{Slug: slug, CreditCost: ev.CreditCost, Recalibrating: ev.Recalibrating, Seq: seq}, check}, hit, nil
 }
 
 // SetPrice sets an App's price, or marks it recalibrating (runs of it answer

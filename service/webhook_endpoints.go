@@ -29,29 +29,6 @@ type endpointsEvent struct {
 	Endpoints []WebhookEndpoint `json:"endpoints"`
 }
 
-func endpointsSubject(accountID string) string { return subjects.WHEndpointsPrefix + accountID }
-
-// WebhookEndpoints lists an account's endpoints and the sequence they were
-// last written at (0: none yet).
-func (e *Service) WebhookEndpoints(ctx context.Context, accountID string) ([]WebhookEndpoint, uint64, error) {
-	return e.webhookEndpoints(ctx, accountID, false)
-}
-
-// webhookEndpoints is WebhookEndpoints, answered from the cache when
-// cached is set and this node is standalone (every write is its own, so
-// the cache is the log's state: store/lastcache.go).
-func (e *Service) webhookEndpoints(ctx context.Context, accountID string, cached bool) ([]WebhookEndpoint, uint64, error) {
-	var ev endpointsEvent
-	seq, _, err := e.log.LastFrom(ctx, cached && e.cfg.Standalone, endpointsSubject(accountID), &ev)
-	if errors.Is(err, port.ErrNoMessage) {
-		return nil, 0, nil
-	}
-	if err != nil {
-		return nil, 0, internal("read webhook endpoints", err)
-	}
-	return ev.Endpoints, seq, nil
-}
-
 // AddWebhookEndpoint registers a receiver for the account's future runs.
 func (e *Service) AddWebhookEndpoint(ctx context.Context, accountID, url string) (WebhookEndpoint, error) {
 	if err := e.CheckWebhookURL(url); err != nil {
@@ -91,7 +68,7 @@ func (e *Service) updateEndpoints(ctx context.Context, accountID string, change 
 		if err != nil {
 			return err
 		}
-		_, err = e.appendResolved(ctx, store.Entry{Subject: endpointsSubject(accountID),
+		_, err = e.appendResolved(ctx, store.Entry{Subject: subjects.WebhookEndpoints(accountID),
 			Value: endpointsEvent{Type: "webhook_endpoints", V: engine.EventVersion, At: e.now(), Endpoints: next}, Expect: store.ExpectSeq(seq)})
 		if errors.Is(err, port.ErrConflict) {
 			continue

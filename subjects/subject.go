@@ -53,6 +53,9 @@ func PriceCopy(slug string, i int) string {
 }
 func Brand(id string) string { return BrandPrefix + id }
 func Slot(i int) string      { return SlotPrefix + strconv.Itoa(i) }
+func WebhookEndpoints(accountID string) string {
+	return WHEndpointsPrefix + accountID
+}
 
 // All are the subjects of every entity in the event log.
 func All() []string {

@@ -1,4 +1,4 @@
-package service
+package engine_test
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ func TestRunNumbersSortByTheTimeTheyWereMade(t *testing.T) {
 	var ids []string
 	for _, at := range times {
 		for range 3 { // several in one millisecond: distinct, after the earlier ones
-			ids = append(ids, runNoFrom(rand.Reader, at))
+			ids = append(ids, engine.NewRunNo(rand.Reader, at))
 		}
 	}
 	for i, id := range ids {
@@ -42,7 +42,7 @@ func TestRunNumbersSortByTheTimeTheyWereMade(t *testing.T) {
 	}
 	// The same entropy and time make the same number: the simulation
 	// replays a seed exactly.
-	a, b := runNoFrom(bytes.NewReader(make([]byte, 10)), base), runNoFrom(bytes.NewReader(make([]byte, 10)), base)
+	a, b := engine.NewRunNo(bytes.NewReader(make([]byte, 10)), base), engine.NewRunNo(bytes.NewReader(make([]byte, 10)), base)
 	if a != b {
 		t.Fatalf("same entropy and time: %s and %s", a, b)
 	}
