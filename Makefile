@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/apprun
 
-.PHONY: run build test bench chaos sim fuzz docs-check client-check clean
+.PHONY: run build test bench chaos sim fuzz docs-check walk client-check clean
 
 build:
 	$(GO) build -ldflags "-X main.commit=$$(git rev-parse --short HEAD 2>/dev/null)" -o $(BIN) ./cmd/apprun
@@ -72,9 +72,16 @@ fuzz:
 # `make run` gets one as APPRUN_ADDR and APPRUN_URL (which every example
 # reads), and each ${NAME:-127.0.0.1:PORT} in a block another (doccheck's
 # comment says how).
-docs-check:
+docs-check: walk
 	d=$$(mktemp -d) && git clone -q . $$d/x && cd $$d/x && $(GO) build -o bin/apprun ./cmd/apprun && \
 	$(GO) run ./tools/doccheck $${DOCS_LONG:+-long} README.md docs/*.md
+
+# The walk of one create (docs/architecture.md): the files and functions
+# that run from POST /api/v1/runs's handler to the log port, measured by
+# coverage counters (tools/walk), checked against the documented list.
+walk:
+	$(GO) build -cover -covermode=atomic -coverpkg=./... -o bin/walk ./tools/walk && \
+	c=$$(mktemp -d) && GOCOVERDIR=$$c bin/walk -check docs/architecture.md; s=$$?; rm -rf $$c; exit $$s
 
 clean:
 	rm -rf bin
