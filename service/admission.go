@@ -98,7 +98,7 @@ func (e *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	// The price and the account come from the cache (store/lastcache.go): the
+	// The price and the account come from the cache (the store's lastCache): the
 	// admission's write checks both sequences. A refusal is confirmed by
 	// a read of the log first.
 	price, priceCached, err := e.admissionPrice(ctx, app.Slug, true)
@@ -164,7 +164,7 @@ func (e *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 
 // admit writes the admission, deciding again from the log after a failed
 // compare-and-set. acct and price may have come from the cache
-// (store/lastcache.go): then a refusal is only made from a read of the log, and
+// (the store's lastCache): then a refusal is only made from a read of the log, and
 // when the price was the cache's (priceCached) and stale, the log's is the
 // price. A price read from the log that changes before the write answers
 // pricing_not_ready.
@@ -323,7 +323,7 @@ const (
 // compare-and-set, so a stale read only costs a retry.
 //
 // With cached set, slots are read from the cache (the claim's
-// compare-and-set makes that exact, store/lastcache.go), and "none free" is
+// compare-and-set makes that exact, the store's lastCache), and "none free" is
 // confirmed by reading them all from the log. None free is slot 0.
 func (e *Service) freeSlot(ctx context.Context, cached bool) (int, uint64, error) {
 	n := e.cfg.Limits.PlatformActiveRuns

@@ -388,7 +388,7 @@ func (x *executor) logCanceled(run engine.Run) {
 // compare-and-set on the run (a second terminal event is impossible) and on
 // the account (the carried balance stays exact).
 //
-// The account comes from the cache (store/lastcache.go), as an admission's does:
+// The account comes from the cache (the store's lastCache), as an admission's does:
 // the write's compare-and-set on it makes a stale copy a refused write and
 // a read of the log, and a copy that does not hold the run (another node's
 // admission this node has not seen yet) is read again from the log before

@@ -42,7 +42,7 @@ type Config struct {
 	// without a client port or cluster): the rate limits are then counted
 	// in memory, exactly, without a JetStream request per request, and
 	// admissions read webhook endpoints from this node's cache
-	// (store/lastcache.go).
+	// (the store's lastCache).
 	Standalone bool
 	// Webhooks configures webhook deliveries.
 	Webhooks WebhookConfig

@@ -14,7 +14,7 @@ import (
 // (as an admission checks it: from this node's copy, price.go), an
 // account's webhook endpoints. Each is the newest event on its subject,
 // read from the log, or from the store's cache when the write that
-// follows checks its sequence (store/lastcache.go).
+// follows checks its sequence (the store's lastCache).
 
 // Account reads an account's state from the log (its newest event).
 func (e *Service) Account(ctx context.Context, id string) (ledger.Account, uint64, error) {
@@ -22,7 +22,7 @@ func (e *Service) Account(ctx context.Context, id string) (ledger.Account, uint6
 }
 
 // account is Account, answered from the cache when cached is set (for a
-// compare-and-set write only: store/lastcache.go).
+// compare-and-set write only: the store's lastCache).
 func (e *Service) account(ctx context.Context, id string, cached bool) (ledger.Account, uint64, error) {
 	if !engine.ValidID(engine.PrefixAccount, id) {
 		return ledger.Account{}, 0, engine.Errorf(engine.CodeAccountNotFound, "no account %q", id)
@@ -46,7 +46,7 @@ func (e *Service) CurrentPrice(ctx context.Context, slug string) (engine.Price, 
 
 // price is CurrentPrice, answered from the cache when cached is set and the
 // cache holds it (hit), for an admission, whose write checks the price's
-// sequence (store/lastcache.go).
+// sequence (the store's lastCache).
 func (e *Service) price(ctx context.Context, slug string, cached bool) (p checkedPrice, hit bool, err error) {
 	return e.priceFrom(ctx, slug, "", cached)
 }
@@ -113,7 +113,7 @@ func (e *Service) WebhookEndpoints(ctx context.Context, accountID string) ([]Web
 
 // webhookEndpoints is WebhookEndpoints, answered from the cache when
 // cached is set and this node is standalone (every write is its own, so
-// the cache is the log's state: store/lastcache.go).
+// the cache is the log's state: the store's lastCache).
 func (e *Service) webhookEndpoints(ctx context.Context, accountID string, cached bool) ([]WebhookEndpoint, uint64, error) {
 	var ev endpointsEvent
 	seq, _, err := e.log.LastFrom(ctx, cached && e.cfg.Standalone, subjects.WebhookEndpoints(accountID), &ev)

@@ -660,7 +660,7 @@ func during[S any](states []S, seq func(S) uint64, from, to uint64) []S {
 
 // checkRefusals: every refusal of a create must be true of a state the log
 // held while the request was in flight (admissions decide from a cache,
-// and must refuse only from the log: service/store/lastcache.go). A 402 names a
+// and must refuse only from the log: service/store's lastCache). A 402 names a
 // balance the account had then, short of a price the App had then; a
 // concurrency_limit of the account's ceiling comes when it was full.
 func (w *world) checkRefusals(accounts map[string][]acctState, prices []priceState) {

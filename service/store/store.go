@@ -2,7 +2,7 @@
 // domain terms encoded into one atomic append, the newest message of a
 // subject decoded, a run's log read in order, and the cache that lets an
 // admission read accounts, prices and slots without a read of the log
-// (lastcache.go says why that is exact). What to do when a write is
+// (lastCache says why that is exact). What to do when a write is
 // refused or its answer is lost (the compare-and-set tries, resolve,
 // fence) is the service's: the store says only what the log answered.
 package store
@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,7 +43,7 @@ type Store struct {
 	log      port.Log
 	appended atomic.Uint64
 	// cache: the newest message of the subjects admissions read
-	// (lastcache.go).
+	// (lastCache).
 	cache lastCache
 }
 
@@ -177,3 +179,61 @@ func (s *Store) EachRunEvent(ctx context.Context, runNo string, after uint64, fn
 
 // IsAmbiguous reports whether err leaves a write's outcome unknown.
 func IsAmbiguous(err error) bool { return errors.Is(err, port.ErrAmbiguous) }
+
+// lastCache keeps the newest message of the subjects an admission reads
+// (accounts, prices, platform slots, webhook endpoints) as this node last
+// wrote or read them, so an admission needs no read from the log.
+//
+// Why it is exact:
+//   - A cached account, price or slot only feeds a compare-and-set: the
+//     admission's write expects the sequence it read, so a message this
+//     node has not seen (another node's write) makes the write fail,
+//     nothing stored, and the retry reads the log.
+//   - A refusal (402, 409, 429 concurrency) is never made from the cache:
+//     it is confirmed by a read of the log first.
+//   - Webhook endpoints are no compare-and-set; their cache is used only on
+//     a standalone node, where every write to the log is this node's and
+//     passes through here.
+//
+// Every write updates it (store.append): the subjects of a stored append
+// take its sequences, those of a failed or unanswered one are dropped.
+type lastCache struct {
+	mu sync.Mutex
+	m  map[string]port.Message // Seq 0: no message on the subject
+}
+
+// maxCached bounds the cache; it is emptied when full (a miss is a read).
+const maxCached = 1 << 17
+
+// cacheable reports whether subject is one the cache keeps.
+func cacheable(subject string) bool {
+	return strings.HasPrefix(subject, subjects.AccountPrefix) || strings.HasPrefix(subject, subjects.PricePrefix) ||
+		strings.HasPrefix(subject, subjects.PriceCopyPrefix) ||
+		strings.HasPrefix(subject, subjects.SlotPrefix) || strings.HasPrefix(subject, subjects.WHEndpointsPrefix)
+}
+
+func (c *lastCache) get(subject string) (port.Message, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, ok := c.m[subject]
+	return m, ok
+}
+
+// put keeps m unless a newer message of its subject is known.
+func (c *lastCache) put(m port.Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.m[m.Subject]; ok && old.Seq > m.Seq {
+		return
+	}
+	if c.m == nil || len(c.m) >= maxCached {
+		c.m = make(map[string]port.Message)
+	}
+	c.m[m.Subject] = m
+}
+
+func (c *lastCache) drop(subject string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, subject)
+}

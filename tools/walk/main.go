@@ -111,8 +111,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(map[string]any{"app_slug": "cold-email-writer", "input": map[string]any{
-		"product_description": "Acme Ledger", "target_role": "Agency founders"}})
+	input := map[string]any{"product_description": "Acme Ledger", "target_role": "Agency founders"}
+	body, err := json.Marshal(map[string]any{"app_slug": "cold-email-writer", "input": input})
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,21 @@ func run() error {
 	if tap.profile == nil {
 		return errors.New("the create wrote nothing to the log")
 	}
-	return report(tap.profile, pipeline)
+	whole := tap.profile
+	// The use case alone: CreateRun called as the handler calls it.
+	if err := coverage.ClearCounters(); err != nil {
+		return err
+	}
+	tap.dir, tap.profile = filepath.Join(dir2, "usecase"), nil
+	tap.armed.Store(true)
+	if _, err := svc.CreateRun(ctx, service.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID,
+		AppSlug: "cold-email-writer", Input: input}); err != nil {
+		return err
+	}
+	if tap.err != nil || tap.profile == nil {
+		return fmt.Errorf("the use case's walk: %v", tap.err)
+	}
+	return report(whole, tap.profile, pipeline)
 }
 
 // snapshot writes the counters to dir and returns the functions that ran.
@@ -219,15 +233,21 @@ func (l *tapLog) Append(ctx context.Context, entries ...port.Entry) (uint64, err
 }
 
 // report prints the functions the create ran that the pipeline did not,
-// by file, and the count of files.
-func report(create, pipeline map[string]bool) error {
+// by file, each file marked with the part of the walk it is in: the HTTP
+// surface's reading of the request (http) or the use case, from the
+// handler's call of CreateRun to the log port (use case). It counts both.
+func report(create, usecase, pipeline map[string]bool) error {
 	byFile := map[string][]string{}
+	inUseCase := map[string]bool{}
 	for fn := range create {
 		if pipeline[fn] || strings.HasPrefix(fn, "tools/") || strings.HasPrefix(fn, "eventlog/") {
 			continue // in front of every handler; this tool; the log itself
 		}
 		file, name, _ := strings.Cut(fn, " ")
 		byFile[file] = append(byFile[file], name)
+		if usecase[fn] {
+			inUseCase[file] = true
+		}
 	}
 	files := make([]string, 0, len(byFile))
 	for f := range byFile {
@@ -235,10 +255,14 @@ func report(create, pipeline map[string]bool) error {
 	}
 	sort.Strings(files)
 	for _, f := range files {
+		part := "http"
+		if inUseCase[f] {
+			part = "use case"
+		}
 		sort.Strings(byFile[f])
-		fmt.Printf("%-36s %s\n", f, strings.Join(byFile[f], " "))
+		fmt.Printf("%-30s %-9s %s\n", f, part, strings.Join(byFile[f], " "))
 	}
-	fmt.Printf("one create, handler to log port: %d files\n", len(files))
+	fmt.Printf("one create, handler to log port: %d files; the use case, CreateRun to the log port: %d\n", len(files), len(inUseCase))
 	if *check == "" {
 		return nil
 	}
