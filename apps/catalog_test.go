@@ -77,7 +77,7 @@ func run(t *testing.T, c *engine.Catalog, slug string, input map[string]any, bc 
 		t.Fatalf("%s: example input refused: %v", slug, err)
 	}
 	var steps []engine.Step
-	res, err := app.Executor.Execute(context.Background(), engine.Job{AppSlug: slug, Input: in, BrandContext: bc},
+	res, err := app.Executor(context.Background(), engine.Job{AppSlug: slug, Input: in, BrandContext: bc},
 		func(s engine.Step) { steps = append(steps, s) })
 	return res, steps, err
 }

@@ -30,7 +30,7 @@ func runColdEmail(t *testing.T, input map[string]any, bc *engine.BrandContext) (
 		t.Fatalf("input refused: %v", err)
 	}
 	var steps []engine.Step
-	res, err := app.Executor.Execute(context.Background(), engine.Job{Input: in, BrandContext: bc}, func(s engine.Step) { steps = append(steps, s) })
+	res, err := app.Executor(context.Background(), engine.Job{Input: in, BrandContext: bc}, func(s engine.Step) { steps = append(steps, s) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func (c *compiled) executor(env *Env) engine.Executor {
 	if env.Model == nil && len(c.def.WithoutModel) > 0 {
 		steps = c.def.WithoutModel
 	}
-	return engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+	return engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 		var blocks []dataBlock // what the model sees, in order
 		blocks = append(blocks, dataBlock{tag: "input", about: "The user's input for this task:", value: job.Input})
 		if job.BrandContext != nil && c.def.AcceptsBrandContext {

@@ -36,7 +36,7 @@ func TestSleepOn(node string) engine.App {
 		InputSchema: []byte(`{"type":"object","additionalProperties":false,
 "properties":{"ms":{"type":"integer","minimum":0,"maximum":600000},"steps":{"type":"integer","minimum":0,"maximum":100000},
 "fail":{"type":"boolean"}}}`),
-		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+		Executor: engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			ms, _ := job.Input["ms"].(float64)
 			if steps, _ := job.Input["steps"].(float64); steps > 0 {
 				if err := tick(ctx, int(steps), time.Duration(ms)*time.Millisecond, msg, progress); err != nil {

@@ -104,8 +104,7 @@ func (p *probe) run(ctx context.Context, steps int, output []byte) (string, runW
 	run := engine.ApplyRun(engine.Run{}, created, last)
 	events := []engine.RunEvent{{Type: engine.RunStarted, RunNo: run.RunNo}}
 	for i := 1; i <= steps; i++ {
-		events = append(events, engine.RunEvent{Type: engine.ToolRunning, RunNo: run.RunNo,
-			Step: &engine.Step{Index: i, Total: steps, Tool: "write_email", Message: "Writing"}})
+		events = append(events, engine.RunEvent{Type: engine.ToolRunning, RunNo: run.RunNo, ToolRun: &engine.ToolRun{Step: &engine.Step{Index: i, Total: steps, Tool: "write_email", Message: "Writing"}}})
 	}
 	for _, ev := range events {
 		ev.At = time.Now().UTC()

@@ -255,22 +255,20 @@ func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
 			{subjects.Of(subjects.KindAccount, a.ID), charge},
 			{slot, engine.SlotEvent{Type: "slot_claimed", V: 1, RunNo: runNo}},
 			{subjects.Of(subjects.KindJob, runNo), engine.JobEvent{Type: "run_queued", V: 1, RunNo: runNo}},
-			{run, engine.RunEvent{Type: engine.RunCreated, V: 1, At: at, RunNo: runNo, AccountID: a.ID, KeyID: "key_bench",
-				AppSlug: "cold-email-writer", Input: json.RawMessage(`{"product_description":"Acme Ledger","target_role":"Founders"}`), CreditCost: 5}},
+			{run, engine.RunEvent{Type: engine.RunCreated, V: 1, At: at, RunNo: runNo, Created: &engine.Created{AccountID: a.ID, KeyID: "key_bench", AppSlug: "cold-email-writer", Input: json.RawMessage(`{"product_description":"Acme Ledger","target_role":"Founders"}`), CreditCost: 5}}},
 			{run, engine.RunEvent{Type: engine.RunStarted, V: 1, At: at, RunNo: runNo}},
 		}
 		for i := 1; i <= 6; i++ {
 			msgs = append(msgs, struct {
 				subj string
 				v    any
-			}{run, engine.RunEvent{Type: engine.ToolRunning, V: 1, At: at, RunNo: runNo,
-				Step: &engine.Step{Index: i, Total: 6, Tool: "write", Message: "writing"}}})
+			}{run, engine.RunEvent{Type: engine.ToolRunning, V: 1, At: at, RunNo: runNo, ToolRun: &engine.ToolRun{Step: &engine.Step{Index: i, Total: 6, Tool: "write", Message: "writing"}}}})
 		}
 		msgs = append(msgs, []struct {
 			subj string
 			v    any
 		}{
-			{run, engine.RunEvent{Type: engine.RunCompleted, V: 1, At: at, RunNo: runNo, Summary: "3 emails", Output: output}},
+			{run, engine.RunEvent{Type: engine.RunCompleted, V: 1, At: at, RunNo: runNo, Completed: &engine.Completed{Summary: "3 emails", Output: output}}},
 			{subjects.Of(subjects.KindAccount, a.ID), settle},
 			{slot, engine.SlotEvent{Type: "slot_released", V: 1, RunNo: runNo}},
 		}...)

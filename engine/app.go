@@ -43,25 +43,10 @@ type InputSchema interface {
 	Check(input map[string]any) (map[string]any, []FieldError)
 }
 
-// SchemaCompiler compiles an App's JSON Schema into an InputSchema. The
-// JSON Schema library sits behind it (package inputschema), outside the
-// domain.
-type SchemaCompiler func(schema json.RawMessage) (InputSchema, error)
-
 // Executor does the work of one run, reporting each step through progress.
 // An *Error or *RunError returned carries the failure code shown to the client (its
 // Message too); any other error fails the run with execution_failed.
-type Executor interface {
-	Execute(ctx context.Context, job Job, progress func(Step)) (Result, error)
-}
-
-// ExecutorFunc adapts a function to Executor.
-type ExecutorFunc func(ctx context.Context, job Job, progress func(Step)) (Result, error)
-
-// Execute calls f.
-func (f ExecutorFunc) Execute(ctx context.Context, job Job, progress func(Step)) (Result, error) {
-	return f(ctx, job, progress)
-}
+type Executor func(ctx context.Context, job Job, progress func(Step)) (Result, error)
 
 // Job is what an Executor gets: the validated input with defaults applied,
 // and the brand context when the run names one.
@@ -84,8 +69,9 @@ type Catalog struct {
 }
 
 // NewCatalog compiles each App's input schema with compile and checks the
-// definitions.
-func NewCatalog(compile SchemaCompiler, apps ...App) (*Catalog, error) {
+// definitions. The JSON Schema library sits behind compile (package
+// inputschema's Compile), outside the domain.
+func NewCatalog(compile func(schema json.RawMessage) (InputSchema, error), apps ...App) (*Catalog, error) {
 	c := &Catalog{apps: map[string]*App{}}
 	for i := range apps {
 		a := apps[i]

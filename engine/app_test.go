@@ -118,7 +118,7 @@ func TestInvalidInputNamesEachFieldAsData(t *testing.T) {
 	t.Parallel()
 	app := engine.App{Slug: "f", Name: "f", Price: 1, Runnable: true,
 		InputSchema: []byte(`{"type":"object","required":["a"],"properties":{"a":{"type":"string"},"b":{"type":"string","maxLength":3}},"additionalProperties":false}`),
-		Executor: engine.ExecutorFunc(func(context.Context, engine.Job, func(engine.Step)) (engine.Result, error) {
+		Executor: engine.Executor(func(context.Context, engine.Job, func(engine.Step)) (engine.Result, error) {
 			return engine.Result{}, nil
 		})}
 	c, err := engine.NewCatalog(inputschema.Compile, app)

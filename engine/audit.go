@@ -210,6 +210,7 @@ func (a *Audit) applyLedger(id string, seq uint64, ev ledger.Event) {
 }
 
 func (a *Audit) applyRun(runNo string, seq uint64, ev RunEvent) {
+	ev.fillKind()
 	if ev.Type == RunFenced {
 		// Stored only on an empty subject (compare-and-set): the run's
 		// admission never can be. A fence after a created event is a bug.
@@ -229,7 +230,7 @@ func (a *Audit) applyRun(runNo string, seq uint64, ev RunEvent) {
 		if a.fenced[runNo] {
 			a.violation("event %d: run %s created after its admission was fenced", seq, runNo)
 		}
-		r.created, r.account, r.cost, r.status = true, ev.AccountID, ev.CreditCost, StatusQueued
+		r.created, r.account, r.cost, r.status = true, ev.Created.AccountID, ev.Created.CreditCost, StatusQueued
 	case RunStarted, ToolRunning:
 		if r.terminals > 0 {
 			a.violation("event %d: run %s has %s after its terminal event", seq, runNo, ev.Type)
@@ -239,7 +240,7 @@ func (a *Audit) applyRun(runNo string, seq uint64, ev RunEvent) {
 	case RunCompleted, RunFailed:
 		r.terminals++
 		r.status = map[RunEventType]Status{RunCompleted: StatusCompleted, RunFailed: StatusFailed}[ev.Type]
-		r.canceled = ev.Error != nil && ev.Error.Code == FailCanceled
+		r.canceled = ev.Failed != nil && ev.Failed.Error != nil && ev.Failed.Error.Code == FailCanceled
 	}
 }
 

@@ -24,7 +24,7 @@ func buyEv(typ ledger.EventType, amount int64, ref string, balance int64) logged
 }
 
 func runEv(no string, typ engine.RunEventType) logged {
-	return logged{"apprun.run." + no, engine.RunEvent{Type: typ, V: 1, RunNo: no, AccountID: "acct_a", CreditCost: 10, At: time.Unix(0, 0)}}
+	return logged{"apprun.run." + no, engine.RunEvent{Type: typ, V: 1, RunNo: no, At: time.Unix(0, 0), Created: &engine.Created{AccountID: "acct_a", CreditCost: 10}}}
 }
 
 func slotEv(slot, typ, run string) logged {

@@ -18,13 +18,13 @@ func TestAnOldCanceledEventReadsAsAFailedEventWithTheCodeCanceled(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Type != engine.RunFailed || ev.Error == nil || ev.Error.Code != engine.FailCanceled || ev.Refunded != 10 {
+	if ev.Type != engine.RunFailed || ev.Failed.Error == nil || ev.Failed.Error.Code != engine.FailCanceled || ev.Failed.Refunded != 10 {
 		t.Fatalf("decoded %+v, want a failed event with the code canceled and the refund", ev)
 	}
 	if !ev.Type.Terminal() {
 		t.Fatal("the upgraded event does not end the run")
 	}
-	created := engine.RunEvent{Type: engine.RunCreated, V: 1, RunNo: "run_a", AccountID: "acct_a", CreditCost: 10, At: time.Unix(0, 0)}
+	created := engine.RunEvent{Type: engine.RunCreated, V: 1, RunNo: "run_a", At: time.Unix(0, 0), Created: &engine.Created{AccountID: "acct_a", CreditCost: 10}}
 	run := engine.ApplyRun(engine.ApplyRun(engine.Run{}, created, 1), ev, 2)
 	if run.Status != engine.StatusFailed || !run.Canceled() || run.Refunded != 10 {
 		t.Fatalf("folded %+v, want failed, canceled, 10 refunded", run)

@@ -41,8 +41,8 @@ var codeInfo = func() map[Code]CodeInfo {
 	return m
 }()
 
-// Codes is the error table, in errors.json's order.
-func Codes() []CodeInfo { return slices.Clone(errorTable[:]) }
+// codes is the error table, in errors.json's order.
+func codes() []CodeInfo { return slices.Clone(errorTable[:]) }
 
 // Info is c's entry in the error table; ok is false for a code that has
 // none (a code not made from errors.json).

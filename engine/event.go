@@ -35,14 +35,26 @@ func (t RunEventType) Terminal() bool { return t == RunCompleted || t == RunFail
 // EventVersion is the schema version of every event apprun writes.
 const EventVersion = 1
 
-// RunEvent is one entry of a run's log.
+// RunEvent is one entry of a run's log: what every kind carries (its
+// Type, the schema version, when, the run), and the kind's own fields, in
+// the kind's own type. One of the kinds is set, as Type says (started and
+// admission_fenced carry nothing of their own). On the log the kind's
+// fields sit beside the common ones, in one flat JSON object.
 type RunEvent struct {
 	Type  RunEventType `json:"type"`
 	V     int          `json:"v"`
 	At    time.Time    `json:"at"`
 	RunNo string       `json:"run_no"`
 
-	// created
+	*Created
+	*ToolRun
+	*Completed
+	*Failed
+}
+
+// Created is the first event of every run: its admission. It is not
+// streamed.
+type Created struct {
 	AccountID      string          `json:"account_id,omitempty"`
 	KeyID          string          `json:"key_id,omitempty"`
 	AppSlug        string          `json:"app_slug,omitempty"`
@@ -53,15 +65,21 @@ type RunEvent struct {
 	WebhookEndpoints []string `json:"webhook_endpoints,omitempty"`
 	CreditCost       int64    `json:"credit_cost,omitempty"`
 	Slot             int      `json:"slot,omitempty"`
+}
 
-	// tool_running
+// ToolRun is a step of a running run (tool_running).
+type ToolRun struct {
 	Step *Step `json:"step,omitempty"`
+}
 
-	// completed
+// Completed ends a run with its result.
+type Completed struct {
 	Summary string          `json:"summary,omitempty"`
 	Output  json.RawMessage `json:"output,omitempty"`
+}
 
-	// failed
+// Failed ends a run with why, and the Credits refunded.
+type Failed struct {
 	Error    *RunError `json:"error,omitempty"`
 	Refunded int64     `json:"refunded,omitempty"`
 }
@@ -122,9 +140,36 @@ func DecodeRunEventWith(unmarshal func([]byte, any) error, data []byte) (RunEven
 		return e, err
 	}
 	if e.Type == runCanceled {
-		e.Type, e.Error = RunFailed, CanceledError()
+		e.Type = RunFailed
+		e.fillKind()
+		e.Failed.Error = CanceledError()
 	}
+	e.fillKind()
 	return e, nil
+}
+
+// fillKind sets e's kind to its zero value when the log held none of its
+// fields (all of them empty, so omitted): a reader of a decoded event
+// finds its kind's type set, as Type says.
+func (e *RunEvent) fillKind() {
+	switch e.Type {
+	case RunCreated:
+		if e.Created == nil {
+			e.Created = &Created{}
+		}
+	case ToolRunning:
+		if e.ToolRun == nil {
+			e.ToolRun = &ToolRun{}
+		}
+	case RunCompleted:
+		if e.Completed == nil {
+			e.Completed = &Completed{}
+		}
+	case RunFailed:
+		if e.Failed == nil {
+			e.Failed = &Failed{}
+		}
+	}
 }
 
 // PublicData is what a client sees of e on the event stream: no account,
@@ -132,12 +177,13 @@ func DecodeRunEventWith(unmarshal func([]byte, any) error, data []byte) (RunEven
 // the event type has them (a struct, not a map: it is encoded for every
 // event a stream replays).
 func (e RunEvent) PublicData() PublicEventData {
+	e.fillKind()
 	d := PublicEventData{RunNo: e.RunNo, At: e.At}
 	switch e.Type {
 	case RunStarted:
 		d.Status = StatusRunning
 	case ToolRunning:
-		if st := e.Step; st != nil {
+		if st := e.ToolRun.Step; st != nil {
 			d.Step, d.Steps, d.Tool, d.Message = &st.Index, &st.Total, &st.Tool, &st.Message
 			if st.Total > 0 {
 				p := float64(st.Index) / float64(st.Total)
@@ -146,11 +192,11 @@ func (e RunEvent) PublicData() PublicEventData {
 		}
 	case RunCompleted:
 		d.Status = StatusCompleted
-		d.Summary, d.Output = &e.Summary, &e.Output
+		d.Summary, d.Output = &e.Completed.Summary, &e.Completed.Output
 		d.ResultURL = resultURL(e.RunNo)
 	case RunFailed:
 		d.Status = StatusFailed
-		d.Error, d.Refund = e.Error, &refund{Credits: e.Refunded}
+		d.Error, d.Refund = e.Failed.Error, &refund{Credits: e.Failed.Refunded}
 		d.ResultURL = resultURL(e.RunNo)
 	}
 	return d

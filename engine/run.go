@@ -47,11 +47,13 @@ type Run struct {
 // ApplyRun folds the event stored at seq into r.
 func ApplyRun(r Run, e RunEvent, seq uint64) Run {
 	r.LastSeq = seq
+	e.fillKind()
 	switch e.Type {
 	case RunCreated:
-		r = Run{RunNo: e.RunNo, AccountID: e.AccountID, AppSlug: e.AppSlug, Status: StatusQueued,
-			CreditCost: e.CreditCost, BrandContextID: e.BrandContextID, Slot: e.Slot, WebhookURL: e.WebhookURL,
-			WebhookEndpoints: e.WebhookEndpoints,
+		c := e.Created
+		r = Run{RunNo: e.RunNo, AccountID: c.AccountID, AppSlug: c.AppSlug, Status: StatusQueued,
+			CreditCost: c.CreditCost, BrandContextID: c.BrandContextID, Slot: c.Slot, WebhookURL: c.WebhookURL,
+			WebhookEndpoints: c.WebhookEndpoints,
 			CreatedAt:        e.At, CreatedSeq: seq, LastSeq: seq}
 	case RunStarted:
 		r.Status = StatusRunning
@@ -61,12 +63,12 @@ func ApplyRun(r Run, e RunEvent, seq uint64) Run {
 		r.Status = StatusCompleted
 		at := e.At
 		r.FinishedAt = &at
-		r.Summary, r.Output = e.Summary, e.Output
+		r.Summary, r.Output = e.Completed.Summary, e.Completed.Output
 	case RunFailed:
 		r.Status = StatusFailed
 		at := e.At
 		r.FinishedAt = &at
-		r.Error, r.Refunded = e.Error, e.Refunded
+		r.Error, r.Refunded = e.Failed.Error, e.Failed.Refunded
 	}
 	return r
 }

@@ -1,6 +1,6 @@
 // Package inputschema checks an App's input against its JSON Schema
-// (draft 2020-12) with kaptinlin/jsonschema. It is the engine's
-// SchemaCompiler: the domain states the rule (input must match the App's
+// (draft 2020-12) with kaptinlin/jsonschema. Its Compile is what
+// engine.NewCatalog compiles Apps' schemas with: the domain states the rule (input must match the App's
 // schema, defaults are filled in) and this package does the JSON Schema
 // work, so the engine itself imports no HTTP-capable library.
 package inputschema
@@ -15,7 +15,7 @@ import (
 	"github.com/apprun/apprun/engine"
 )
 
-// Compile compiles one App's input schema. It is an engine.SchemaCompiler.
+// Compile compiles one App's input schema (engine.NewCatalog's compile).
 func Compile(raw json.RawMessage) (engine.InputSchema, error) {
 	s, err := jsonschema.NewCompiler().Compile(raw)
 	if err != nil {
@@ -23,8 +23,6 @@ func Compile(raw json.RawMessage) (engine.InputSchema, error) {
 	}
 	return schema{s}, nil
 }
-
-var _ engine.SchemaCompiler = Compile
 
 type schema struct{ s *jsonschema.Schema }
 

@@ -38,12 +38,10 @@ func FuzzDecodersAgree(f *testing.F) {
 func addEventSeeds(f *testing.F) {
 	at := time.Date(2026, 11, 23, 12, 0, 0, 123456789, time.UTC)
 	seeds := []any{
-		engine.RunEvent{Type: engine.RunCreated, V: 1, RunNo: "run_a", AccountID: "acct_a", KeyID: "key_a", AppSlug: "cold-email-writer",
-			Input: json.RawMessage(`{"a":"é\u2028<>&","n":1.5e3}`), CreditCost: 25, At: at, Slot: 3, WebhookEndpoints: []string{"https://h.example/x?a=1&b=<2>"}},
-		engine.RunEvent{Type: engine.ToolRunning, V: 1, RunNo: "run_a", At: at, Step: &engine.Step{Index: 2, Total: 5, Tool: "web", Message: "reading \"x\""}},
-		engine.RunEvent{Type: engine.RunCompleted, V: 1, RunNo: "run_a", At: at, Summary: "ok <b>&</b> \u2029",
-			Output: json.RawMessage(`{"emails": [ {"b":"\n<>&\u2028 é"} ],"n": 1.50}`)},
-		engine.RunEvent{Type: engine.RunFailed, V: 1, RunNo: "run_a", At: at, Error: &engine.RunError{Code: "timeout", Message: "m <&>"}, Refunded: 25},
+		engine.RunEvent{Type: engine.RunCreated, V: 1, RunNo: "run_a", At: at, Created: &engine.Created{AccountID: "acct_a", KeyID: "key_a", AppSlug: "cold-email-writer", Input: json.RawMessage(`{"a":"é\u2028<>&","n":1.5e3}`), CreditCost: 25, Slot: 3, WebhookEndpoints: []string{"https://h.example/x?a=1&b=<2>"}}},
+		engine.RunEvent{Type: engine.ToolRunning, V: 1, RunNo: "run_a", At: at, ToolRun: &engine.ToolRun{Step: &engine.Step{Index: 2, Total: 5, Tool: "web", Message: "reading \"x\""}}},
+		engine.RunEvent{Type: engine.RunCompleted, V: 1, RunNo: "run_a", At: at, Completed: &engine.Completed{Summary: "ok <b>&</b> \u2029", Output: json.RawMessage(`{"emails": [ {"b":"\n<>&\u2028 é"} ],"n": 1.50}`)}},
+		engine.RunEvent{Type: engine.RunFailed, V: 1, RunNo: "run_a", At: at, Failed: &engine.Failed{Error: &engine.RunError{Code: "timeout", Message: "m <&>"}, Refunded: 25}},
 		ledger.Event{Type: ledger.AccountOpened, V: 1, At: at, AccountID: "acct_a", Balance: 100},
 		ledger.Event{Type: ledger.RunCharged, V: 1, At: at, AccountID: "acct_a", RunNo: "run_a", Amount: -25, Balance: 75},
 		engine.KeyEvent{Type: engine.KeyCreated, V: 1, At: at, KeyID: "key_a", AccountID: "acct_a", Hash: "h", Prefix: "ak_", Name: "ci <&> é"},

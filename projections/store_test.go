@@ -32,7 +32,7 @@ func setup(t testing.TB) *fixture {
 	t.Helper()
 	nc := natstest.Connect(t, true)
 	app := engine.App{Slug: "a", Name: "a", Price: 1, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
-		Executor: engine.ExecutorFunc(func(context.Context, engine.Job, func(engine.Step)) (engine.Result, error) {
+		Executor: engine.Executor(func(context.Context, engine.Job, func(engine.Step)) (engine.Result, error) {
 			return engine.Result{Summary: "s"}, nil
 		})}
 	cat, _ := engine.NewCatalog(inputschema.Compile, app)

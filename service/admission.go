@@ -151,11 +151,11 @@ func (e *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 	if err != nil {
 		return CreatedRun{}, internal("encode input", err)
 	}
-	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: e.newRunNo(), AccountID: req.AccountID,
-		KeyID: req.KeyID, AppSlug: app.Slug, Input: rawInput, BrandContextID: brandID, CreditCost: price.CreditCost,
-		WebhookURL: req.WebhookURL}
+	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: e.newRunNo(), Created: &engine.Created{
+		AccountID: req.AccountID, KeyID: req.KeyID, AppSlug: app.Slug, Input: rawInput, BrandContextID: brandID,
+		CreditCost: price.CreditCost, WebhookURL: req.WebhookURL}}
 	for _, ep := range endpoints {
-		created.WebhookEndpoints = append(created.WebhookEndpoints, ep.URL)
+		created.Created.WebhookEndpoints = append(created.Created.WebhookEndpoints, ep.URL)
 	}
 	run, err := e.admit(ctx, created, acct, acctSeq, price, priceCached, req.MaxCreditCost, key)
 	run.Quota = quota
@@ -176,18 +176,18 @@ func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 		if attempt > 0 {
 			before := acctSeq
 			var err error
-			if acct, acctSeq, err = e.Account(ctx, created.AccountID); err != nil {
+			if acct, acctSeq, err = e.Account(ctx, created.Created.AccountID); err != nil {
 				return CreatedRun{}, err
 			}
-			now, _, err := e.admissionPrice(ctx, created.AppSlug, false)
+			now, _, err := e.admissionPrice(ctx, created.Created.AppSlug, false)
 			if err != nil {
 				return CreatedRun{}, err
 			}
 			if conflict && acctSeq == before && now.check == price.check && now.Seq == price.Seq &&
-				e.movePriceCopyFrom(created.AppSlug, price.check) {
+				e.movePriceCopyFrom(created.Created.AppSlug, price.check) {
 				// Refused while neither the account nor the price moved:
 				// another node checks this copy (price.go). Check another.
-				if now, _, err = e.admissionPrice(ctx, created.AppSlug, false); err != nil {
+				if now, _, err = e.admissionPrice(ctx, created.Created.AppSlug, false); err != nil {
 					return CreatedRun{}, err
 				}
 			}
@@ -212,12 +212,12 @@ func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 			}
 			if changed {
 				if !fromCache || !priceCached {
-					return CreatedRun{}, engine.Errorf(engine.CodePricingNotReady, "the price of %q changed while the run was being created; retry to run at the current price", created.AppSlug)
+					return CreatedRun{}, engine.Errorf(engine.CodePricingNotReady, "the price of %q changed while the run was being created; retry to run at the current price", created.Created.AppSlug)
 				}
 				// The cached price was stale (another node set it): the
 				// log's is the price this request meets, decided below as
 				// at the start.
-				price, created.CreditCost = now, now.CreditCost
+				price, created.Created.CreditCost = now, now.CreditCost
 			}
 			fromCache = false
 		}
@@ -227,13 +227,13 @@ func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 		decision := engine.Admission{RunNo: created.RunNo, At: created.At, Account: acct, Price: price.Price,
 			MaxCost: maxCost, OwnerActiveRuns: e.cfg.Limits.OwnerActiveRuns}
 		charge, err := engine.Admit(decision)
-		created.Slot = 0
+		created.Created.Slot = 0
 		var slotSeq uint64
 		if err == nil && e.cfg.Limits.PlatformActiveRuns > 0 {
-			if created.Slot, slotSeq, err = e.freeSlot(ctx, fromCache); err != nil {
+			if created.Created.Slot, slotSeq, err = e.freeSlot(ctx, fromCache); err != nil {
 				return CreatedRun{}, err
 			}
-			if created.Slot == 0 {
+			if created.Created.Slot == 0 {
 				decision.PlatformFull = true
 				charge, err = engine.Admit(decision)
 			}
@@ -269,7 +269,7 @@ func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 				// stored; without one (or when the fence is unanswered
 				// too), a run found stored later is voided.
 				if key == nil || !e.fence(context.WithoutCancel(ctx), key) {
-					e.voidLater(created.AccountID, created.RunNo, key)
+					e.voidLater(created.Created.AccountID, created.RunNo, key)
 				}
 				return CreatedRun{}, err
 			case !stored:
@@ -293,9 +293,9 @@ func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 // Idempotency-Key record when there is one (where the key stood when read),
 // and the run's created event (the first on its subject).
 func admission(created engine.RunEvent, charge ledger.Event, acctSeq, slotSeq uint64, price checkedPrice, key *idemKey) []store.Entry {
-	entries := []store.Entry{{Subject: subjects.Account(created.AccountID), Value: charge, Expect: store.ExpectSeq(acctSeq)}}
-	if created.Slot > 0 {
-		entries = append(entries, store.Entry{Subject: subjects.Slot(created.Slot), Expect: store.ExpectSeq(slotSeq),
+	entries := []store.Entry{{Subject: subjects.Account(created.Created.AccountID), Value: charge, Expect: store.ExpectSeq(acctSeq)}}
+	if created.Created.Slot > 0 {
+		entries = append(entries, store.Entry{Subject: subjects.Slot(created.Created.Slot), Expect: store.ExpectSeq(slotSeq),
 			Value: engine.SlotEvent{Type: "slot_claimed", V: engine.EventVersion, RunNo: created.RunNo}})
 	}
 	entries = append(entries,

@@ -20,7 +20,7 @@ func BenchmarkAdmission(b *testing.B) {
 	for _, sync := range []bool{true, false} {
 		b.Run(fmt.Sprintf("sync_always=%v", sync), func(b *testing.B) {
 			idle := engine.App{Slug: "idle", Name: "idle", Price: 1, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
-				Executor: engine.ExecutorFunc(func(ctx context.Context, _ engine.Job, _ func(engine.Step)) (engine.Result, error) {
+				Executor: engine.Executor(func(ctx context.Context, _ engine.Job, _ func(engine.Step)) (engine.Result, error) {
 					return engine.Result{}, nil
 				})}
 			e := startEngine(b, sync, engine.Limits{}, idle)
@@ -59,7 +59,7 @@ func BenchmarkEventAppend(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				runNo, last := service.NewRunNo(), uint64(0)
 				for pb.Next() {
-					seq, err := e.WriteRunEvent(context.Background(), runNo, last, engine.RunEvent{Type: engine.ToolRunning, Step: &engine.Step{Index: int(n.Add(1))}})
+					seq, err := e.WriteRunEvent(context.Background(), runNo, last, engine.RunEvent{Type: engine.ToolRunning, ToolRun: &engine.ToolRun{Step: &engine.Step{Index: int(n.Add(1))}}})
 					if err != nil {
 						b.Error(err)
 						return

@@ -142,7 +142,7 @@ func TestAKeyedCreateAnswered503IsVoidedAndItsKeyFreed(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	held := engine.App{Slug: "held", Name: "held", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
-		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+		Executor: engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			select {
 			case <-release:
 			case <-ctx.Done():

@@ -33,7 +33,7 @@ func (e *Service) CancelRun(ctx context.Context, accountID, runNo string) (engin
 		if err != nil {
 			return engine.Run{}, 0, internal("read run", err)
 		}
-		if len(events) == 0 || events[0].Event.AccountID != accountID {
+		if len(events) == 0 || events[0].Event.Type != engine.RunCreated || events[0].Event.Created.AccountID != accountID {
 			return engine.Run{}, 0, engine.Errorf(engine.CodeRunNotFound, "no run %q", runNo)
 		}
 		var run engine.Run
@@ -52,7 +52,8 @@ func (e *Service) CancelRun(ctx context.Context, accountID, runNo string) (engin
 		if err != nil {
 			continue // the account moved since it was read: look again
 		}
-		term := engine.RunEvent{Type: engine.RunFailed, V: engine.EventVersion, RunNo: runNo, At: at, Error: engine.CanceledError(), Refunded: run.CreditCost}
+		term := engine.RunEvent{Type: engine.RunFailed, V: engine.EventVersion, RunNo: runNo, At: at,
+			Failed: &engine.Failed{Error: engine.CanceledError(), Refunded: run.CreditCost}}
 		seq, err := e.log.Append(ctx, finishWrite(run, last, refund, acctSeq, term, e.hookKeep())...)
 		if errors.Is(err, port.ErrConflict) {
 			continue // the run or the account moved: look again

@@ -23,7 +23,7 @@ import (
 func TestACancelMetByTheNextStepIsLoggedOnceAtInfo(t *testing.T) {
 	step1, release := make(chan struct{}), make(chan struct{})
 	held := engine.App{Slug: "held", Name: "held", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
-		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+		Executor: engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			progress(engine.Step{Index: 1, Total: 2, Tool: "t", Message: "first"})
 			close(step1)
 			<-release // deaf to ctx: the cancel reaches it through its next step
@@ -136,7 +136,7 @@ func TestACancelMetByTheStartOrTheFinishIsLoggedOnceAtInfo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if end := events[len(events)-1].Event; end.Type != engine.RunFailed || end.Error == nil || end.Error.Code != "canceled" {
+			if end := events[len(events)-1].Event; end.Type != engine.RunFailed || end.Failed.Error == nil || end.Failed.Error.Code != "canceled" {
 				t.Fatalf("the run ended %+v, want canceled", end)
 			}
 			out := logs.String()

@@ -190,7 +190,7 @@ func TestACancelPausesBetweenRefusedTries(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	held := engine.App{Slug: "held", Name: "held", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
-		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+		Executor: engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			select {
 			case <-release:
 			case <-ctx.Done():
@@ -212,7 +212,7 @@ func TestAFinishPausesBetweenRefusedTries(t *testing.T) {
 	var pc paced
 	reached := make(chan (<-chan struct{}), 1)
 	app := engine.App{Slug: "quick", Name: "quick", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
-		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+		Executor: engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			if pc.mode.CompareAndSwap(refuseNone, refuseBatches) { // the first delivery only
 				reached <- pc.pauses.reset(wantPaced)
 			}

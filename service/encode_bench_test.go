@@ -15,8 +15,7 @@ import (
 //
 //	go test ./service -run '^$' -bench EventEncoding
 func BenchmarkEventEncoding(b *testing.B) {
-	ev := engine.RunEvent{Type: engine.ToolRunning, V: 1, At: time.Now().UTC(), RunNo: "run_abcdefghij",
-		Step: &engine.Step{Index: 3, Total: 6, Tool: "write_email", Message: "writing touch 2 of 3"}}
+	ev := engine.RunEvent{Type: engine.ToolRunning, V: 1, At: time.Now().UTC(), RunNo: "run_abcdefghij", ToolRun: &engine.ToolRun{Step: &engine.Step{Index: 3, Total: 6, Tool: "write_email", Message: "writing touch 2 of 3"}}}
 	b.Run("log", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

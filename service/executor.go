@@ -254,7 +254,7 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 		return x.finish(ctx, w, nil, &engine.RunError{Code: engine.FailInterrupted,
 			Message: fmt.Sprintf("the run was interrupted %d times and was not retried again", attempt-1)})
 	}
-	app, err := x.e.cfg.Catalog.Lookup(created.AppSlug)
+	app, err := x.e.cfg.Catalog.Lookup(created.Created.AppSlug)
 	if err != nil {
 		return x.finish(ctx, w, nil, &engine.RunError{Code: engine.FailExecution, Message: "the App is no longer runnable"})
 	}
@@ -289,11 +289,11 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 	// (the finish that follows finds the run ended and leaves it).
 	defer x.e.onEnd(runNo, cancel)()
 	var stopped error // errRunEnded or errRunMoved: the work stops
-	res, runErr := app.Executor.Execute(runCtx, job, func(s engine.Step) {
+	res, runErr := app.Executor(runCtx, job, func(s engine.Step) {
 		if stopped != nil {
 			return
 		}
-		switch err := w.writeProgress(runCtx, engine.RunEvent{Type: engine.ToolRunning, Step: &s}); {
+		switch err := w.writeProgress(runCtx, engine.RunEvent{Type: engine.ToolRunning, ToolRun: &engine.ToolRun{Step: &s}}); {
 		case errors.Is(err, errRunEnded), errors.Is(err, errRunMoved):
 			stopped = err
 			cancel()
@@ -322,13 +322,13 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 
 func (x *executor) jobFor(ctx context.Context, app *engine.App, created engine.RunEvent) (engine.Job, error) {
 	job := engine.Job{RunNo: created.RunNo, AppSlug: app.Slug}
-	if err := json.Unmarshal(created.Input, &job.Input); err != nil {
+	if err := json.Unmarshal(created.Created.Input, &job.Input); err != nil {
 		return engine.Job{}, fmt.Errorf("stored input unreadable: %w", err)
 	}
-	if created.BrandContextID != "" {
-		bc, err := x.e.brandContext(ctx, created.BrandContextID)
+	if created.Created.BrandContextID != "" {
+		bc, err := x.e.brandContext(ctx, created.Created.BrandContextID)
 		if err != nil {
-			return engine.Job{}, fmt.Errorf("brand context %s unreadable: %w", created.BrandContextID, err)
+			return engine.Job{}, fmt.Errorf("brand context %s unreadable: %w", created.Created.BrandContextID, err)
 		}
 		job.BrandContext = &bc
 	}
@@ -415,10 +415,10 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *engine.Result,
 		term := engine.RunEvent{Type: engine.RunCompleted, V: engine.EventVersion, RunNo: w.run.RunNo, At: at}
 		var acctEv ledger.Event
 		if fail == nil {
-			term.Summary, term.Output = res.Summary, out
+			term.Completed = &engine.Completed{Summary: res.Summary, Output: out}
 			acctEv, err = ledger.Settle(acct, w.run.RunNo, at)
 		} else {
-			term.Type, term.Error, term.Refunded = engine.RunFailed, fail, w.run.CreditCost
+			term.Type, term.Failed = engine.RunFailed, &engine.Failed{Error: fail, Refunded: w.run.CreditCost}
 			acctEv, err = ledger.Refund(acct, w.run.RunNo, w.run.CreditCost, at)
 		}
 		if errors.Is(err, ledger.ErrNoActiveRun) && fromCache {

@@ -41,8 +41,8 @@ func (e *Service) AdmitAtRead(ctx context.Context, accountID, slug string, p Adm
 	if err != nil {
 		return "", err
 	}
-	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: e.newRunNo(), AccountID: accountID,
-		AppSlug: slug, Input: []byte(`{}`), CreditCost: p.CreditCost}
+	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: e.newRunNo(), Created: &engine.Created{
+		AccountID: accountID, AppSlug: slug, Input: []byte(`{}`), CreditCost: p.CreditCost}}
 	_, err = e.admit(ctx, created, a, seq, p, false, nil, nil)
 	return created.RunNo, err
 }

@@ -49,7 +49,7 @@ func TestAFailedProgressWriteNeverRestartsTheRun(t *testing.T) {
 	t.Parallel()
 	var executions atomic.Int32
 	app := engine.App{Slug: "steps", Name: "steps", Price: 1, Runnable: true, Timeout: time.Minute, InputSchema: []byte(`{"type":"object"}`),
-		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+		Executor: engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			executions.Add(1)
 			for i := 1; i <= 3; i++ {
 				progress(engine.Step{Index: i, Total: 3, Tool: "t", Message: "step"})

@@ -38,9 +38,9 @@ func TestAFinishReadsTheAccountFromTheCache(t *testing.T) {
 	answered := make(chan struct{})
 	app := okApp()
 	inner := app.Executor
-	app.Executor = engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+	app.Executor = engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 		<-answered
-		return inner.Execute(ctx, job, progress)
+		return inner(ctx, job, progress)
 	})
 	e := startEngineWith(t, false, engine.Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12},
 		func(l port.Log) port.Log { counting.Log = l; return counting }, app)
@@ -71,10 +71,10 @@ func TestAFinishWithAStaleCachedAccountSettlesFromTheLog(t *testing.T) {
 	)
 	app := okApp()
 	inner := app.Executor
-	app.Executor = engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+	app.Executor = engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 		execs.Add(1)
 		once.Do(func() { e.CacheStale(stale) }) // before the finish reads the account
-		return inner.Execute(ctx, job, progress)
+		return inner(ctx, job, progress)
 	})
 	e = startEngineWith(t, false, engine.Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12},
 		func(l port.Log) port.Log { counting.Log = l; return counting }, app)

@@ -164,5 +164,5 @@ func (e *Service) fence(ctx context.Context, k *idemKey) bool {
 // completed is the record written with the run in the admission batch.
 func (k *idemKey) completed(run engine.RunEvent) store.Entry {
 	return store.Entry{Subject: k.subject, Expect: store.ExpectSeq(k.seq), TTL: idemKeep, Value: IdemRecord{Type: idemCompleted, V: engine.EventVersion,
-		At: run.At, BodyHash: k.bodyHash, RunNo: run.RunNo, CreditCost: run.CreditCost}}
+		At: run.At, BodyHash: k.bodyHash, RunNo: run.RunNo, CreditCost: run.Created.CreditCost}}
 }

@@ -22,8 +22,8 @@ import (
 // straight to a log (package bench's probe) to measure the writes a create
 // must make, next to real creates.
 func (e *Service) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID string, price engine.Price, slot int, at time.Time) (engine.RunEvent, ledger.Event, []port.Entry, error) {
-	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: e.newRunNo(), AccountID: acct.ID,
-		KeyID: keyID, AppSlug: price.Slug, Input: []byte(`{}`), CreditCost: price.CreditCost, At: at, Slot: slot}
+	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: e.newRunNo(), At: at, Created: &engine.Created{
+		AccountID: acct.ID, KeyID: keyID, AppSlug: price.Slug, Input: []byte(`{}`), CreditCost: price.CreditCost, Slot: slot}}
 	charge, err := ledger.Charge(acct, created.RunNo, price.CreditCost, 0, at)
 	if err != nil {
 		return engine.RunEvent{}, ledger.Event{}, nil, err
@@ -55,7 +55,8 @@ func (e *Service) FinishWrites(run engine.Run, last uint64, acct ledger.Account,
 	if err != nil {
 		return ledger.Event{}, nil, err
 	}
-	term := engine.RunEvent{Type: engine.RunCompleted, V: engine.EventVersion, RunNo: run.RunNo, At: at, Summary: summary, Output: output}
+	term := engine.RunEvent{Type: engine.RunCompleted, V: engine.EventVersion, RunNo: run.RunNo, At: at,
+		Completed: &engine.Completed{Summary: summary, Output: output}}
 	out, err := store.Encode(finishWrite(run, last, settle, acctSeq, term, e.hookKeep()))
 	return settle, out, err
 }

@@ -73,7 +73,7 @@ func (w *runWriter) catchUp(ctx context.Context, ev engine.RunEvent) (landed, fo
 		return false, false, err
 	}
 	for _, le := range events {
-		if le.Event.Type == ev.Type && le.Event.At.Equal(ev.At) && sameStep(le.Event.Step, ev.Step) {
+		if le.Event.Type == ev.Type && le.Event.At.Equal(ev.At) && sameStep(stepOf(le.Event), stepOf(ev)) {
 			landed = true
 		} else {
 			foreign = true
@@ -82,6 +82,14 @@ func (w *runWriter) catchUp(ctx context.Context, ev engine.RunEvent) (landed, fo
 		w.last = le.Seq
 	}
 	return landed, foreign, nil
+}
+
+// stepOf is ev's step, nil for an event of another kind.
+func stepOf(ev engine.RunEvent) *engine.Step {
+	if ev.ToolRun == nil {
+		return nil
+	}
+	return ev.ToolRun.Step
 }
 
 func sameStep(a, b *engine.Step) bool {

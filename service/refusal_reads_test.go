@@ -34,7 +34,7 @@ func TestACreateRefusedForItsAccountReadsNoSlot(t *testing.T) {
 	defer close(release)
 	held := engine.App{Slug: "held", Name: "held", Price: 5, Runnable: true, Timeout: time.Minute,
 		InputSchema: []byte(`{"type":"object"}`),
-		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+		Executor: engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			select {
 			case <-release:
 			case <-ctx.Done():

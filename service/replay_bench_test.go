@@ -18,7 +18,7 @@ func BenchmarkRunLogReplay(b *testing.B) {
 	e := startEngine(b, true, engine.Limits{}, okApp())
 	runNo, last := service.NewRunNo(), uint64(0)
 	for i := range 1000 {
-		seq, err := e.WriteRunEvent(context.Background(), runNo, last, engine.RunEvent{Type: engine.ToolRunning, Step: &engine.Step{Index: i, Total: 1000, Tool: "tick", Message: "tick"}})
+		seq, err := e.WriteRunEvent(context.Background(), runNo, last, engine.RunEvent{Type: engine.ToolRunning, ToolRun: &engine.ToolRun{Step: &engine.Step{Index: i, Total: 1000, Tool: "tick", Message: "tick"}}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -25,7 +25,7 @@ func (e *Service) RunDetail(ctx context.Context, accountID, runNo string) (RunDe
 	if err != nil {
 		return RunDetail{}, internal("read run", err)
 	}
-	if len(events) == 0 || events[0].Event.Type != engine.RunCreated || events[0].Event.AccountID != accountID {
+	if len(events) == 0 || events[0].Event.Type != engine.RunCreated || events[0].Event.Created.AccountID != accountID {
 		return RunDetail{}, engine.Errorf(engine.CodeRunNotFound, "no run %q", runNo)
 	}
 	var d RunDetail
@@ -33,15 +33,15 @@ func (e *Service) RunDetail(ctx context.Context, accountID, runNo string) (RunDe
 		d.Run = engine.ApplyRun(d.Run, le.Event, le.Seq)
 		switch {
 		case le.Event.Type == engine.RunCreated:
-			d.Input = le.Event.Input
-		case le.Event.Type == engine.ToolRunning && le.Event.Step != nil:
+			d.Input = le.Event.Created.Input
+		case le.Event.Type == engine.ToolRunning && le.Event.ToolRun.Step != nil:
 			// One line a step, with the message it began with: a step
 			// that reports progress (a model writing) sends more, and a
 			// retried progress write can land twice.
-			if n := len(d.Steps); n > 0 && d.Steps[n-1].Index == le.Event.Step.Index && d.Steps[n-1].Tool == le.Event.Step.Tool {
+			if n := len(d.Steps); n > 0 && d.Steps[n-1].Index == le.Event.ToolRun.Step.Index && d.Steps[n-1].Tool == le.Event.ToolRun.Step.Tool {
 				continue
 			}
-			d.Steps = append(d.Steps, *le.Event.Step)
+			d.Steps = append(d.Steps, *le.Event.ToolRun.Step)
 		}
 	}
 	return d, nil

@@ -41,7 +41,7 @@ func (b *brandMap) FinishedBefore(time.Time, int) ([]engine.FinishedRun, error) 
 
 func okApp() engine.App {
 	return engine.App{Slug: "ok", Name: "ok", Price: 5, Runnable: true, InputSchema: []byte(`{"type":"object"}`),
-		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+		Executor: engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			progress(engine.Step{Index: 1, Total: 1, Tool: "t", Message: "m"})
 			return engine.Result{Summary: "s", Output: map[string]any{"x": 1}}, nil
 		})}
@@ -262,7 +262,7 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 	// The App reports progress every 100 ms until it goes quiet, then
 	// hangs: an executor alive, then one that looks dead.
 	app := engine.App{Slug: "stuck", Name: "stuck", Price: 5, Runnable: true, Timeout: time.Minute, InputSchema: []byte(`{"type":"object"}`),
-		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+		Executor: engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			tick := time.NewTicker(100 * time.Millisecond)
 			defer tick.Stop()
 			for i := 1; ; i++ {
@@ -328,8 +328,8 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := events[len(events)-1].Event
-	if last.Type != engine.RunFailed || last.Error == nil || last.Error.Code != engine.FailInterrupted || last.Refunded != 5 {
-		t.Fatalf("last event %+v (error %+v), want failed/interrupted with a refund of 5", last, last.Error)
+	if last.Type != engine.RunFailed || last.Failed.Error == nil || last.Failed.Error.Code != engine.FailInterrupted || last.Failed.Refunded != 5 {
+		t.Fatalf("last event %+v, want failed/interrupted with a refund of 5", last)
 	}
 	if a, _, _ := e.Account(ctx, acct.AccountID); a.Balance != 20 || a.Active != 0 {
 		t.Fatalf("account after the refund: %+v", a)
@@ -345,7 +345,7 @@ func TestRedeliveredRunOnAnEmptyReadModelHasItsBrandContext(t *testing.T) {
 	got := make(chan *engine.BrandContext, 4)
 	app := engine.App{Slug: "branded", Name: "branded", Price: 5, Runnable: true, AcceptsBrandContext: true, Timeout: time.Minute,
 		InputSchema: []byte(`{"type":"object"}`),
-		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+		Executor: engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			got <- job.BrandContext
 			return engine.Result{Summary: "s", Output: map[string]any{}}, nil
 		})}
@@ -372,7 +372,7 @@ func TestRedeliveredRunOnAnEmptyReadModelHasItsBrandContext(t *testing.T) {
 	}
 	evs, _ := e.RunLog(ctx, run.RunNo, 0)
 	if last := evs[len(evs)-1].Event; last.Type != engine.RunCompleted {
-		t.Fatalf("the run ended %s (%+v), want completed", last.Type, last.Error)
+		t.Fatalf("the run ended %s (%+v), want completed", last.Type, last.Failed)
 	}
 }
 

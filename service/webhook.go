@@ -209,7 +209,7 @@ func (e *Service) Redeliver(ctx context.Context, accountID, runNo string) error 
 	if err != nil {
 		return internal("read run", err)
 	}
-	if len(events) == 0 || events[0].Event.AccountID != accountID {
+	if len(events) == 0 || events[0].Event.Type != engine.RunCreated || events[0].Event.Created.AccountID != accountID {
 		return engine.Errorf(engine.CodeRunNotFound, "no run %q", runNo)
 	}
 	run := engine.ApplyRun(engine.Run{}, events[0].Event, events[0].Seq)
@@ -336,12 +336,12 @@ func (d *dispatcher) handle(m port.QueueMsg) {
 	}
 	created, term := events[0], events[len(events)-1]
 	targets := engine.ApplyRun(engine.Run{}, created.Event, created.Seq).WebhookTargets()
-	if !term.Event.Type.Terminal() || job.Target < 0 || job.Target >= len(targets) {
+	if created.Event.Type != engine.RunCreated || !term.Event.Type.Terminal() || job.Target < 0 || job.Target >= len(targets) {
 		m.Term()
 		return
 	}
 	target := targets[job.Target]
-	secret, err := d.e.secretOf(ctx, created.Event.AccountID)
+	secret, err := d.e.secretOf(ctx, created.Event.Created.AccountID)
 	if err != nil {
 		m.Nak(time.Second)
 		return
@@ -361,7 +361,7 @@ func (d *dispatcher) handle(m port.QueueMsg) {
 		state.Status, state.LastError = "retrying", derr.Error()
 		state.NextAt = d.e.now().Add(d.backoff(attempt))
 	}
-	if _, err := d.e.log.Append(ctx, store.Entry{Subject: deliverySubject(created.Event.AccountID, job.RunNo, job.Target), Value: state,
+	if _, err := d.e.log.Append(ctx, store.Entry{Subject: deliverySubject(created.Event.Created.AccountID, job.RunNo, job.Target), Value: state,
 		Rollup: true, TTL: DeliveryKept}); err != nil {
 		d.e.cfg.Logger.Warn("recording a webhook delivery", "run_no", job.RunNo, "err", err)
 	}

@@ -176,7 +176,7 @@ func (w *world) newEngine() *service.Service {
 func simApp() engine.App {
 	return engine.App{Slug: "sim", Name: "sim", Price: price0, Runnable: true, Timeout: time.Hour,
 		InputSchema: []byte(`{"type":"object"}`),
-		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+		Executor: engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			steps, _ := job.Input["steps"].(float64)
 			for i := range int(steps) {
 				progress(engine.Step{Index: i + 1, Total: int(steps), Tool: "t", Message: "m"})
@@ -462,18 +462,18 @@ func (w *world) check() {
 			var ev engine.RunEvent
 			_ = json.Unmarshal(m.Data, &ev)
 			switch {
-			case ev.Type == engine.RunCreated && (price.Recalibrating || ev.CreditCost != price.CreditCost):
-				w.problem("event %d: run %s charged %d Credits, while the price was %+v", m.Seq, id, ev.CreditCost, price)
+			case ev.Type == engine.RunCreated && (price.Recalibrating || ev.Created.CreditCost != price.CreditCost):
+				w.problem("event %d: run %s charged %d Credits, while the price was %+v", m.Seq, id, ev.Created.CreditCost, price)
 				fallthrough
 			case ev.Type == engine.RunCreated:
 				var in struct {
 					Tag string `json:"tag"`
 				}
-				_ = json.Unmarshal(ev.Input, &in)
+				_ = json.Unmarshal(ev.Created.Input, &in)
 				runs[id] = &logRun{tag: in.Tag}
 			case ev.Type.Terminal() && runs[id] != nil:
 				runs[id].terminal = ev.Type
-				runs[id].canceled = ev.Error != nil && ev.Error.Code == engine.FailCanceled
+				runs[id].canceled = ev.Failed != nil && ev.Failed.Error != nil && ev.Failed.Error.Code == engine.FailCanceled
 			}
 		case subjects.KindAccount:
 			var ev ledger.Event

@@ -101,7 +101,7 @@ func (h *Harness) apps() []engine.App {
 	test := engine.App{Slug: TestAppSlug, Name: "Test App", Description: "steered by tests", Price: 10,
 		Timeout: time.Minute, Runnable: true, AcceptsBrandContext: true,
 		InputSchema: []byte(`{"type":"object","properties":{"mode":{"enum":["ok","fail","hold","hold_fail"]}},"required":["mode"]}`),
-		Executor: engine.ExecutorFunc(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+		Executor: engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
 			progress(engine.Step{Index: 1, Total: 2, Tool: "first", Message: "first step"})
 			mode := job.Input["mode"]
 			if mode == "hold" || mode == "hold_fail" {
