@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service/store"
+	"github.com/apprun/apprun/service/worker"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -39,90 +39,50 @@ var errRunHeld = errors.New("service: the run's executor is alive elsewhere; loo
 const maxAttempts = 5
 
 // executor consumes run jobs from the shared durable consumer (every node
-// consumes the same one, so a run executes on one node at a time) and drives
-// each run to exactly one terminal event.
+// consumes the same one, so a run executes on one node at a time), on a
+// worker pool of cfg.Workers, and drives each run to exactly one terminal
+// event.
 type executor struct {
-	e      *Service
-	halt   func() // stops the consumption
-	ctx    context.Context
-	cancel context.CancelFunc
-	slots  chan struct{}
-
-	mu      sync.Mutex // guards stopped and running.Add against stop's Wait
-	stopped bool
-	running sync.WaitGroup
+	e    *Service
+	pool *worker.Pool
 }
 
-func newExecutor(e *Service) *executor {
-	return &executor{e: e, slots: make(chan struct{}, e.cfg.Workers)}
-}
+func newExecutor(e *Service) *executor { return &executor{e: e} }
 
 func (x *executor) start(ctx context.Context) error {
-	x.ctx, x.cancel = context.WithCancel(context.Background())
-	halt, err := x.e.ports.Queue.Consume(ctx, port.QueueSpec{Name: subjects.ExecutorConsumer, Filter: subjects.JobPrefix + "*",
-		AckWait: ackWait, MaxPending: 1024, Batch: x.e.cfg.Workers}, x.handle)
+	pool, err := worker.Start(ctx, x.e.ports.Queue, worker.Config{
+		Spec: port.QueueSpec{Name: subjects.ExecutorConsumer, Filter: subjects.JobPrefix + "*",
+			AckWait: ackWait, MaxPending: 1024, Batch: x.e.cfg.Workers},
+		Slots: x.e.cfg.Workers, Heartbeat: ackWait / 3}, x.handle)
 	if err != nil {
-		x.cancel()
 		return err
 	}
-	x.halt = halt
+	x.pool = pool
 	return nil
 }
 
-func (x *executor) stop() {
-	if x.halt != nil {
-		x.halt()
-	}
-	x.mu.Lock()
-	x.stopped = true
-	x.mu.Unlock()
-	if x.cancel != nil {
-		x.cancel()
-	}
-	x.running.Wait()
-}
+func (x *executor) stop() { x.pool.Stop() }
 
 // busy is how many workers hold a run now (0 before start).
 func (x *executor) busy() int {
 	if x == nil {
 		return 0
 	}
-	return len(x.slots)
+	return x.pool.Busy()
 }
 
-func (x *executor) handle(msg port.QueueMsg) {
+// handle does one delivery of a run's job.
+func (x *executor) handle(ctx context.Context, msg port.QueueMsg) worker.Outcome {
 	runNo := strings.TrimPrefix(msg.Subject(), subjects.JobPrefix)
-	select {
-	case x.slots <- struct{}{}:
-	case <-x.ctx.Done():
-		msg.Nak(0) // not started: hand it back at once
-		return
+	err := x.e.ExecuteRun(ctx, runNo, msg.Attempt())
+	if err == nil {
+		return worker.Done()
 	}
-	x.mu.Lock()
-	if x.stopped {
-		x.mu.Unlock()
-		<-x.slots
-		msg.Nak(0)
-		return
+	expected := errors.Is(err, errStaleRead) || errors.Is(err, errRunMoved) || errors.Is(err, errRunHeld)
+	if !expected && ctx.Err() == nil {
+		x.e.cfg.Logger.Error("run execution interrupted; will be redelivered", "run_no", runNo, "err", err)
 	}
-	x.running.Add(1)
-	x.mu.Unlock()
-	go func() {
-		defer x.running.Done()
-		defer func() { <-x.slots }()
-		stopBeat := heartbeat(msg, ackWait/3)
-		err := x.e.ExecuteRun(x.ctx, runNo, msg.Attempt())
-		stopBeat()
-		if err == nil {
-			msg.Ack()
-			return
-		}
-		expected := errors.Is(err, errStaleRead) || errors.Is(err, errRunMoved) || errors.Is(err, errRunHeld)
-		if !expected && x.ctx.Err() == nil {
-			x.e.cfg.Logger.Error("run execution interrupted; will be redelivered", "run_no", runNo, "err", err)
-		}
-		msg.Nak(NakDelay(err))
-	}()
+	return worker.Retry(NakDelay(err))
 }
 
 // watchHeld and watchEvery: a delivery of a running run watches its log
@@ -167,24 +127,6 @@ func NakDelay(err error) time.Duration {
 		return ackWait
 	}
 	return time.Second
-}
-
-// heartbeat tells the queue the job is still in progress until stopped.
-func heartbeat(msg port.QueueMsg, every time.Duration) func() {
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				msg.InProgress()
-			}
-		}
-	}()
-	return func() { close(done) }
 }
 
 // runWriter appends to one run's log with compare-and-set, so only the

@@ -14,12 +14,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service/store"
+	"github.com/apprun/apprun/service/worker"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -268,13 +268,10 @@ func (e *Service) Deliveries(ctx context.Context, accountID string, limit int) (
 	return out, nil
 }
 
-// dispatcher delivers hook jobs.
+// dispatcher delivers hook jobs, on a worker pool.
 type dispatcher struct {
-	e      *Service
-	halt   func()
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	e    *Service
+	pool *worker.Pool
 }
 
 func startDispatcher(ctx context.Context, e *Service) (*dispatcher, error) {
@@ -282,20 +279,12 @@ func startDispatcher(ctx context.Context, e *Service) (*dispatcher, error) {
 		return nil, errors.New("Webhooks.Sender is required")
 	}
 	d := &dispatcher{e: e}
-	d.ctx, d.cancel = context.WithCancel(context.Background())
-	halt, err := e.ports.Queue.Consume(ctx, port.QueueSpec{Name: webhookConsumer, Filter: subjects.HookPrefix + "*",
-		AckWait: 30 * time.Second, MaxPending: 256, Batch: 32}, func(m port.QueueMsg) {
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.handle(m)
-		}()
-	})
+	pool, err := worker.Start(ctx, e.ports.Queue, worker.Config{Spec: port.QueueSpec{Name: webhookConsumer,
+		Filter: subjects.HookPrefix + "*", AckWait: 30 * time.Second, MaxPending: 256, Batch: 32}}, d.handle)
 	if err != nil {
-		d.cancel()
 		return nil, err
 	}
-	d.halt = halt
+	d.pool = pool
 	return d, nil
 }
 
@@ -303,9 +292,7 @@ func (d *dispatcher) stop() {
 	if d == nil {
 		return
 	}
-	d.halt()
-	d.cancel()
-	d.wg.Wait()
+	d.pool.Stop()
 }
 
 func (d *dispatcher) backoff(attempt int) time.Duration {
@@ -316,35 +303,32 @@ func (d *dispatcher) backoff(attempt int) time.Duration {
 	return min(b, time.Hour)
 }
 
-func (d *dispatcher) handle(m port.QueueMsg) {
+// handle makes one attempt at a delivery (20 s at most, within the
+// queue's ack wait of 30 s).
+func (d *dispatcher) handle(ctx context.Context, m port.QueueMsg) worker.Outcome {
 	var job HookJob
 	if err := json.Unmarshal(m.Data(), &job); err != nil || job.RunNo == "" {
-		m.Term()
-		return
+		return worker.Drop()
 	}
 	attempt := int(m.Attempt())
-	ctx, cancel := context.WithTimeout(d.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	events, err := d.e.log.RunLog(ctx, job.RunNo, 0)
 	if err != nil || len(events) == 0 {
 		if err == nil { // purged after retention: nothing left to send
-			m.Term()
-			return
+			return worker.Drop()
 		}
-		m.Nak(time.Second)
-		return
+		return worker.Retry(time.Second)
 	}
 	created, term := events[0], events[len(events)-1]
 	targets := engine.ApplyRun(engine.Run{}, created.Event, created.Seq).WebhookTargets()
 	if created.Event.Type != engine.RunCreated || !term.Event.Type.Terminal() || job.Target < 0 || job.Target >= len(targets) {
-		m.Term()
-		return
+		return worker.Drop()
 	}
 	target := targets[job.Target]
 	secret, err := d.e.secretOf(ctx, created.Event.Created.AccountID)
 	if err != nil {
-		m.Nak(time.Second)
-		return
+		return worker.Retry(time.Second)
 	}
 	id := strconv.FormatUint(term.Seq, 10)
 	body, _ := json.Marshal(map[string]any{"type": "run." + string(term.Event.Type), "timestamp": term.Event.At,
@@ -367,12 +351,11 @@ func (d *dispatcher) handle(m port.QueueMsg) {
 	}
 	switch state.Status {
 	case "retrying":
-		m.Nak(d.backoff(attempt))
+		return worker.Retry(d.backoff(attempt))
 	case "failed":
-		m.Term()
-	default:
-		m.Ack()
+		return worker.Drop()
 	}
+	return worker.Done()
 }
 
 // post sends one delivery; an answer outside 2xx is a failure.

@@ -27,9 +27,10 @@ var allowed = map[string][]string{
 	"port":         {},
 	"port/logtest": {"port", "subjects"},
 	// The service: every use case, on the ports.
-	"service":       {"engine", "ledger", "port", "subjects", "service/live", "service/store"},
-	"service/live":  {"engine", "port"},
-	"service/store": {"engine", "port", "subjects"},
+	"service":        {"engine", "ledger", "port", "subjects", "service/live", "service/store", "service/worker"},
+	"service/live":   {"engine", "port"},
+	"service/store":  {"engine", "port", "subjects"},
+	"service/worker": {"port"},
 	// Adapters of the ports, and what they stand on.
 	"inputschema":        {"engine"},
 	"simlog":             {"port"},
