@@ -24,21 +24,21 @@ type NewAccount struct {
 
 // OpenAccount opens an account with an initial grant and its first API key,
 // in one atomic write.
-func (e *Service) OpenAccount(ctx context.Context, email string, credits int64) (NewAccount, error) {
+func (s *Service) OpenAccount(ctx context.Context, email string, credits int64) (NewAccount, error) {
 	email = strings.TrimSpace(email)
 	if email == "" || len(email) > 254 || !strings.Contains(email, "@") || !utf8.ValidString(email) {
 		return NewAccount{}, engine.Errorf(engine.CodeInvalidInput, "email: must be an email address")
 	}
-	id := e.id(engine.PrefixAccount, 10)
-	ev, err := ledger.Open(id, email, credits, e.now())
+	id := s.id(engine.PrefixAccount, 10)
+	ev, err := ledger.Open(id, email, credits, s.now())
 	if err != nil {
 		return NewAccount{}, engine.Errorf(engine.CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)
 	}
-	key, kev := e.newKey(id, "")
-	seq, err := e.appendResolved(ctx,
+	key, kev := s.newKey(id, "")
+	seq, err := s.appendResolved(ctx,
 		store.Entry{Subject: subjects.Account(id), Value: ev, Expect: store.ExpectSeq(0)},
 		store.Entry{Subject: subjects.Key(kev.KeyID), Value: kev, Expect: store.ExpectSeq(0)},
-		e.keyCountEntry(id, 1, 0),
+		s.keyCountEntry(id, 1, 0),
 	)
 	if errors.Is(err, errUnresolved) {
 		return NewAccount{}, unresolved(fmt.Sprintf("the account %s (%s)", id, email), "a retry may open a second account")
@@ -50,17 +50,17 @@ func (e *Service) OpenAccount(ctx context.Context, email string, credits int64) 
 }
 
 // GrantCredits adds amount Credits to an account and returns the new balance.
-func (e *Service) GrantCredits(ctx context.Context, id string, amount int64) (int64, uint64, error) {
-	for range e.casTries() {
-		a, last, err := e.Account(ctx, id)
+func (s *Service) GrantCredits(ctx context.Context, id string, amount int64) (int64, uint64, error) {
+	for range s.casTries() {
+		a, last, err := s.Account(ctx, id)
 		if err != nil {
 			return 0, 0, err
 		}
-		ev, err := ledger.Grant(a, amount, e.now())
+		ev, err := ledger.Grant(a, amount, s.now())
 		if err != nil {
 			return 0, 0, engine.Errorf(engine.CodeInvalidInput, "amount: must be between 1 and %d, and the balance at most %d", ledger.MaxGrant, ledger.MaxBalance)
 		}
-		seq, err := e.appendResolved(ctx, store.Entry{Subject: subjects.Account(id), Value: ev, Expect: store.ExpectSeq(last)})
+		seq, err := s.appendResolved(ctx, store.Entry{Subject: subjects.Account(id), Value: ev, Expect: store.ExpectSeq(last)})
 		if errors.Is(err, port.ErrConflict) {
 			continue
 		}

@@ -7,4 +7,4 @@ package service
 // the wait is paid by a read that needs it rather than by every create. A
 // read that waits for it includes every such write answered before the
 // read began.
-func (e *Service) Acknowledged() uint64 { return e.acked.Load() }
+func (s *Service) Acknowledged() uint64 { return s.acked.Load() }

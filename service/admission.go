@@ -59,53 +59,53 @@ type CreatedRun struct {
 // The answer does not wait for the read models: admit notes the
 // admission's sequence as Acknowledged, and the surfaces' reads wait for
 // it instead.
-func (e *Service) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRun, error) {
+func (s *Service) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedRun, error) {
 	if err := CheckNoFiles(req.Input); err != nil {
 		return CreatedRun{}, err // on every surface, before anything is claimed
 	}
 	if req.WebhookURL != "" {
-		if err := e.CheckWebhookURL(req.WebhookURL); err != nil {
+		if err := s.CheckWebhookURL(req.WebhookURL); err != nil {
 			return CreatedRun{}, err
 		}
 	}
 	if req.IdempotencyKey == "" {
-		return e.createRun(ctx, req, nil)
+		return s.createRun(ctx, req, nil)
 	}
 	if !ValidIdempotencyKey(req.IdempotencyKey) {
 		return CreatedRun{}, engine.Errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", MaxIdempotencyKey)
 	}
-	key, replay, err := e.readIdempotency(ctx, req.AccountID, req.IdempotencyKey, requestHash(req))
+	key, replay, err := s.readIdempotency(ctx, req.AccountID, req.IdempotencyKey, requestHash(req))
 	if err != nil {
 		return CreatedRun{}, err
 	}
 	if replay != nil {
 		return *replay, nil // created before; a read of its run finds it in the log
 	}
-	run, err := e.createRun(ctx, req, key)
+	run, err := s.createRun(ctx, req, key)
 	var refused *engine.Error
 	if errors.As(err, &refused) {
 		// Refused, nothing written. A request with the same key that ran
 		// at the same time may have created the run: then it is the answer.
-		if replay, rerr := e.moved(ctx, key); rerr == nil && replay != nil {
+		if replay, rerr := s.moved(ctx, key); rerr == nil && replay != nil {
 			return *replay, nil
 		}
 	}
 	return run, err
 }
 
-func (e *Service) createRun(ctx context.Context, req CreateRunRequest, key *idemKey) (CreatedRun, error) {
-	app, err := e.cfg.Catalog.Lookup(req.AppSlug)
+func (s *Service) createRun(ctx context.Context, req CreateRunRequest, key *idemKey) (CreatedRun, error) {
+	app, err := s.cfg.Catalog.Lookup(req.AppSlug)
 	if err != nil {
 		return CreatedRun{}, err
 	}
 	// The price and the account come from the cache (the store's lastCache): the
 	// admission's write checks both sequences. A refusal is confirmed by
 	// a read of the log first.
-	price, priceCached, err := e.admissionPrice(ctx, app.Slug, true)
+	price, priceCached, err := s.admissionPrice(ctx, app.Slug, true)
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	acct, acctSeq, err := e.account(ctx, req.AccountID, true)
+	acct, acctSeq, err := s.account(ctx, req.AccountID, true)
 	if err != nil {
 		return CreatedRun{}, err
 	}
@@ -117,10 +117,10 @@ func (e *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 	}
 	if decide() != nil {
 		// Refused from the cache: decided again from the log.
-		if price, priceCached, err = e.admissionPrice(ctx, app.Slug, false); err != nil {
+		if price, priceCached, err = s.admissionPrice(ctx, app.Slug, false); err != nil {
 			return CreatedRun{}, err
 		}
-		if acct, acctSeq, err = e.account(ctx, req.AccountID, false); err != nil {
+		if acct, acctSeq, err = s.account(ctx, req.AccountID, false); err != nil {
 			return CreatedRun{}, err
 		}
 		if err := decide(); err != nil {
@@ -133,17 +133,17 @@ func (e *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 	}
 	var brandID string
 	if req.BrandContextID != nil {
-		bc, err := e.brandContextFor(ctx, app, req.AccountID, *req.BrandContextID)
+		bc, err := s.brandContextFor(ctx, app, req.AccountID, *req.BrandContextID)
 		if err != nil {
 			return CreatedRun{}, err
 		}
 		brandID = bc.ID
 	}
-	endpoints, _, err := e.webhookEndpoints(ctx, req.AccountID, true)
+	endpoints, _, err := s.webhookEndpoints(ctx, req.AccountID, true)
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	quota, err := e.allow(ctx, limitCreate, req.KeyID)
+	quota, err := s.allow(ctx, limitCreate, req.KeyID)
 	if err != nil {
 		return CreatedRun{Quota: quota}, err
 	}
@@ -151,13 +151,13 @@ func (e *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 	if err != nil {
 		return CreatedRun{}, internal("encode input", err)
 	}
-	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: e.newRunNo(), Created: &engine.Created{
+	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: s.newRunNo(), Created: &engine.Created{
 		AccountID: req.AccountID, KeyID: req.KeyID, AppSlug: app.Slug, Input: rawInput, BrandContextID: brandID,
 		CreditCost: price.CreditCost, WebhookURL: req.WebhookURL}}
 	for _, ep := range endpoints {
 		created.Created.WebhookEndpoints = append(created.Created.WebhookEndpoints, ep.URL)
 	}
-	run, err := e.admit(ctx, created, acct, acctSeq, price, priceCached, req.MaxCreditCost, key)
+	run, err := s.admit(ctx, created, acct, acctSeq, price, priceCached, req.MaxCreditCost, key)
 	run.Quota = quota
 	return run, err
 }
@@ -168,33 +168,33 @@ func (e *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 // when the price was the cache's (priceCached) and stale, the log's is the
 // price. A price read from the log that changes before the write answers
 // pricing_not_ready.
-func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledger.Account, acctSeq uint64, price checkedPrice, priceCached bool, maxCost *int64, key *idemKey) (CreatedRun, error) {
+func (s *Service) admit(ctx context.Context, created engine.RunEvent, acct ledger.Account, acctSeq uint64, price checkedPrice, priceCached bool, maxCost *int64, key *idemKey) (CreatedRun, error) {
 	refused := 0 // batches the log refused outright (nothing stored)
 	fromCache := true
 	conflict := false // the last attempt's write was refused by a check
-	for attempt := range e.casTries() {
+	for attempt := range s.casTries() {
 		if attempt > 0 {
 			before := acctSeq
 			var err error
-			if acct, acctSeq, err = e.Account(ctx, created.Created.AccountID); err != nil {
+			if acct, acctSeq, err = s.Account(ctx, created.Created.AccountID); err != nil {
 				return CreatedRun{}, err
 			}
-			now, _, err := e.admissionPrice(ctx, created.Created.AppSlug, false)
+			now, _, err := s.admissionPrice(ctx, created.Created.AppSlug, false)
 			if err != nil {
 				return CreatedRun{}, err
 			}
 			if conflict && acctSeq == before && now.check == price.check && now.Seq == price.Seq &&
-				e.movePriceCopyFrom(created.Created.AppSlug, price.check) {
+				s.movePriceCopyFrom(created.Created.AppSlug, price.check) {
 				// Refused while neither the account nor the price moved:
 				// another node checks this copy (price.go). Check another.
-				if now, _, err = e.admissionPrice(ctx, created.Created.AppSlug, false); err != nil {
+				if now, _, err = s.admissionPrice(ctx, created.Created.AppSlug, false); err != nil {
 					return CreatedRun{}, err
 				}
 			}
 			conflict = false
 			if key != nil {
 				// Another request with the key may have created the run.
-				if replay, err := e.moved(ctx, key); err != nil || replay != nil {
+				if replay, err := s.moved(ctx, key); err != nil || replay != nil {
 					if replay != nil {
 						return *replay, nil
 					}
@@ -221,16 +221,16 @@ func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 			}
 			fromCache = false
 		}
-		created.At = e.now()
+		created.At = s.now()
 		// The charge is decided first: a refusal costs no read of the
 		// platform's slots. Only an admission that stands looks for one.
 		decision := engine.Admission{RunNo: created.RunNo, At: created.At, Account: acct, Price: price.Price,
-			MaxCost: maxCost, OwnerActiveRuns: e.cfg.Limits.OwnerActiveRuns}
+			MaxCost: maxCost, OwnerActiveRuns: s.cfg.Limits.OwnerActiveRuns}
 		charge, err := engine.Admit(decision)
 		created.Created.Slot = 0
 		var slotSeq uint64
-		if err == nil && e.cfg.Limits.PlatformActiveRuns > 0 {
-			if created.Created.Slot, slotSeq, err = e.freeSlot(ctx, fromCache); err != nil {
+		if err == nil && s.cfg.Limits.PlatformActiveRuns > 0 {
+			if created.Created.Slot, slotSeq, err = s.freeSlot(ctx, fromCache); err != nil {
 				return CreatedRun{}, err
 			}
 			if created.Created.Slot == 0 {
@@ -244,32 +244,32 @@ func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 		case err != nil:
 			return CreatedRun{}, err
 		}
-		seq, err := e.log.Append(ctx, admission(created, charge, acctSeq, slotSeq, price, key)...)
+		seq, err := s.log.Append(ctx, admission(created, charge, acctSeq, slotSeq, price, key)...)
 		if errors.Is(err, port.ErrConflict) {
 			conflict = true
 			continue
 		}
-		if errors.Is(err, port.ErrUnavailable) && !store.IsAmbiguous(err) && refused < admitRetries && e.ports.Log.Available() {
+		if errors.Is(err, port.ErrUnavailable) && !store.IsAmbiguous(err) && refused < admitRetries && s.ports.Log.Available() {
 			// Refused, nothing stored, and the log is not known to be down:
 			// a leader election. Try again within the request's time
 			// rather than answer 503 (without a quorum the log is known
 			// down within 2 s, and the answer is 503 at once).
-			e.cfg.Sleep(min(admitBackoff<<refused, admitMaxBackoff))
+			s.cfg.Sleep(min(admitBackoff<<refused, admitMaxBackoff))
 			refused++
 			continue
 		}
 		if store.IsAmbiguous(err) {
 			// Sent, outcome unknown: resolve it before answering (fence.go).
 			var stored bool
-			seq, stored, err = e.resolveAdmission(ctx, created.RunNo)
+			seq, stored, err = s.resolveAdmission(ctx, created.RunNo)
 			switch {
 			case err != nil:
 				// With a key, a fence on it makes the batch impossible
 				// later, and a retry with the key gets the run if it was
 				// stored; without one (or when the fence is unanswered
 				// too), a run found stored later is voided.
-				if key == nil || !e.fence(context.WithoutCancel(ctx), key) {
-					e.voidLater(created.Created.AccountID, created.RunNo, key)
+				if key == nil || !s.fence(context.WithoutCancel(ctx), key) {
+					s.voidLater(created.Created.AccountID, created.RunNo, key)
 				}
 				return CreatedRun{}, err
 			case !stored:
@@ -279,9 +279,9 @@ func (e *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 		if err != nil {
 			return CreatedRun{}, internal("admit run", err)
 		}
-		e.counters.charges.Add(1)
-		e.counters.charged.Add(uint64(price.CreditCost))
-		e.acked.Note(seq)
+		s.counters.charges.Add(1)
+		s.counters.charged.Add(uint64(price.CreditCost))
+		s.acked.Note(seq)
 		return CreatedRun{RunNo: created.RunNo, CreditCost: price.CreditCost, Seq: seq}, nil
 	}
 	return CreatedRun{}, engine.Errorf(engine.CodeInternal, "too much contention on this account; retry")
@@ -325,13 +325,13 @@ const (
 // With cached set, slots are read from the cache (the claim's
 // compare-and-set makes that exact, the store's lastCache), and "none free" is
 // confirmed by reading them all from the log. None free is slot 0.
-func (e *Service) freeSlot(ctx context.Context, cached bool) (int, uint64, error) {
-	n := e.cfg.Limits.PlatformActiveRuns
-	start := e.cfg.IntN(n)
+func (s *Service) freeSlot(ctx context.Context, cached bool) (int, uint64, error) {
+	n := s.cfg.Limits.PlatformActiveRuns
+	start := s.cfg.IntN(n)
 	for i := range n {
 		slot := 1 + (start+i)%n
 		var ev engine.SlotEvent
-		seq, _, err := e.log.LastFrom(ctx, cached, subjects.Slot(slot), &ev)
+		seq, _, err := s.log.LastFrom(ctx, cached, subjects.Slot(slot), &ev)
 		if errors.Is(err, port.ErrNoMessage) {
 			return slot, 0, nil
 		}
@@ -343,7 +343,7 @@ func (e *Service) freeSlot(ctx context.Context, cached bool) (int, uint64, error
 		}
 	}
 	if cached {
-		return e.freeSlot(ctx, false)
+		return s.freeSlot(ctx, false)
 	}
 	return 0, 0, nil // none free
 }

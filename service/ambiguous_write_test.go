@@ -19,7 +19,7 @@ import (
 // lostAnswers loses the answer of the next appends whose first entry's
 // data holds mark: with stored set the write is stored first (its ack is
 // lost), else it is never sent (lost on the way); both are ErrAmbiguous to
-// the engine, as a timeout or a leader change leaves them.
+// the service, as a timeout or a leader change leaves them.
 type lostAnswers struct {
 	port.Log
 	mu     sync.Mutex

@@ -59,16 +59,16 @@ type paymentLink struct {
 
 // GrantPurchase grants a paid purchase's Credits once. It reports whether
 // this call granted them (false: an earlier notice did).
-func (e *Service) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
+func (s *Service) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
 	if !refPattern.MatchString(p.Ref) || (p.PaymentIntent != "" && !refPattern.MatchString(p.PaymentIntent)) {
 		return false, engine.Errorf(engine.CodeInvalidInput, "payment reference %q: not a reference", p.Ref)
 	}
-	p.At = e.now()
-	for range e.casTries() {
-		if granted, err := e.purchaseExists(ctx, p.Ref); err != nil || granted {
+	p.At = s.now()
+	for range s.casTries() {
+		if granted, err := s.purchaseExists(ctx, p.Ref); err != nil || granted {
 			return false, err
 		}
-		a, last, err := e.Account(ctx, p.AccountID)
+		a, last, err := s.Account(ctx, p.AccountID)
 		if err != nil {
 			return false, err
 		}
@@ -83,7 +83,7 @@ func (e *Service) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
 		if p.PaymentIntent != "" {
 			entries = append(entries, store.Entry{Subject: subjects.PaymentPIPrefix + p.PaymentIntent, Value: paymentLink{p.Ref}, Expect: store.ExpectSeq(0)})
 		}
-		_, err = e.log.Append(ctx, entries...)
+		_, err = s.log.Append(ctx, entries...)
 		switch {
 		case err == nil:
 			return true, nil
@@ -99,15 +99,15 @@ func (e *Service) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
 // Purchased reports whether a payment with this reference (a Checkout
 // Session id) has been granted: exact on every node, from the log. A
 // reference that could not be one was never granted.
-func (e *Service) Purchased(ctx context.Context, ref string) (bool, error) {
+func (s *Service) Purchased(ctx context.Context, ref string) (bool, error) {
 	if !refPattern.MatchString(ref) {
 		return false, nil
 	}
-	return e.purchaseExists(ctx, ref)
+	return s.purchaseExists(ctx, ref)
 }
 
-func (e *Service) purchaseExists(ctx context.Context, ref string) (bool, error) {
-	_, err := e.ports.Log.Last(ctx, subjects.PurchasePrefix+ref)
+func (s *Service) purchaseExists(ctx context.Context, ref string) (bool, error) {
+	_, err := s.ports.Log.Last(ctx, subjects.PurchasePrefix+ref)
 	switch {
 	case err == nil:
 		return true, nil
@@ -123,19 +123,19 @@ func (e *Service) purchaseExists(ctx context.Context, ref string) (bool, error) 
 // rounded up, never more than the purchase. Repeating a notice revokes
 // nothing more. It returns the Credits this call revoked; a payment no
 // purchase knows is ErrNoPurchase.
-func (e *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refunded int64) (int64, error) {
+func (s *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refunded int64) (int64, error) {
 	if !refPattern.MatchString(paymentIntent) {
 		return 0, ErrNoPurchase
 	}
 	var link paymentLink
-	if _, err := e.log.Last(ctx, subjects.PaymentPIPrefix+paymentIntent, &link); errors.Is(err, port.ErrNoMessage) {
+	if _, err := s.log.Last(ctx, subjects.PaymentPIPrefix+paymentIntent, &link); errors.Is(err, port.ErrNoMessage) {
 		return 0, ErrNoPurchase
 	} else if err != nil {
 		return 0, internal("read payment", err)
 	}
-	for range e.casTries() {
+	for range s.casTries() {
 		var p Purchase
-		pseq, err := e.log.Last(ctx, subjects.PurchasePrefix+link.Ref, &p)
+		pseq, err := s.log.Last(ctx, subjects.PurchasePrefix+link.Ref, &p)
 		if err != nil {
 			return 0, internal("read purchase", err)
 		}
@@ -150,7 +150,7 @@ func (e *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refu
 			owed = (p.Credits*refunded + p.Paid - 1) / p.Paid
 		}
 		take := owed - p.Revoked
-		a, last, err := e.Account(ctx, p.AccountID)
+		a, last, err := s.Account(ctx, p.AccountID)
 		if err != nil {
 			return 0, err
 		}
@@ -158,13 +158,13 @@ func (e *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refu
 		p.Refunded, p.Revoked = refunded, p.Revoked+max(take, 0)
 		entries := []store.Entry{{Subject: subjects.PurchasePrefix + link.Ref, Value: p, Expect: store.ExpectSeq(pseq)}}
 		if take > 0 {
-			ev, err := ledger.Revoke(a, take, link.Ref, refundDelta, p.Currency, e.now())
+			ev, err := ledger.Revoke(a, take, link.Ref, refundDelta, p.Currency, s.now())
 			if err != nil {
 				return 0, engine.Errorf(engine.CodeInvalidInput, "revoke %d Credits: %v", take, err)
 			}
 			entries = append(entries, store.Entry{Subject: subjects.Account(p.AccountID), Value: ev, Expect: store.ExpectSeq(last)})
 		}
-		_, err = e.log.Append(ctx, entries...)
+		_, err = s.log.Append(ctx, entries...)
 		switch {
 		case err == nil:
 			return max(take, 0), nil
@@ -181,12 +181,12 @@ func (e *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refu
 var ErrNoPurchase = errors.New("no purchase for this payment")
 
 // PurchaseOf reads a purchase's record.
-func (e *Service) PurchaseOf(ctx context.Context, ref string) (Purchase, bool, error) {
+func (s *Service) PurchaseOf(ctx context.Context, ref string) (Purchase, bool, error) {
 	if !refPattern.MatchString(ref) {
 		return Purchase{}, false, nil
 	}
 	var p Purchase
-	_, err := e.log.Last(ctx, subjects.PurchasePrefix+ref, &p)
+	_, err := s.log.Last(ctx, subjects.PurchasePrefix+ref, &p)
 	if errors.Is(err, port.ErrNoMessage) {
 		return Purchase{}, false, nil
 	}
@@ -198,12 +198,12 @@ func (e *Service) PurchaseOf(ctx context.Context, ref string) (Purchase, bool, e
 
 // RecordUnmatched keeps a paid notice that could not be granted, once per
 // provider event.
-func (e *Service) RecordUnmatched(ctx context.Context, u Unmatched) error {
+func (s *Service) RecordUnmatched(ctx context.Context, u Unmatched) error {
 	if !refPattern.MatchString(u.EventID) {
 		return engine.Errorf(engine.CodeInvalidInput, "event id %q: not an id", u.EventID)
 	}
-	u.At = e.now()
-	_, err := e.log.Append(ctx, store.Entry{Subject: subjects.UnmatchedPrefix + u.EventID, Value: u, Expect: store.ExpectSeq(0)})
+	u.At = s.now()
+	_, err := s.log.Append(ctx, store.Entry{Subject: subjects.UnmatchedPrefix + u.EventID, Value: u, Expect: store.ExpectSeq(0)})
 	if err != nil && !errors.Is(err, port.ErrConflict) {
 		return internal("record unmatched payment", err)
 	}
@@ -211,9 +211,9 @@ func (e *Service) RecordUnmatched(ctx context.Context, u Unmatched) error {
 }
 
 // UnmatchedPayments lists the paid notices no account could be granted.
-func (e *Service) UnmatchedPayments(ctx context.Context) ([]Unmatched, error) {
+func (s *Service) UnmatchedPayments(ctx context.Context) ([]Unmatched, error) {
 	var out []Unmatched
-	err := e.ports.Log.Read(ctx, subjects.UnmatchedPrefix+"*", 0, func(m port.Message) error {
+	err := s.ports.Log.Read(ctx, subjects.UnmatchedPrefix+"*", 0, func(m port.Message) error {
 		var u Unmatched
 		if err := json.Unmarshal(m.Data, &u); err != nil {
 			return err

@@ -16,7 +16,7 @@ import (
 	"github.com/apprun/apprun/service"
 )
 
-// recordingLog keeps every entry appended, as the engine asked for it:
+// recordingLog keeps every entry appended, as the service asked for it:
 // entries those stored, appends every append tried (stored or not). It
 // can run a write of its own (inject) just before the first append that
 // before matches.

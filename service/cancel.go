@@ -14,22 +14,22 @@ import (
 // with compare-and-set on the run's log: if the run ended first the write
 // fails and the answer is run_already_finished; once this write is stored
 // no completion can follow it. Cancelling a canceled run answers it again.
-func (e *Service) CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error) {
+func (s *Service) CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error) {
 	if !engine.ValidID(engine.PrefixRun, runNo) {
 		return engine.Run{}, 0, engine.Errorf(engine.CodeRunNotFound, "no run %q", runNo)
 	}
 	// Paced tries (casTries): a check fails while another node's write on
 	// the run (its executor's) is being replicated.
-	for range e.casTries() {
+	for range s.casTries() {
 		// The account first: a completion that lands after this read moves
 		// it, so the batch's check on it fails and the loop looks again
 		// (read after the run, a settle in between would leave no active
 		// run to refund).
-		acct, acctSeq, err := e.Account(ctx, accountID)
+		acct, acctSeq, err := s.Account(ctx, accountID)
 		if err != nil {
 			return engine.Run{}, 0, err
 		}
-		events, err := e.log.RunLog(ctx, runNo, 0)
+		events, err := s.log.RunLog(ctx, runNo, 0)
 		if err != nil {
 			return engine.Run{}, 0, internal("read run", err)
 		}
@@ -47,21 +47,21 @@ func (e *Service) CancelRun(ctx context.Context, accountID, runNo string) (engin
 		case run.Terminal():
 			return run, last, engine.Errorf(engine.CodeRunFinished, "run %s has already %s; there is nothing to cancel", runNo, run.Status)
 		}
-		at := e.now()
+		at := s.now()
 		refund, err := ledger.Refund(acct, runNo, run.CreditCost, at)
 		if err != nil {
 			continue // the account moved since it was read: look again
 		}
 		term := engine.RunEvent{Type: engine.RunFailed, V: engine.EventVersion, RunNo: runNo, At: at,
 			Failed: &engine.Failed{Error: engine.CanceledError(), Refunded: run.CreditCost}}
-		seq, err := e.log.Append(ctx, finishWrite(run, last, refund, acctSeq, term, e.hookKeep())...)
+		seq, err := s.log.Append(ctx, finishWrite(run, last, refund, acctSeq, term, s.hookKeep())...)
 		if errors.Is(err, port.ErrConflict) {
 			continue // the run or the account moved: look again
 		}
 		if err != nil {
 			return engine.Run{}, 0, internal("cancel run", err)
 		}
-		e.counters.ended(false, run.CreditCost)
+		s.counters.ended(false, run.CreditCost)
 		return engine.ApplyRun(run, term, seq), seq, nil
 	}
 	return engine.Run{}, 0, engine.Errorf(engine.CodeInternal, "run busy; retry the cancel")

@@ -16,7 +16,7 @@ import (
 
 // An executor that meets its run's cancel logs it once, at INFO, however
 // it meets it: here its App goes on to its next step before the cancel
-// has stopped it (the engine is driven directly, so nothing stops it),
+// has stopped it (the service is driven directly, so nothing stops it),
 // and the step's write finds the run ended. That path ended the run's
 // execution without a word; a CI run found the website's cancel test
 // missing the line when the node's live view was slow.
@@ -70,7 +70,7 @@ func TestACancelMetByTheNextStepIsLoggedOnceAtInfo(t *testing.T) {
 	}
 }
 
-// cancelBefore is an engine on a log that, just before the first append
+// cancelBefore is a service on a log that, just before the first append
 // that match selects, cancels the run the test names through run, and a
 // buffer of its INFO log.
 func cancelBefore(t *testing.T, match func([]port.Entry) bool, run *service.CreatedRun, acct *service.NewAccount) (*service.Service, *logbuf.Buffer) {

@@ -14,7 +14,7 @@ import (
 	"github.com/apprun/apprun/service"
 )
 
-// How a paced engine's log refuses appends, as a replicated stream refuses
+// How a paced service's log refuses appends, as a replicated stream refuses
 // a check while another node's write on the subject is still being
 // replicated: none, every append, or those of several entries.
 const (
@@ -23,7 +23,7 @@ const (
 	refuseBatches
 )
 
-// pauses counts the engine's pauses shorter than 100 ms: the backoffs of
+// pauses counts the service's pauses shorter than 100 ms: the backoffs of
 // compare-and-set tries (a watch of a held run waits 250 ms).
 type pauses struct {
 	mu      sync.Mutex
@@ -62,7 +62,7 @@ func (p *pauses) count() int {
 // (casPauseAfter), each later one after a pause.
 const wantPaced = 64 - 5
 
-// paced is an engine whose log refuses appends as mode says and whose
+// paced is a service whose log refuses appends as mode says and whose
 // pauses are counted, with an account of 100 Credits.
 type paced struct {
 	*service.Service

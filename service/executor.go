@@ -43,17 +43,17 @@ const maxAttempts = 5
 // worker pool of cfg.Workers, and drives each run to exactly one terminal
 // event.
 type executor struct {
-	e    *Service
+	svc  *Service
 	pool *worker.Pool
 }
 
-func newExecutor(e *Service) *executor { return &executor{e: e} }
+func newExecutor(e *Service) *executor { return &executor{svc: e} }
 
 func (x *executor) start(ctx context.Context) error {
-	pool, err := worker.Start(ctx, x.e.ports.Queue, worker.Config{
+	pool, err := worker.Start(ctx, x.svc.ports.Queue, worker.Config{
 		Spec: port.QueueSpec{Name: subjects.ExecutorConsumer, Filter: subjects.JobPrefix + "*",
-			AckWait: ackWait, MaxPending: 1024, Batch: x.e.cfg.Workers},
-		Slots: x.e.cfg.Workers, Heartbeat: ackWait / 3}, x.handle)
+			AckWait: ackWait, MaxPending: 1024, Batch: x.svc.cfg.Workers},
+		Slots: x.svc.cfg.Workers, Heartbeat: ackWait / 3}, x.handle)
 	if err != nil {
 		return err
 	}
@@ -74,13 +74,13 @@ func (x *executor) busy() int {
 // handle does one delivery of a run's job.
 func (x *executor) handle(ctx context.Context, msg port.QueueMsg) worker.Outcome {
 	runNo := strings.TrimPrefix(msg.Subject(), subjects.JobPrefix)
-	err := x.e.ExecuteRun(ctx, runNo, msg.Attempt())
+	err := x.svc.ExecuteRun(ctx, runNo, msg.Attempt())
 	if err == nil {
 		return worker.Done()
 	}
 	expected := errors.Is(err, errStaleRead) || errors.Is(err, errRunMoved) || errors.Is(err, errRunHeld)
 	if !expected && ctx.Err() == nil {
-		x.e.cfg.Logger.Error("run execution interrupted; will be redelivered", "run_no", runNo, "err", err)
+		x.svc.cfg.Logger.Error("run execution interrupted; will be redelivered", "run_no", runNo, "err", err)
 	}
 	return worker.Retry(NakDelay(err))
 }
@@ -100,11 +100,11 @@ const (
 // model call, is taken for dead, as an expired ack wait always did.)
 func (x *executor) heldElsewhere(ctx context.Context, runNo string, last uint64) (bool, error) {
 	for waited := time.Duration(0); waited < watchHeld; waited += watchEvery {
-		x.e.cfg.Sleep(watchEvery)
+		x.svc.cfg.Sleep(watchEvery)
 		if ctx.Err() != nil {
 			return false, ctx.Err() // this node is stopping: leave the run to the next delivery
 		}
-		m, err := x.e.ports.Log.Last(ctx, subjects.Run(runNo))
+		m, err := x.svc.ports.Log.Last(ctx, subjects.Run(runNo))
 		if err != nil {
 			return false, err
 		}
@@ -132,7 +132,7 @@ func NakDelay(err error) time.Duration {
 // runWriter appends to one run's log with compare-and-set, so only the
 // executor that holds the run can write it.
 type runWriter struct {
-	e    *Service
+	svc  *Service
 	run  engine.Run
 	last uint64
 }
@@ -140,9 +140,9 @@ type runWriter struct {
 func (w *runWriter) write(ctx context.Context, ev engine.RunEvent) error {
 	ev.RunNo = w.run.RunNo
 	if ev.At.IsZero() {
-		ev.At = w.e.now()
+		ev.At = w.svc.now()
 	}
-	seq, err := w.e.log.Append(ctx, runEventWrite(w.last, ev))
+	seq, err := w.svc.log.Append(ctx, runEventWrite(w.last, ev))
 	if err != nil {
 		return err
 	}
@@ -155,12 +155,12 @@ func (w *runWriter) write(ctx context.Context, ev engine.RunEvent) error {
 // executor does with each delivery of a run's job (attempt counts them).
 // A run found already terminal is left alone; an error means "try again
 // later" (the job is delivered again).
-func (e *Service) ExecuteRun(ctx context.Context, runNo string, attempt uint64) error {
-	return (&executor{e: e}).execute(ctx, runNo, attempt)
+func (s *Service) ExecuteRun(ctx context.Context, runNo string, attempt uint64) error {
+	return (&executor{svc: s}).execute(ctx, runNo, attempt)
 }
 
 func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) error {
-	events, err := x.e.log.RunLog(ctx, runNo, 0)
+	events, err := x.svc.log.RunLog(ctx, runNo, 0)
 	if err != nil {
 		return err
 	}
@@ -169,13 +169,13 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 		// in a cluster a direct get may come from a replica that has not
 		// applied it yet. Try again shortly; give up only on a broken log.
 		if attempt > 10*maxAttempts {
-			x.e.cfg.Logger.Error("job for a run with no created event; dropped", "run_no", runNo)
+			x.svc.cfg.Logger.Error("job for a run with no created event; dropped", "run_no", runNo)
 			return nil
 		}
 		return errStaleRead
 	}
 	created := events[0].Event
-	w := &runWriter{e: x.e}
+	w := &runWriter{svc: x.svc}
 	for _, le := range events {
 		w.run = engine.ApplyRun(w.run, le.Event, le.Seq)
 		w.last = le.Seq
@@ -196,7 +196,7 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 		return x.finish(ctx, w, nil, &engine.RunError{Code: engine.FailInterrupted,
 			Message: fmt.Sprintf("the run was interrupted %d times and was not retried again", attempt-1)})
 	}
-	app, err := x.e.cfg.Catalog.Lookup(created.Created.AppSlug)
+	app, err := x.svc.cfg.Catalog.Lookup(created.Created.AppSlug)
 	if err != nil {
 		return x.finish(ctx, w, nil, &engine.RunError{Code: engine.FailExecution, Message: "the App is no longer runnable"})
 	}
@@ -222,14 +222,14 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 	// The timeout runs from the first start: a run redelivered after a
 	// crash gets only what is left of it.
 	deadline := w.run.StartedAt.Add(app.Timeout)
-	if !x.e.now().Before(deadline) {
+	if !x.svc.now().Before(deadline) {
 		return x.finish(ctx, w, nil, failure(context.DeadlineExceeded, app.Timeout))
 	}
 	runCtx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	// A cancel writes the run's terminal event: stop the work at once
 	// (the finish that follows finds the run ended and leaves it).
-	defer x.e.onEnd(runNo, cancel)()
+	defer x.svc.onEnd(runNo, cancel)()
 	var stopped error // errRunEnded or errRunMoved: the work stops
 	res, runErr := app.Executor(runCtx, job, func(s engine.Step) {
 		if stopped != nil {
@@ -240,7 +240,7 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 			stopped = err
 			cancel()
 		case err != nil && runCtx.Err() == nil:
-			x.e.cfg.Logger.Warn("progress event not written; the run goes on", "run_no", runNo, "step", s.Index, "err", err)
+			x.svc.cfg.Logger.Warn("progress event not written; the run goes on", "run_no", runNo, "step", s.Index, "err", err)
 		}
 	})
 	switch {
@@ -268,7 +268,7 @@ func (x *executor) jobFor(ctx context.Context, app *engine.App, created engine.R
 		return engine.Job{}, fmt.Errorf("stored input unreadable: %w", err)
 	}
 	if created.Created.BrandContextID != "" {
-		bc, err := x.e.brandContext(ctx, created.Created.BrandContextID)
+		bc, err := x.svc.brandContext(ctx, created.Created.BrandContextID)
 		if err != nil {
 			return engine.Job{}, fmt.Errorf("brand context %s unreadable: %w", created.Created.BrandContextID, err)
 		}
@@ -296,7 +296,7 @@ func failure(err error, timeout time.Duration) *engine.RunError {
 // last wrote to it, and logs a cancel once, at INFO: a cancel is not an
 // error.
 func (x *executor) endedElsewhere(ctx context.Context, w *runWriter) (bool, error) {
-	events, err := x.e.log.RunLog(ctx, w.run.RunNo, w.last)
+	events, err := x.svc.log.RunLog(ctx, w.run.RunNo, w.last)
 	if err != nil {
 		return false, err
 	}
@@ -321,7 +321,7 @@ func (x *executor) endedIn(w *runWriter, events []store.LoggedEvent) bool {
 // the finish), so a cancel is logged once.
 func (x *executor) logCanceled(run engine.Run) {
 	if run.Canceled() {
-		x.e.cfg.Logger.Info("run canceled by its owner; its execution stopped", "run_no", run.RunNo)
+		x.svc.cfg.Logger.Info("run canceled by its owner; its execution stopped", "run_no", run.RunNo)
 	}
 }
 
@@ -344,8 +344,8 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *engine.Result,
 		}
 	}
 	fromCache := true
-	for range x.e.casTries() {
-		acct, acctSeq, err := x.e.account(ctx, w.run.AccountID, fromCache)
+	for range x.svc.casTries() {
+		acct, acctSeq, err := x.svc.account(ctx, w.run.AccountID, fromCache)
 		if err != nil && fromCache {
 			fromCache = false
 			continue
@@ -353,7 +353,7 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *engine.Result,
 		if err != nil {
 			return err
 		}
-		at := x.e.now()
+		at := x.svc.now()
 		term := engine.RunEvent{Type: engine.RunCompleted, V: engine.EventVersion, RunNo: w.run.RunNo, At: at}
 		var acctEv ledger.Event
 		if fail == nil {
@@ -378,9 +378,9 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *engine.Result,
 		if err != nil {
 			return internal("settle or refund", err)
 		}
-		_, err = x.e.log.Append(ctx, finishWrite(w.run, w.last, acctEv, acctSeq, term, w.e.hookKeep())...)
+		_, err = x.svc.log.Append(ctx, finishWrite(w.run, w.last, acctEv, acctSeq, term, w.svc.hookKeep())...)
 		if errors.Is(err, port.ErrConflict) {
-			events, rerr := x.e.log.RunLog(ctx, w.run.RunNo, w.last)
+			events, rerr := x.svc.log.RunLog(ctx, w.run.RunNo, w.last)
 			if rerr != nil {
 				return rerr
 			}
@@ -399,7 +399,7 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *engine.Result,
 			continue // the account moved: read it again
 		}
 		if err == nil {
-			x.e.counters.ended(fail == nil, w.run.CreditCost)
+			x.svc.counters.ended(fail == nil, w.run.CreditCost)
 		}
 		return err
 	}

@@ -30,26 +30,26 @@ type AdmissionRead = checkedPrice
 // AdmitAtPrice admits a run of slug charged at price p, read on the
 // price's own subject, as a request that read it before it committed
 // would.
-func (e *Service) AdmitAtPrice(ctx context.Context, accountID, slug string, p engine.Price) (string, error) {
-	return e.AdmitAtRead(ctx, accountID, slug, AdmissionRead{Price: p})
+func (s *Service) AdmitAtPrice(ctx context.Context, accountID, slug string, p engine.Price) (string, error) {
+	return s.AdmitAtRead(ctx, accountID, slug, AdmissionRead{Price: p})
 }
 
 // AdmitAtRead is AdmitAtPrice at what AdmissionPrice read (a copy's
 // subject, when it was read there).
-func (e *Service) AdmitAtRead(ctx context.Context, accountID, slug string, p AdmissionRead) (string, error) {
-	a, seq, err := e.Account(ctx, accountID)
+func (s *Service) AdmitAtRead(ctx context.Context, accountID, slug string, p AdmissionRead) (string, error) {
+	a, seq, err := s.Account(ctx, accountID)
 	if err != nil {
 		return "", err
 	}
-	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: e.newRunNo(), Created: &engine.Created{
+	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: s.newRunNo(), Created: &engine.Created{
 		AccountID: accountID, AppSlug: slug, Input: []byte(`{}`), CreditCost: p.CreditCost}}
-	_, err = e.admit(ctx, created, a, seq, p, false, nil, nil)
+	_, err = s.admit(ctx, created, a, seq, p, false, nil, nil)
 	return created.RunNo, err
 }
 
 // RunLog is a run's events after seq after, with their sequences.
-func (e *Service) RunLog(ctx context.Context, runNo string, after uint64) ([]Seqd, error) {
-	evs, err := e.log.RunLog(ctx, runNo, after)
+func (s *Service) RunLog(ctx context.Context, runNo string, after uint64) ([]Seqd, error) {
+	evs, err := s.log.RunLog(ctx, runNo, after)
 	out := make([]Seqd, len(evs))
 	for i, le := range evs {
 		out[i] = Seqd{Seq: le.Seq, Event: le.Event}
@@ -65,19 +65,19 @@ type Seqd struct {
 
 // CountReadsInMemory switches the read limit to the standalone node's
 // in-memory windows (limit > 0) or to the shared windows (0).
-func (e *Service) CountReadsInMemory(limit int) {
-	e.reads = nil
+func (s *Service) CountReadsInMemory(limit int) {
+	s.reads = nil
 	if limit > 0 {
-		e.reads = newLocalWindows(limit)
+		s.reads = newLocalWindows(limit)
 	}
 }
 
 // StopExecutor stops this node's executor (a benchmark measures admission alone).
-func (e *Service) StopExecutor() { e.exec.stop() }
+func (s *Service) StopExecutor() { s.exec.stop() }
 
 // WriteRunEvent appends ev to a run's log after seq last (CAS) and returns its sequence.
-func (e *Service) WriteRunEvent(ctx context.Context, runNo string, last uint64, ev engine.RunEvent) (uint64, error) {
-	w := &runWriter{e: e, run: engine.Run{RunNo: runNo}, last: last}
+func (s *Service) WriteRunEvent(ctx context.Context, runNo string, last uint64, ev engine.RunEvent) (uint64, error) {
+	w := &runWriter{svc: s, run: engine.Run{RunNo: runNo}, last: last}
 	if err := w.write(ctx, ev); err != nil {
 		return 0, err
 	}
@@ -94,9 +94,9 @@ func Streamed(seq uint64, ev engine.RunEvent) (live.StreamEvent, bool) { return 
 func NewRunNo() string { return engine.NewRunNo(crand.Reader, time.Now()) }
 
 // LoginHash is the password hash the log holds for email's login.
-func (e *Service) LoginHash(ctx context.Context, email string) (string, error) {
+func (s *Service) LoginHash(ctx context.Context, email string) (string, error) {
 	var login engine.LoginEvent
-	_, err := e.log.Last(ctx, loginSubject(email), &login)
+	_, err := s.log.Last(ctx, loginSubject(email), &login)
 	return login.Hash, err
 }
 
@@ -111,19 +111,19 @@ func PriceSubject(slug string) string            { return subjects.Price(slug) }
 func PriceCopySubject(slug string, i int) string { return subjects.PriceCopy(slug, i) }
 
 // AdmissionPrice is the price an admission of slug on e reads from the log.
-func (e *Service) AdmissionPrice(ctx context.Context, slug string) (AdmissionRead, error) {
-	p, _, err := e.admissionPrice(ctx, slug, false)
+func (s *Service) AdmissionPrice(ctx context.Context, slug string) (AdmissionRead, error) {
+	p, _, err := s.admissionPrice(ctx, slug, false)
 	return p, err
 }
 
 // CacheStale makes m the cached newest message of its subject, as a node
 // that has not yet seen a newer one holds it.
-func (e *Service) CacheStale(m port.Message) {
-	e.log.ReplaceCached(m)
+func (s *Service) CacheStale(m port.Message) {
+	s.log.ReplaceCached(m)
 }
 
 // ActiveKeys is how many active keys the log counts for an account.
-func (e *Service) ActiveKeys(ctx context.Context, accountID string) (int, error) {
-	n, _, err := e.activeKeys(ctx, accountID)
+func (s *Service) ActiveKeys(ctx context.Context, accountID string) (int, error) {
+	n, _, err := s.activeKeys(ctx, accountID)
 	return n, err
 }

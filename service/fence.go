@@ -37,24 +37,24 @@ var errNothingCharged = fmt.Errorf("%w: the run could not be created and nothing
 // (seq of its created event, true), or (0, false) once it never can be.
 // An error (ErrAmbiguous) means it is still unknown: the log is not
 // connected, or could not be reached for fenceTimeout.
-func (e *Service) resolveAdmission(ctx context.Context, runNo string) (uint64, bool, error) {
+func (s *Service) resolveAdmission(ctx context.Context, runNo string) (uint64, bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fenceTimeout)
 	defer cancel()
-	fence := engine.RunEvent{Type: engine.RunFenced, V: engine.EventVersion, RunNo: runNo, At: e.now()}
+	fence := engine.RunEvent{Type: engine.RunFenced, V: engine.EventVersion, RunNo: runNo, At: s.now()}
 	for attempt := 1; ; attempt++ {
-		if !e.ports.Log.Available() {
+		if !s.ports.Log.Available() {
 			// Not connected: nothing can be learnt now. Answer, and let the
 			// background resolve it once the log is back (voidLater).
 			return 0, false, fmt.Errorf("%w: admission of %s unresolved: the event log is unreachable", port.ErrAmbiguous, runNo)
 		}
-		_, err := e.log.Append(ctx, store.Entry{Subject: subjects.Run(runNo), Value: fence, Expect: store.ExpectSeq(0)})
+		_, err := s.log.Append(ctx, store.Entry{Subject: subjects.Run(runNo), Value: fence, Expect: store.ExpectSeq(0)})
 		if err == nil {
 			return 0, false, nil
 		}
 		if errors.Is(err, port.ErrConflict) {
 			// Something is on the run's subject: read what came first (a
 			// read that lags shows nothing yet; then ask again).
-			first, ferr := e.firstRunEvent(ctx, runNo)
+			first, ferr := s.firstRunEvent(ctx, runNo)
 			if ferr == nil {
 				if first.Event.Type == engine.RunCreated {
 					return first.Seq, true, nil
@@ -66,13 +66,13 @@ func (e *Service) resolveAdmission(ctx context.Context, runNo string) (uint64, b
 		if ctx.Err() != nil {
 			return 0, false, fmt.Errorf("%w: admission of %s unresolved after %s: %w", port.ErrAmbiguous, runNo, fenceTimeout, err)
 		}
-		e.cfg.Sleep(e.fenceBackoff(attempt))
+		s.cfg.Sleep(s.fenceBackoff(attempt))
 	}
 }
 
 // firstRunEvent is the first message on a run's subject.
-func (e *Service) firstRunEvent(ctx context.Context, runNo string) (store.LoggedEvent, error) {
-	m, err := e.firstAfter(ctx, subjects.Run(runNo), 0)
+func (s *Service) firstRunEvent(ctx context.Context, runNo string) (store.LoggedEvent, error) {
+	m, err := s.firstAfter(ctx, subjects.Run(runNo), 0)
 	if err != nil {
 		return store.LoggedEvent{}, err
 	}
@@ -90,16 +90,16 @@ func (e *Service) firstRunEvent(ctx context.Context, runNo string) (store.Logged
 // so a retry with it is judged afresh; until the run is resolved, a retry
 // on this node that finds the key naming it is answered
 // idempotency_in_progress, not with a run about to be cancelled.
-func (e *Service) voidLater(accountID, runNo string, key *idemKey) {
-	e.voiding.Store(runNo, true)
+func (s *Service) voidLater(accountID, runNo string, key *idemKey) {
+	s.voiding.Store(runNo, true)
 	go func() {
-		defer e.voiding.Delete(runNo)
+		defer s.voiding.Delete(runNo)
 		for {
-			_, exists, err := e.resolveAdmission(context.Background(), runNo)
+			_, exists, err := s.resolveAdmission(context.Background(), runNo)
 			if err != nil {
-				e.cfg.Logger.Warn("admission still unresolved; retrying", "run_no", runNo, "err", err)
+				s.cfg.Logger.Warn("admission still unresolved; retrying", "run_no", runNo, "err", err)
 				select {
-				case <-e.stopped:
+				case <-s.stopped:
 					// A stop ends the resolution: a run stored after all is
 					// then executed and charged like any admitted run (a
 					// known gap, docs/guarantees.md "No answer hides an outcome").
@@ -112,17 +112,17 @@ func (e *Service) voidLater(accountID, runNo string, key *idemKey) {
 				return
 			}
 			if key != nil {
-				e.giveBack(key, runNo)
+				s.giveBack(key, runNo)
 			}
 			for {
-				_, _, err := e.CancelRun(context.Background(), accountID, runNo)
+				_, _, err := s.CancelRun(context.Background(), accountID, runNo)
 				if err == nil || engine.ErrorCode(err) == engine.CodeRunFinished {
-					e.cfg.Logger.Warn("an admission answered 503 was stored after all; its run was cancelled and refunded",
+					s.cfg.Logger.Warn("an admission answered 503 was stored after all; its run was cancelled and refunded",
 						"run_no", runNo, "err", err)
 					return
 				}
 				select {
-				case <-e.stopped:
+				case <-s.stopped:
 					return
 				case <-time.After(time.Second):
 				}
@@ -135,21 +135,21 @@ func (e *Service) voidLater(accountID, runNo string, key *idemKey) {
 // about to be voided: a retry with the key then makes a run of its own.
 // Best effort: a key not given back replays the voided run, cancelled and
 // refunded.
-func (e *Service) giveBack(key *idemKey, runNo string) {
+func (s *Service) giveBack(key *idemKey, runNo string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var rec IdemRecord
-	seq, err := e.log.Last(ctx, key.subject, &rec)
+	seq, err := s.log.Last(ctx, key.subject, &rec)
 	if err != nil || rec.Type != idemCompleted || rec.RunNo != runNo {
 		return
 	}
-	released := IdemRecord{Type: idemReleased, V: engine.EventVersion, At: e.now(), BodyHash: key.bodyHash}
-	if _, err := e.log.Append(ctx, store.Entry{Subject: key.subject, Value: released, Expect: store.ExpectSeq(seq), TTL: idemKeep}); err != nil {
-		e.cfg.Logger.Warn("an Idempotency-Key of a voided run not given back: a retry with it gets the voided run", "run_no", runNo, "err", err)
+	released := IdemRecord{Type: idemReleased, V: engine.EventVersion, At: s.now(), BodyHash: key.bodyHash}
+	if _, err := s.log.Append(ctx, store.Entry{Subject: key.subject, Value: released, Expect: store.ExpectSeq(seq), TTL: idemKeep}); err != nil {
+		s.cfg.Logger.Warn("an Idempotency-Key of a voided run not given back: a retry with it gets the voided run", "run_no", runNo, "err", err)
 	}
 }
 
-func (e *Service) fenceBackoff(attempt int) time.Duration {
+func (s *Service) fenceBackoff(attempt int) time.Duration {
 	d := time.Duration(min(attempt, 10)) * 20 * time.Millisecond
-	return d + time.Duration(e.cfg.IntN(int(d)))
+	return d + time.Duration(s.cfg.IntN(int(d)))
 }

@@ -9,25 +9,25 @@ import (
 
 // onEnd calls fn when a terminal event of the run arrives live, until the
 // returned stop is called.
-func (e *Service) onEnd(runNo string, fn func()) (stop func()) {
-	if e.hub == nil { // not started: driven directly (the simulation)
+func (s *Service) onEnd(runNo string, fn func()) (stop func()) {
+	if s.hub == nil { // not started: driven directly (the simulation)
 		return func() {}
 	}
-	s := e.hub.Add(runNo)
+	sub := s.hub.Add(runNo)
 	go func() {
-		for m := range s.C {
+		for m := range sub.C {
 			if m.Ev.Streamed && m.Ev.Terminal {
 				fn()
 			}
 		}
 	}()
-	return func() { e.hub.Remove(runNo, s) }
+	return func() { s.hub.Remove(runNo, sub) }
 }
 
 // Follower follows one run's log from a sequence on: it replays what is
 // stored, then what arrives live, with no gap and no duplicate.
 type Follower struct {
-	e     *Service
+	svc   *Service
 	runNo string
 	last  uint64
 	sub   *live.Sub
@@ -35,8 +35,8 @@ type Follower struct {
 
 // Follow registers for a run's live events first (so nothing falls between
 // replay and live), then lets the caller replay with Catchup.
-func (e *Service) Follow(runNo string, after uint64) *Follower {
-	return &Follower{e: e, runNo: runNo, last: after, sub: e.hub.Add(runNo)}
+func (s *Service) Follow(runNo string, after uint64) *Follower {
+	return &Follower{svc: s, runNo: runNo, last: after, sub: s.hub.Add(runNo)}
 }
 
 // Live delivers raw live events; it is closed when the follower fell too
@@ -47,11 +47,11 @@ func (f *Follower) Live() <-chan live.Msg { return f.sub.C }
 func (f *Follower) Last() uint64 { return f.last }
 
 // Close unregisters the follower.
-func (f *Follower) Close() { f.e.hub.Remove(f.runNo, f.sub) }
+func (f *Follower) Close() { f.svc.hub.Remove(f.runNo, f.sub) }
 
 // Catchup returns the stored events after the last one delivered.
 func (f *Follower) Catchup(ctx context.Context) ([]live.StreamEvent, error) {
-	if out, ok := f.e.finished.After(f.runNo, f.last); ok {
+	if out, ok := f.svc.finished.After(f.runNo, f.last); ok {
 		if len(out) > 0 {
 			f.last = out[len(out)-1].Seq
 		}
@@ -59,7 +59,7 @@ func (f *Follower) Catchup(ctx context.Context) ([]live.StreamEvent, error) {
 	}
 	var out []live.StreamEvent
 	base, last := f.last, f.last
-	err := f.e.log.EachRunEvent(ctx, f.runNo, f.last, func(le store.LoggedEvent) error {
+	err := f.svc.log.EachRunEvent(ctx, f.runNo, f.last, func(le store.LoggedEvent) error {
 		last = le.Seq
 		if ev, ok := live.ToStream(le.Seq, le.Event); ok {
 			out = append(out, ev)
@@ -70,7 +70,7 @@ func (f *Follower) Catchup(ctx context.Context) ([]live.StreamEvent, error) {
 		return nil, err
 	}
 	f.last = last
-	f.e.finished.Keep(f.runNo, base, out) // when the run is finished (live.Finished)
+	f.svc.finished.Keep(f.runNo, base, out) // when the run is finished (live.Finished)
 	return out, nil
 }
 

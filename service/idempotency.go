@@ -94,10 +94,10 @@ func ValidIdempotencyKey(k string) bool {
 // (replay), a refusal (another request body, or a claim of an earlier
 // version still in progress), or where the key stands for this request's
 // admission.
-func (e *Service) readIdempotency(ctx context.Context, accountID, key, bodyHash string) (*idemKey, *CreatedRun, error) {
+func (s *Service) readIdempotency(ctx context.Context, accountID, key, bodyHash string) (*idemKey, *CreatedRun, error) {
 	k := &idemKey{subject: idemSubject(accountID, key), bodyHash: bodyHash}
 	var rec IdemRecord
-	seq, err := e.log.Last(ctx, k.subject, &rec)
+	seq, err := s.log.Last(ctx, k.subject, &rec)
 	if errors.Is(err, port.ErrNoMessage) {
 		return k, nil, nil
 	}
@@ -105,9 +105,9 @@ func (e *Service) readIdempotency(ctx context.Context, accountID, key, bodyHash 
 		return nil, nil, internal("read idempotency key", err)
 	}
 	k.seq = seq
-	replay, err := k.judge(rec, e.now())
+	replay, err := k.judge(rec, s.now())
 	if replay != nil {
-		if _, voiding := e.voiding.Load(replay.RunNo); voiding {
+		if _, voiding := s.voiding.Load(replay.RunNo); voiding {
 			return nil, nil, &engine.Error{Code: engine.CodeIdempotencyBusy, RetryAfter: time.Second,
 				Message: "the first request with this Idempotency-Key is still being resolved; retry shortly to get its answer"}
 		}
@@ -137,9 +137,9 @@ func (k *idemKey) judge(rec IdemRecord, now time.Time) (*CreatedRun, error) {
 // or lost a compare-and-set: when another request with the key created
 // its run meanwhile, that run is this request's answer (replay). Else
 // the key's new position, if it moved, is taken for the next attempt.
-func (e *Service) moved(ctx context.Context, k *idemKey) (*CreatedRun, error) {
+func (s *Service) moved(ctx context.Context, k *idemKey) (*CreatedRun, error) {
 	var rec IdemRecord
-	seq, err := e.log.Last(ctx, k.subject, &rec)
+	seq, err := s.log.Last(ctx, k.subject, &rec)
 	if errors.Is(err, port.ErrNoMessage) || (err == nil && seq == k.seq) {
 		return nil, nil
 	}
@@ -147,7 +147,7 @@ func (e *Service) moved(ctx context.Context, k *idemKey) (*CreatedRun, error) {
 		return nil, internal("read idempotency key", err)
 	}
 	k.seq = seq
-	return k.judge(rec, e.now())
+	return k.judge(rec, s.now())
 }
 
 // fence makes sure an admission whose outcome could not be learnt can
@@ -155,9 +155,9 @@ func (e *Service) moved(ctx context.Context, k *idemKey) (*CreatedRun, error) {
 // admission was stored, the key has moved, the write conflicts, and a
 // retry with the key finds the run. It reports whether the fence (or the
 // run) now stands.
-func (e *Service) fence(ctx context.Context, k *idemKey) bool {
-	rec := IdemRecord{Type: idemReleased, V: engine.EventVersion, At: e.now(), BodyHash: k.bodyHash}
-	_, err := e.log.Append(ctx, store.Entry{Subject: k.subject, Value: rec, Expect: store.ExpectSeq(k.seq), TTL: idemKeep})
+func (s *Service) fence(ctx context.Context, k *idemKey) bool {
+	rec := IdemRecord{Type: idemReleased, V: engine.EventVersion, At: s.now(), BodyHash: k.bodyHash}
+	_, err := s.log.Append(ctx, store.Entry{Subject: k.subject, Value: rec, Expect: store.ExpectSeq(k.seq), TTL: idemKeep})
 	return err == nil || errors.Is(err, port.ErrConflict)
 }
 

@@ -13,9 +13,9 @@ import (
 	"github.com/apprun/apprun/subjects"
 )
 
-func (e *Service) newKey(accountID, name string) (string, engine.KeyEvent) {
-	key := e.id(engine.PrefixAPIKey, 20)
-	return key, engine.KeyEvent{Type: engine.KeyCreated, V: engine.EventVersion, At: e.now(), KeyID: e.id(engine.PrefixKey, 8),
+func (s *Service) newKey(accountID, name string) (string, engine.KeyEvent) {
+	key := s.id(engine.PrefixAPIKey, 20)
+	return key, engine.KeyEvent{Type: engine.KeyCreated, V: engine.EventVersion, At: s.now(), KeyID: s.id(engine.PrefixKey, 8),
 		AccountID: accountID, Hash: engine.HashKey(key), Prefix: key[:len(engine.PrefixAPIKey)+4], Name: name}
 }
 
@@ -32,41 +32,41 @@ type keyCount struct {
 }
 
 // activeKeys reads an account's count and its sequence (0: none yet).
-func (e *Service) activeKeys(ctx context.Context, accountID string) (int, uint64, error) {
+func (s *Service) activeKeys(ctx context.Context, accountID string) (int, uint64, error) {
 	var c keyCount
-	seq, err := e.log.Last(ctx, subjects.KeyCount(accountID), &c)
+	seq, err := s.log.Last(ctx, subjects.KeyCount(accountID), &c)
 	if errors.Is(err, port.ErrNoMessage) {
 		return 0, 0, nil
 	}
 	return c.Active, seq, err
 }
 
-func (e *Service) keyCountEntry(accountID string, active int, seq uint64) store.Entry {
+func (s *Service) keyCountEntry(accountID string, active int, seq uint64) store.Entry {
 	return store.Entry{Subject: subjects.KeyCount(accountID), Expect: store.ExpectSeq(seq),
-		Value: keyCount{Type: "key_count", V: engine.EventVersion, Active: active, At: e.now()}}
+		Value: keyCount{Type: "key_count", V: engine.EventVersion, Active: active, At: s.now()}}
 }
 
 // CreateKey adds an API key, with an optional name, to an existing account
 // that has fewer than MaxActiveKeys active keys.
-func (e *Service) CreateKey(ctx context.Context, accountID, name string) (NewKey, error) {
+func (s *Service) CreateKey(ctx context.Context, accountID, name string) (NewKey, error) {
 	name = strings.TrimSpace(name)
 	if !utf8.ValidString(name) || utf8.RuneCountInString(name) > engine.MaxKeyName || strings.ContainsAny(name, "\r\n") {
 		return NewKey{}, engine.Errorf(engine.CodeInvalidInput, "name: at most %d characters of UTF-8 text on one line", engine.MaxKeyName)
 	}
-	if _, _, err := e.Account(ctx, accountID); err != nil {
+	if _, _, err := s.Account(ctx, accountID); err != nil {
 		return NewKey{}, err
 	}
-	for range e.casTries() {
-		active, countSeq, err := e.activeKeys(ctx, accountID)
+	for range s.casTries() {
+		active, countSeq, err := s.activeKeys(ctx, accountID)
 		if err != nil {
 			return NewKey{}, internal("read key count", err)
 		}
 		if active >= engine.MaxActiveKeys {
 			return NewKey{}, engine.Errorf(engine.CodeInvalidRequest, "this account already has %d active API keys, the most it may hold; revoke one first", engine.MaxActiveKeys)
 		}
-		key, ev := e.newKey(accountID, name)
-		seq, err := e.appendResolved(ctx, store.Entry{Subject: subjects.Key(ev.KeyID), Value: ev, Expect: store.ExpectSeq(0)},
-			e.keyCountEntry(accountID, active+1, countSeq))
+		key, ev := s.newKey(accountID, name)
+		seq, err := s.appendResolved(ctx, store.Entry{Subject: subjects.Key(ev.KeyID), Value: ev, Expect: store.ExpectSeq(0)},
+			s.keyCountEntry(accountID, active+1, countSeq))
 		if errors.Is(err, port.ErrConflict) {
 			continue // another key was made or revoked meanwhile
 		}
@@ -82,12 +82,12 @@ func (e *Service) CreateKey(ctx context.Context, accountID, name string) (NewKey
 }
 
 // RevokeKey revokes a key for good. Revoking a revoked key is a no-op.
-func (e *Service) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
+func (s *Service) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 	if !engine.ValidID(engine.PrefixKey, keyID) {
 		return 0, engine.Errorf(engine.CodeKeyNotFound, "no key %q", keyID)
 	}
 	var last engine.KeyEvent
-	seq, err := e.log.Last(ctx, subjects.Key(keyID), &last)
+	seq, err := s.log.Last(ctx, subjects.Key(keyID), &last)
 	if errors.Is(err, port.ErrNoMessage) {
 		return 0, engine.Errorf(engine.CodeKeyNotFound, "no key %q", keyID)
 	}
@@ -98,18 +98,18 @@ func (e *Service) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 		return seq, nil
 	}
 	ev := last
-	ev.Type, ev.At = engine.KeyRevoked, e.now()
+	ev.Type, ev.At = engine.KeyRevoked, s.now()
 	entries := []store.Entry{{Subject: subjects.Key(keyID), Value: ev, Expect: store.ExpectSeq(seq)}}
-	active, countSeq, err := e.activeKeys(ctx, last.AccountID)
+	active, countSeq, err := s.activeKeys(ctx, last.AccountID)
 	if err != nil {
 		return 0, internal("read key count", err)
 	}
 	if active > 0 { // counted (an account older than the count has none)
-		entries = append(entries, e.keyCountEntry(last.AccountID, active-1, countSeq))
+		entries = append(entries, s.keyCountEntry(last.AccountID, active-1, countSeq))
 	}
-	newSeq, err := e.log.Append(ctx, entries...)
+	newSeq, err := s.log.Append(ctx, entries...)
 	if errors.Is(err, port.ErrConflict) {
-		return e.RevokeKey(ctx, keyID) // someone revoked it, or the count moved, at the same moment
+		return s.RevokeKey(ctx, keyID) // someone revoked it, or the count moved, at the same moment
 	}
 	if err != nil {
 		return 0, internal("revoke key", err)
@@ -131,22 +131,22 @@ func (e *Service) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 // key at the same moment both write; the rollup keeps one, a few
 // milliseconds apart from the other. A use recorded just after a
 // revocation changes nothing: the read model keeps a revoked key revoked.
-func (e *Service) TouchKey(ctx context.Context, keyID string) error {
+func (s *Service) TouchKey(ctx context.Context, keyID string) error {
 	var key engine.KeyEvent
-	if _, err := e.log.Last(ctx, subjects.Key(keyID), &key); errors.Is(err, port.ErrNoMessage) || (err == nil && key.Type == engine.KeyRevoked) {
+	if _, err := s.log.Last(ctx, subjects.Key(keyID), &key); errors.Is(err, port.ErrNoMessage) || (err == nil && key.Type == engine.KeyRevoked) {
 		return nil
 	} else if err != nil {
 		return internal("read key", err)
 	}
 	var last engine.KeyEvent
-	if _, err := e.log.Last(ctx, subjects.KeyUse(keyID), &last); err != nil && !errors.Is(err, port.ErrNoMessage) {
+	if _, err := s.log.Last(ctx, subjects.KeyUse(keyID), &last); err != nil && !errors.Is(err, port.ErrNoMessage) {
 		return internal("read key use", err)
-	} else if err == nil && e.now().Sub(last.At) < KeyUseEvery {
+	} else if err == nil && s.now().Sub(last.At) < KeyUseEvery {
 		return nil // recorded a moment ago, here or on another node
 	}
 	ev := key
-	ev.Type, ev.At = engine.KeyUsed, e.now()
-	if _, err := e.log.Append(ctx, store.Entry{Subject: subjects.KeyUse(keyID), Value: ev, Rollup: true, Lazy: true}); err != nil {
+	ev.Type, ev.At = engine.KeyUsed, s.now()
+	if _, err := s.log.Append(ctx, store.Entry{Subject: subjects.KeyUse(keyID), Value: ev, Rollup: true, Lazy: true}); err != nil {
 		return internal("touch key", err)
 	}
 	return nil

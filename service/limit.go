@@ -30,14 +30,14 @@ type Quota struct {
 
 // AllowRead counts one read for an API key against the read limit, or
 // answers rate_limited with how long to wait.
-func (e *Service) AllowRead(ctx context.Context, keyID string) error {
-	_, err := e.allow(ctx, limitRead, keyID)
+func (s *Service) AllowRead(ctx context.Context, keyID string) error {
+	_, err := s.allow(ctx, limitRead, keyID)
 	return err
 }
 
 // AllowReadQuota is AllowRead that also says where the key stands.
-func (e *Service) AllowReadQuota(ctx context.Context, keyID string) (Quota, error) {
-	return e.allow(ctx, limitRead, keyID)
+func (s *Service) AllowReadQuota(ctx context.Context, keyID string) (Quota, error) {
+	return s.allow(ctx, limitRead, keyID)
 }
 
 // allow records one request in the key's sliding window (the Windows
@@ -45,22 +45,22 @@ func (e *Service) AllowReadQuota(ctx context.Context, keyID string) (Quota, erro
 // in memory (localWindows): it is the only node, so that count is exact
 // too, and a request costs no request to the log. (The shared windows are
 // memory streams: a restart forgets them as it forgets these.)
-func (e *Service) allow(ctx context.Context, kind limitKind, keyID string) (Quota, error) {
-	win, limit := port.WindowCreate, e.cfg.Limits.CreatePerMinute
+func (s *Service) allow(ctx context.Context, kind limitKind, keyID string) (Quota, error) {
+	win, limit := port.WindowCreate, s.cfg.Limits.CreatePerMinute
 	if kind == limitRead {
-		win, limit = port.WindowRead, e.cfg.Limits.ReadsPerMinute
+		win, limit = port.WindowRead, s.cfg.Limits.ReadsPerMinute
 	}
 	if limit <= 0 {
 		return Quota{}, nil
 	}
-	if !e.ports.Log.Available() {
+	if !s.ports.Log.Available() {
 		// As every request does while the log is away, even one that
 		// could be counted and answered from this node alone.
 		return Quota{}, internal("rate limit", port.ErrUnavailable)
 	}
-	local := e.creates
+	local := s.creates
 	if kind == limitRead {
-		local = e.reads
+		local = s.reads
 	}
 	if local != nil {
 		ok, wait, remaining, reset := local.allow(keyID, time.Now())
@@ -69,13 +69,13 @@ func (e *Service) allow(ctx context.Context, kind limitKind, keyID string) (Quot
 		}
 		return Quota{Limit: limit, Remaining: remaining, Reset: wholeSeconds(reset)}, nil
 	}
-	ok, remaining, reset, err := e.ports.Windows.Hit(ctx, win, keyID)
+	ok, remaining, reset, err := s.ports.Windows.Hit(ctx, win, keyID)
 	if err != nil {
 		return Quota{}, internal("rate limit", err)
 	}
 	if !ok {
 		if kind == limitCreate {
-			e.noteCreatesFull(keyID, time.Now().Add(reset))
+			s.noteCreatesFull(keyID, time.Now().Add(reset))
 		}
 		return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(reset)}, rateLimited(reset)
 	}
@@ -89,22 +89,22 @@ func (e *Service) allow(ctx context.Context, kind limitKind, keyID string) (Quot
 // a shared log knows what its own last refusal said, until that window's
 // oldest create leaves it. A create it lets through is counted as ever,
 // after its other checks.
-func (e *Service) CreateWindowFull(keyID string) (Quota, error) {
-	limit := e.cfg.Limits.CreatePerMinute
+func (s *Service) CreateWindowFull(keyID string) (Quota, error) {
+	limit := s.cfg.Limits.CreatePerMinute
 	if limit <= 0 {
 		return Quota{}, nil
 	}
 	now := time.Now()
 	wait := time.Duration(0)
-	if e.creates != nil {
-		if full, w := e.creates.full(keyID, now); full {
+	if s.creates != nil {
+		if full, w := s.creates.full(keyID, now); full {
 			wait = w
 		}
-	} else if until, ok := e.createsFull.Load(keyID); ok {
+	} else if until, ok := s.createsFull.Load(keyID); ok {
 		if w := until.(time.Time).Sub(now); w > 0 {
 			wait = w
 		} else {
-			e.createsFull.Delete(keyID)
+			s.createsFull.Delete(keyID)
 		}
 	}
 	if wait <= 0 {
@@ -115,15 +115,15 @@ func (e *Service) CreateWindowFull(keyID string) (Quota, error) {
 
 // noteCreatesFull remembers until when key's creation window is full,
 // and now and then forgets the keys whose window has room again.
-func (e *Service) noteCreatesFull(keyID string, until time.Time) {
-	e.createsFull.Store(keyID, until)
-	if e.createsNoted.Add(1)%1024 != 0 {
+func (s *Service) noteCreatesFull(keyID string, until time.Time) {
+	s.createsFull.Store(keyID, until)
+	if s.createsNoted.Add(1)%1024 != 0 {
 		return
 	}
 	now := time.Now()
-	e.createsFull.Range(func(k, v any) bool {
+	s.createsFull.Range(func(k, v any) bool {
 		if v.(time.Time).Before(now) {
-			e.createsFull.Delete(k)
+			s.createsFull.Delete(k)
 		}
 		return true
 	})

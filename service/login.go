@@ -23,7 +23,7 @@ func loginSubject(email string) string {
 
 // SignUp opens an account with a welcome grant and a login for email, in
 // one atomic write. An email that already has a login is email_taken.
-func (e *Service) SignUp(ctx context.Context, email, password string, credits int64) (string, uint64, error) {
+func (s *Service) SignUp(ctx context.Context, email, password string, credits int64) (string, uint64, error) {
 	email, err := normalEmail(email)
 	if err != nil {
 		return "", 0, err
@@ -31,17 +31,17 @@ func (e *Service) SignUp(ctx context.Context, email, password string, credits in
 	if len(password) < MinPassword || len(password) > MaxPassword {
 		return "", 0, engine.Errorf(engine.CodeInvalidInput, "password: %d to %d characters", MinPassword, MaxPassword)
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), e.cfg.PasswordCost)
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.cfg.PasswordCost)
 	if err != nil {
 		return "", 0, internal("hash password", err)
 	}
-	id := e.id(engine.PrefixAccount, 10)
-	open, err := ledger.Open(id, email, credits, e.now())
+	id := s.id(engine.PrefixAccount, 10)
+	open, err := ledger.Open(id, email, credits, s.now())
 	if err != nil {
 		return "", 0, engine.Errorf(engine.CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)
 	}
-	login := engine.LoginEvent{Type: "login_created", V: engine.EventVersion, At: e.now(), AccountID: id, Email: email, Hash: string(hash)}
-	seq, err := e.appendResolved(ctx,
+	login := engine.LoginEvent{Type: "login_created", V: engine.EventVersion, At: s.now(), AccountID: id, Email: email, Hash: string(hash)}
+	seq, err := s.appendResolved(ctx,
 		store.Entry{Subject: loginSubject(email), Value: login, Expect: store.ExpectSeq(0)},
 		store.Entry{Subject: subjects.Account(id), Value: open, Expect: store.ExpectSeq(0)},
 	)
@@ -58,17 +58,17 @@ func (e *Service) SignUp(ctx context.Context, email, password string, credits in
 }
 
 // SignIn checks an email and password and returns the account they sign in to.
-func (e *Service) SignIn(ctx context.Context, email, password string) (string, error) {
+func (s *Service) SignIn(ctx context.Context, email, password string) (string, error) {
 	email, err := normalEmail(email)
 	if err != nil {
 		return "", ErrBadCredentials
 	}
 	var login engine.LoginEvent
-	_, err = e.log.Last(ctx, loginSubject(email), &login)
+	_, err = s.log.Last(ctx, loginSubject(email), &login)
 	if errors.Is(err, port.ErrNoMessage) {
 		// Spend the time a hash check takes, so timing does not tell
 		// which emails have a login.
-		_ = bcrypt.CompareHashAndPassword(e.dummyHash, []byte(password))
+		_ = bcrypt.CompareHashAndPassword(s.dummyHash, []byte(password))
 		return "", ErrBadCredentials
 	}
 	if err != nil {

@@ -27,7 +27,7 @@ import (
 // pick the same copy about once in 11 starts, and then admitted one batch
 // at a time again (a cluster's creates fell by 40 %, BENCHMARKS.md, ninth
 // pass): an admission refused while neither its account nor its price
-// moved moves its engine to another copy (movePriceCopyFrom; a refusal by
+// moved moves its service to another copy (movePriceCopyFrom; a refusal by
 // a platform slot taken meanwhile moves it too, which costs a read).
 //
 // A copy is the price's own event, and a price is never written without
@@ -60,22 +60,22 @@ func copyWrites(ev engine.PriceEvent, expect *uint64) []store.Entry {
 // slug's price than check, when check is the copy they check now (a
 // refusal the log does not explain is another node's check on the same
 // subject being replicated), and says whether it did.
-func (e *Service) movePriceCopyFrom(slug, check string) bool {
-	from := int(e.priceCopy.Load())
+func (s *Service) movePriceCopyFrom(slug, check string) bool {
+	from := int(s.priceCopy.Load())
 	if check != subjects.PriceCopy(slug, from) {
 		return false // the price itself, or a copy already left
 	}
-	to := e.cfg.IntN(priceCopies - 1)
+	to := s.cfg.IntN(priceCopies - 1)
 	if to >= from {
 		to++
 	}
-	return e.priceCopy.CompareAndSwap(int32(from), int32(to)) // once, however many admissions saw it
+	return s.priceCopy.CompareAndSwap(int32(from), int32(to)) // once, however many admissions saw it
 }
 
 // SetPrice sets an App's price, or marks it recalibrating (runs of it answer
 // pricing_not_ready until a price is set).
-func (e *Service) SetPrice(ctx context.Context, slug string, cost int64, recalibrating bool) (engine.Price, uint64, error) {
-	if _, ok := e.cfg.Catalog.Get(slug); !ok {
+func (s *Service) SetPrice(ctx context.Context, slug string, cost int64, recalibrating bool) (engine.Price, uint64, error) {
+	if _, ok := s.cfg.Catalog.Get(slug); !ok {
 		return engine.Price{}, 0, engine.Errorf(engine.CodeAppNotFound, "no App with slug %q", slug)
 	}
 	if !recalibrating && (cost < 0 || cost > engine.MaxPrice) {
@@ -84,8 +84,8 @@ func (e *Service) SetPrice(ctx context.Context, slug string, cost int64, recalib
 	if recalibrating {
 		cost = 0
 	}
-	ev := engine.PriceEvent{Type: "price_set", V: engine.EventVersion, At: e.now(), Slug: slug, CreditCost: cost, Recalibrating: recalibrating}
-	last, err := e.log.Append(ctx, priceWrites(ev, nil)...)
+	ev := engine.PriceEvent{Type: "price_set", V: engine.EventVersion, At: s.now(), Slug: slug, CreditCost: cost, Recalibrating: recalibrating}
+	last, err := s.log.Append(ctx, priceWrites(ev, nil)...)
 	if err != nil {
 		return engine.Price{}, 0, internal("set price", err)
 	}
@@ -98,18 +98,18 @@ func (e *Service) SetPrice(ctx context.Context, slug string, cost int64, recalib
 // A node that starts on its own log only reads. The Apps are seeded side
 // by side, so that their writes share atomic batches (eventlog's group
 // commit): one after another, a fresh node's 63 took 0.3 s.
-func (e *Service) seedPrices(ctx context.Context) error {
+func (s *Service) seedPrices(ctx context.Context) error {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		errs []error
 	)
-	for _, a := range e.cfg.Catalog.All() {
+	for _, a := range s.cfg.Catalog.All() {
 		if a.Price <= 0 {
 			continue
 		}
 		wg.Go(func() {
-			if err := port.Retry(ctx, e.cfg.Logger, "seed prices", func(ctx context.Context) error { return e.seedPrice(ctx, a) }); err != nil {
+			if err := port.Retry(ctx, s.cfg.Logger, "seed prices", func(ctx context.Context) error { return s.seedPrice(ctx, a) }); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
@@ -123,13 +123,13 @@ func (e *Service) seedPrices(ctx context.Context) error {
 // seedPrice is seedPrices for one App. When another node prices it first
 // (its check fails), the price is read again and copied if need be: that
 // race is how nodes that start together meet, not a wait.
-func (e *Service) seedPrice(ctx context.Context, a *engine.App) error {
+func (s *Service) seedPrice(ctx context.Context, a *engine.App) error {
 	for range 3 {
 		var ev engine.PriceEvent
-		seq, err := e.log.Last(ctx, subjects.Price(a.Slug), &ev)
+		seq, err := s.log.Last(ctx, subjects.Price(a.Slug), &ev)
 		if errors.Is(err, port.ErrNoMessage) {
-			ev = engine.PriceEvent{Type: "price_set", V: engine.EventVersion, At: e.now(), Slug: a.Slug, CreditCost: a.Price}
-			_, err = e.log.Append(ctx, priceWrites(ev, store.ExpectSeq(0))...)
+			ev = engine.PriceEvent{Type: "price_set", V: engine.EventVersion, At: s.now(), Slug: a.Slug, CreditCost: a.Price}
+			_, err = s.log.Append(ctx, priceWrites(ev, store.ExpectSeq(0))...)
 			if errors.Is(err, port.ErrConflict) {
 				continue
 			}
@@ -138,7 +138,7 @@ func (e *Service) seedPrice(ctx context.Context, a *engine.App) error {
 		if err != nil {
 			return err
 		}
-		return e.copyPrice(ctx, ev, seq)
+		return s.copyPrice(ctx, ev, seq)
 	}
 	return errSeededElsewhere
 }
@@ -150,12 +150,12 @@ var errSeededElsewhere = errors.New("service: another node priced this App, and 
 // copyPrice writes the copies of the price ev (at seq) when the log holds
 // none (it was written before copies were), each checking that the price
 // is still ev. A price changed meanwhile was written with its copies.
-func (e *Service) copyPrice(ctx context.Context, ev engine.PriceEvent, seq uint64) error {
+func (s *Service) copyPrice(ctx context.Context, ev engine.PriceEvent, seq uint64) error {
 	var copied engine.PriceEvent
-	if _, err := e.log.Last(ctx, subjects.PriceCopy(ev.Slug, int(e.priceCopy.Load())), &copied); !errors.Is(err, port.ErrNoMessage) {
+	if _, err := s.log.Last(ctx, subjects.PriceCopy(ev.Slug, int(s.priceCopy.Load())), &copied); !errors.Is(err, port.ErrNoMessage) {
 		return err // copied (nil), or unreadable
 	}
-	if _, err := e.log.Append(ctx, copyWrites(ev, store.ExpectSeq(seq))...); err != nil && !errors.Is(err, port.ErrConflict) {
+	if _, err := s.log.Append(ctx, copyWrites(ev, store.ExpectSeq(seq))...); err != nil && !errors.Is(err, port.ErrConflict) {
 		return err
 	}
 	return nil

@@ -39,11 +39,11 @@ func (l *recordingLog) jobChecks() []string {
 	return out
 }
 
-// sharedLog is one embedded JetStream log that several engines can run on.
+// sharedLog is one embedded JetStream log that several services can run on.
 type sharedLog struct {
 	t     *testing.T
 	ports port.Set
-	// logs, when set, collects the engines' logs.
+	// logs, when set, collects the services' logs.
 	logs *logbuf.Buffer
 }
 
@@ -58,7 +58,7 @@ func newSharedLog(t *testing.T) *sharedLog {
 	return &sharedLog{t: t, ports: st.Ports()}
 }
 
-// engine is a new engine on the log, not started, whose random choices
+// engine is a new service on the log, not started, whose random choices
 // are all copyIndex (so it checks that copy of every price); its Log port is
 // recorded. Its catalog is apps, or okApp alone.
 func (s *sharedLog) engine(copyIndex int, apps ...engine.App) (*service.Service, *recordingLog) {
@@ -163,10 +163,10 @@ func TestAPriceIsWrittenWithItsCopies(t *testing.T) {
 	}
 }
 
-// Each engine's admissions check its own copy of the price, so that the
+// Each service's admissions check its own copy of the price, so that the
 // nodes of a cluster do not wait on one subject (on a replicated stream
 // JetStream refuses a check on a subject while another checked write on it
-// is being replicated); a price changed through any engine is still the
+// is being replicated); a price changed through any service is still the
 // price every admission charges or is refused.
 func TestEachEngineChecksItsOwnCopyOfThePrice(t *testing.T) {
 	t.Parallel()
@@ -405,7 +405,7 @@ func TestNodesStartingTogetherPriceEachAppOnce(t *testing.T) {
 // Two nodes that picked the same copy refused each other's admissions
 // while either's batch was replicated, and a cluster's creates fell by
 // 40 % (BENCHMARKS.md, ninth pass). An admission refused while neither
-// its account nor its price moved moves its engine to another copy; one
+// its account nor its price moved moves its service to another copy; one
 // refused by a change it can see keeps it
 // (TestARetriedAdmissionKeepsAPriceReadOnAnotherSubject).
 func TestARefusalTheLogDoesNotExplainMovesToAnotherCopy(t *testing.T) {

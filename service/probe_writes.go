@@ -21,8 +21,8 @@ import (
 // for the Log port. It decides nothing else: `apprun bench` writes these
 // straight to a log (package bench's probe) to measure the writes a create
 // must make, next to real creates.
-func (e *Service) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID string, price engine.Price, slot int, at time.Time) (engine.RunEvent, ledger.Event, []port.Entry, error) {
-	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: e.newRunNo(), At: at, Created: &engine.Created{
+func (s *Service) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID string, price engine.Price, slot int, at time.Time) (engine.RunEvent, ledger.Event, []port.Entry, error) {
+	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: s.newRunNo(), At: at, Created: &engine.Created{
 		AccountID: acct.ID, KeyID: keyID, AppSlug: price.Slug, Input: []byte(`{}`), CreditCost: price.CreditCost, Slot: slot}}
 	charge, err := ledger.Charge(acct, created.RunNo, price.CreditCost, 0, at)
 	if err != nil {
@@ -50,13 +50,13 @@ func RunEventWrite(last uint64, ev engine.RunEvent) (port.Entry, error) {
 // at acctSeq: the settle, the slot's release and the completed event, each
 // with its compare-and-set check. It returns the settle and the entries
 // encoded for the Log port.
-func (e *Service) FinishWrites(run engine.Run, last uint64, acct ledger.Account, acctSeq uint64, summary string, output []byte, at time.Time) (ledger.Event, []port.Entry, error) {
+func (s *Service) FinishWrites(run engine.Run, last uint64, acct ledger.Account, acctSeq uint64, summary string, output []byte, at time.Time) (ledger.Event, []port.Entry, error) {
 	settle, err := ledger.Settle(acct, run.RunNo, at)
 	if err != nil {
 		return ledger.Event{}, nil, err
 	}
 	term := engine.RunEvent{Type: engine.RunCompleted, V: engine.EventVersion, RunNo: run.RunNo, At: at,
 		Completed: &engine.Completed{Summary: summary, Output: output}}
-	out, err := store.Encode(finishWrite(run, last, settle, acctSeq, term, e.hookKeep()))
+	out, err := store.Encode(finishWrite(run, last, settle, acctSeq, term, s.hookKeep()))
 	return settle, out, err
 }

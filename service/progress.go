@@ -32,7 +32,7 @@ const (
 // ctx's error when the deadline came first, and nil once the event is in
 // the log (written now, or by a try whose answer was lost).
 func (w *runWriter) writeProgress(ctx context.Context, ev engine.RunEvent) error {
-	ev.At = w.e.now() // fixed across tries: it recognises a try that landed
+	ev.At = w.svc.now() // fixed across tries: it recognises a try that landed
 	wait := progressBackoffFirst
 	for {
 		err := w.write(ctx, ev)
@@ -57,7 +57,7 @@ func (w *runWriter) writeProgress(ctx context.Context, ev engine.RunEvent) error
 		case !errors.Is(err, port.ErrUnavailable):
 			return err
 		}
-		w.e.cfg.Sleep(wait) // the simulation's clock, in a simulation
+		w.svc.cfg.Sleep(wait) // the simulation's clock, in a simulation
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -68,7 +68,7 @@ func (w *runWriter) writeProgress(ctx context.Context, ev engine.RunEvent) error
 // catchUp applies the run's events after the writer's last one and says
 // whether ev is among them, and whether any other is (another writer's).
 func (w *runWriter) catchUp(ctx context.Context, ev engine.RunEvent) (landed, foreign bool, err error) {
-	events, err := w.e.log.RunLog(ctx, w.run.RunNo, w.last)
+	events, err := w.svc.log.RunLog(ctx, w.run.RunNo, w.last)
 	if err != nil {
 		return false, false, err
 	}

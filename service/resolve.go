@@ -31,7 +31,7 @@ import (
 // Admissions resolve their own with a fence (fence.go). An outcome still
 // unknown after fenceTimeout, or while the log is unreachable, is
 // errUnresolved.
-func (e *Service) appendResolved(ctx context.Context, entries ...store.Entry) (uint64, error) {
+func (s *Service) appendResolved(ctx context.Context, entries ...store.Entry) (uint64, error) {
 	if len(entries) == 0 || entries[0].Expect == nil || entries[0].ExpectSubject != "" {
 		return 0, fmt.Errorf("appendResolved: the first entry carries no check on its own subject")
 	}
@@ -39,20 +39,20 @@ func (e *Service) appendResolved(ctx context.Context, entries ...store.Entry) (u
 	if err != nil {
 		return 0, err
 	}
-	seq, err := e.log.AppendEncoded(ctx, out)
+	seq, err := s.log.AppendEncoded(ctx, out)
 	if !store.IsAmbiguous(err) {
 		return seq, err
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fenceTimeout)
 	defer cancel()
 	for attempt := 1; ; attempt++ {
-		if !e.ports.Log.Available() {
+		if !s.ports.Log.Available() {
 			return 0, fmt.Errorf("%w: %w", errUnresolved, err)
 		}
-		seq, err = e.log.AppendEncoded(rctx, out)
+		seq, err = s.log.AppendEncoded(rctx, out)
 		if errors.Is(err, port.ErrConflict) {
 			var first port.Message
-			first, err = e.firstAfter(rctx, out[0].Subject, *out[0].Expect)
+			first, err = s.firstAfter(rctx, out[0].Subject, *out[0].Expect)
 			switch {
 			case err == nil && bytes.Equal(first.Data, out[0].Data):
 				return first.Seq + uint64(len(out)-1), nil // ours, stored by an earlier send
@@ -66,7 +66,7 @@ func (e *Service) appendResolved(ctx context.Context, entries ...store.Entry) (u
 		if rctx.Err() != nil {
 			return 0, fmt.Errorf("%w after %s: %w", errUnresolved, fenceTimeout, err)
 		}
-		e.cfg.Sleep(e.fenceBackoff(attempt))
+		s.cfg.Sleep(s.fenceBackoff(attempt))
 	}
 }
 
@@ -78,9 +78,9 @@ var errUnresolved = fmt.Errorf("%w: the write's outcome could not be learnt", po
 var errFound = errors.New("found")
 
 // firstAfter is the first message on subject after sequence after.
-func (e *Service) firstAfter(ctx context.Context, subject string, after uint64) (port.Message, error) {
+func (s *Service) firstAfter(ctx context.Context, subject string, after uint64) (port.Message, error) {
 	var first port.Message
-	err := e.ports.Log.Read(ctx, subject, after, func(m port.Message) error {
+	err := s.ports.Log.Read(ctx, subject, after, func(m port.Message) error {
 		first = m
 		return errFound
 	})

@@ -17,13 +17,13 @@ const sweepBatch = 500
 
 // sweeper removes the logs of runs past their App's retention window.
 type sweeper struct {
-	e    *Service
+	svc  *Service
 	done chan struct{}
 	over chan struct{}
 }
 
 func startSweeper(e *Service) *sweeper {
-	s := &sweeper{e: e, done: make(chan struct{}), over: make(chan struct{})}
+	s := &sweeper{svc: e, done: make(chan struct{}), over: make(chan struct{})}
 	go s.loop()
 	return s
 }
@@ -35,18 +35,18 @@ func (s *sweeper) stop() {
 
 func (s *sweeper) loop() {
 	defer close(s.over)
-	t := time.NewTicker(s.e.cfg.SweepEvery)
+	t := time.NewTicker(s.svc.cfg.SweepEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.done:
 			return
 		case <-t.C:
-			if n, err := s.e.ExpireRuns(context.Background()); err != nil {
-				s.e.cfg.Logger.Warn("retention sweep failed; will retry", "expired", n, "err", err)
+			if n, err := s.svc.ExpireRuns(context.Background()); err != nil {
+				s.svc.cfg.Logger.Warn("retention sweep failed; will retry", "expired", n, "err", err)
 			}
-			if err := s.e.CompactSlots(context.Background()); err != nil {
-				s.e.cfg.Logger.Warn("slot compaction failed; will retry", "err", err)
+			if err := s.svc.CompactSlots(context.Background()); err != nil {
+				s.svc.cfg.Logger.Warn("slot compaction failed; will retry", "err", err)
 			}
 		}
 	}
@@ -57,13 +57,13 @@ func (s *sweeper) loop() {
 // record, and only its newest message is ever read (for the compare-and-set
 // of the next claim, which compaction keeps valid). The sweep runs it every
 // SweepEvery, so slot subjects hold about one message per slot.
-func (e *Service) CompactSlots(ctx context.Context) error {
-	subjects, err := e.ports.Log.Subjects(ctx, subjects.SlotPrefix+">")
+func (s *Service) CompactSlots(ctx context.Context) error {
+	slots, err := s.ports.Log.Subjects(ctx, subjects.SlotPrefix+">")
 	if err != nil {
 		return internal("list slots", err)
 	}
-	for _, s := range subjects {
-		if err := e.ports.Log.Compact(ctx, s); err != nil {
+	for _, slot := range slots {
+		if err := s.ports.Log.Compact(ctx, slot); err != nil {
 			return internal("compact slot", err)
 		}
 	}
@@ -73,26 +73,26 @@ func (e *Service) CompactSlots(ctx context.Context) error {
 // ExpireRuns removes every run past its App's retention and returns how
 // many it removed. Safe on several nodes at once: the expiry marker is a
 // compare-and-set, and purging twice is harmless.
-func (e *Service) ExpireRuns(ctx context.Context) (int, error) {
+func (s *Service) ExpireRuns(ctx context.Context) (int, error) {
 	shortest := time.Duration(1<<63 - 1)
-	for _, a := range e.cfg.Catalog.All() {
+	for _, a := range s.cfg.Catalog.All() {
 		shortest = min(shortest, a.Retention)
 	}
-	now := e.now()
-	runs, err := e.cfg.Reads.FinishedBefore(now.Add(-shortest), sweepBatch)
+	now := s.now()
+	runs, err := s.cfg.Reads.FinishedBefore(now.Add(-shortest), sweepBatch)
 	if err != nil {
 		return 0, internal("list finished runs", err)
 	}
 	n := 0
 	for _, r := range runs {
 		retention := 30 * 24 * time.Hour
-		if a, ok := e.cfg.Catalog.Get(r.AppSlug); ok {
+		if a, ok := s.cfg.Catalog.Get(r.AppSlug); ok {
 			retention = a.Retention
 		}
 		if now.Before(r.FinishedAt.Add(retention)) {
 			continue
 		}
-		if err := e.expire(ctx, r); err != nil {
+		if err := s.expire(ctx, r); err != nil {
 			return n, err
 		}
 		n++
@@ -100,16 +100,16 @@ func (e *Service) ExpireRuns(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func (e *Service) expire(ctx context.Context, r engine.FinishedRun) error {
-	marker := engine.RunExpired{Type: "run_expired", V: engine.EventVersion, At: e.now(), RunNo: r.RunNo, AccountID: r.AccountID,
+func (s *Service) expire(ctx context.Context, r engine.FinishedRun) error {
+	marker := engine.RunExpired{Type: "run_expired", V: engine.EventVersion, At: s.now(), RunNo: r.RunNo, AccountID: r.AccountID,
 		AppSlug: r.AppSlug, Status: r.Status, CreditCost: r.CreditCost}
-	_, err := e.log.Append(ctx, store.Entry{Subject: subjects.Expired(r.RunNo), Value: marker, Expect: store.ExpectSeq(0)})
+	_, err := s.log.Append(ctx, store.Entry{Subject: subjects.Expired(r.RunNo), Value: marker, Expect: store.ExpectSeq(0)})
 	if err != nil && !errors.Is(err, port.ErrConflict) {
 		return internal("mark run expired", err)
 	}
-	e.finished.Drop(r.RunNo)
+	s.finished.Drop(r.RunNo)
 	for _, subj := range []string{subjects.Run(r.RunNo), subjects.Job(r.RunNo)} {
-		if err := e.ports.Log.Purge(ctx, subj); err != nil {
+		if err := s.ports.Log.Purge(ctx, subj); err != nil {
 			return internal(fmt.Sprintf("purge %s", subj), err)
 		}
 	}

@@ -17,11 +17,11 @@ type RunDetail struct {
 
 // RunDetail reads an account's run from its log. A run of another
 // account is run_not_found, as on the API.
-func (e *Service) RunDetail(ctx context.Context, accountID, runNo string) (RunDetail, error) {
+func (s *Service) RunDetail(ctx context.Context, accountID, runNo string) (RunDetail, error) {
 	if !engine.ValidID(engine.PrefixRun, runNo) {
 		return RunDetail{}, engine.Errorf(engine.CodeRunNotFound, "no run %q", runNo)
 	}
-	events, err := e.log.RunLog(ctx, runNo, 0)
+	events, err := s.log.RunLog(ctx, runNo, 0)
 	if err != nil {
 		return RunDetail{}, internal("read run", err)
 	}

@@ -166,34 +166,34 @@ func New(ports port.Set, cfg Config) (*Service, error) {
 // Start writes the catalog's initial prices, and starts the live-event hub,
 // the executor, the webhook dispatcher and the retention sweeper. It
 // returns once all are running.
-func (e *Service) Start(ctx context.Context) error {
-	if err := e.Prepare(ctx); err != nil {
+func (s *Service) Start(ctx context.Context) error {
+	if err := s.Prepare(ctx); err != nil {
 		return err
 	}
-	e.hub = live.NewHub(e.cfg.Logger)
-	if err := e.hub.Start(e.ports.Live); err != nil {
+	s.hub = live.NewHub(s.cfg.Logger)
+	if err := s.hub.Start(s.ports.Live); err != nil {
 		return fmt.Errorf("service: live hub: %w", err)
 	}
-	e.exec = newExecutor(e)
-	if err := e.exec.start(ctx); err != nil {
-		e.hub.Stop()
+	s.exec = newExecutor(s)
+	if err := s.exec.start(ctx); err != nil {
+		s.hub.Stop()
 		return fmt.Errorf("service: executor: %w", err)
 	}
-	hooks, err := startDispatcher(ctx, e)
+	hooks, err := startDispatcher(ctx, s)
 	if err != nil {
-		e.exec.stop()
-		e.hub.Stop()
+		s.exec.stop()
+		s.hub.Stop()
 		return fmt.Errorf("service: webhooks: %w", err)
 	}
-	e.hooks = hooks
-	e.sweep = startSweeper(e)
+	s.hooks = hooks
+	s.sweep = startSweeper(s)
 	return nil
 }
 
 // Prepare writes the catalog's prices, as Start does, but starts no
 // executor, hub or sweeper: enough to write (the bench's probe).
-func (e *Service) Prepare(ctx context.Context) error {
-	if err := e.seedPrices(ctx); err != nil {
+func (s *Service) Prepare(ctx context.Context) error {
+	if err := s.seedPrices(ctx); err != nil {
 		return fmt.Errorf("service: seed prices: %w", err)
 	}
 	return nil
@@ -201,28 +201,28 @@ func (e *Service) Prepare(ctx context.Context) error {
 
 // Stop stops the executor (runs in flight are abandoned to redelivery) and
 // the hub. Safe twice and before Start.
-func (e *Service) Stop() {
-	e.stopOnce.Do(func() {
-		close(e.stopped)
-		if e.sweep != nil {
-			e.sweep.stop()
+func (s *Service) Stop() {
+	s.stopOnce.Do(func() {
+		close(s.stopped)
+		if s.sweep != nil {
+			s.sweep.stop()
 		}
-		if e.exec != nil {
-			e.exec.stop()
+		if s.exec != nil {
+			s.exec.stop()
 		}
-		e.hooks.stop()
-		if e.hub != nil {
-			e.hub.Stop()
+		s.hooks.stop()
+		if s.hub != nil {
+			s.hub.Stop()
 		}
 	})
 }
 
 // Catalog returns the Apps.
-func (e *Service) Catalog() *engine.Catalog { return e.cfg.Catalog }
+func (s *Service) Catalog() *engine.Catalog { return s.cfg.Catalog }
 
 // now is the time events carry: UTC, to the millisecond, the one
 // precision the API shows (RFC 3339 with at most three fraction digits).
-func (e *Service) now() time.Time { return e.cfg.Now().UTC().Truncate(time.Millisecond) }
+func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Millisecond) }
 
 // internal wraps an unexpected failure: logged by the caller's adapter and
 // shown to clients only as internal_error.
@@ -232,8 +232,8 @@ func internal(op string, err error) error {
 
 // LogHead is the sequence of the newest message in the log: a node whose
 // read models have reached it has seen every write made anywhere before.
-func (e *Service) LogHead(ctx context.Context) (uint64, error) {
-	head, err := e.ports.Log.Head(ctx)
+func (s *Service) LogHead(ctx context.Context) (uint64, error) {
+	head, err := s.ports.Log.Head(ctx)
 	if err != nil {
 		return 0, internal("log head", err)
 	}
@@ -243,7 +243,7 @@ func (e *Service) LogHead(ctx context.Context) (uint64, error) {
 // Writable says whether the event log can take writes now: connected,
 // with a stream leader (the eventlog probes it). While it cannot, requests
 // fail at once with ErrUnavailable.
-func (e *Service) Writable() bool { return e.ports.Log.Available() }
+func (s *Service) Writable() bool { return s.ports.Log.Available() }
 
 // Unready says why this node cannot serve requests now, or nil when it
 // can: the log cannot take writes, or the shared rate-limit windows, which
@@ -251,21 +251,21 @@ func (e *Service) Writable() bool { return e.ports.Log.Available() }
 // in memory and needs no window.) /readyz answers 503 with it: a node
 // whose windows were lost with a server that restarted answered 503 to
 // every call while it said it was ready.
-func (e *Service) Unready() error {
-	if err := e.ports.Log.Unavailable(); err != nil {
+func (s *Service) Unready() error {
+	if err := s.ports.Log.Unavailable(); err != nil {
 		return err
 	}
-	shared := !e.cfg.Standalone && (e.cfg.Limits.CreatePerMinute > 0 || e.cfg.Limits.ReadsPerMinute > 0)
+	shared := !s.cfg.Standalone && (s.cfg.Limits.CreatePerMinute > 0 || s.cfg.Limits.ReadsPerMinute > 0)
 	if shared {
-		return e.ports.Windows.Unavailable()
+		return s.ports.Windows.Unavailable()
 	}
 	return nil
 }
 
 // AccountSeq is the sequence of an account's newest ledger event (a
 // run's admission, settle and refund are among them), or ErrNotFound.
-func (e *Service) AccountSeq(ctx context.Context, accountID string) (uint64, error) {
-	m, err := e.ports.Log.Last(ctx, subjects.Account(accountID))
+func (s *Service) AccountSeq(ctx context.Context, accountID string) (uint64, error) {
+	m, err := s.ports.Log.Last(ctx, subjects.Account(accountID))
 	if errors.Is(err, port.ErrNoMessage) {
 		return 0, port.ErrNotFound
 	}
@@ -277,9 +277,9 @@ func (e *Service) AccountSeq(ctx context.Context, accountID string) (uint64, err
 
 // RunSeq is the sequence of a run's newest event, or ErrNotFound: it lets
 // a node whose read models lag wait for a run created on another node.
-func (e *Service) RunSeq(ctx context.Context, runNo string) (uint64, error) {
+func (s *Service) RunSeq(ctx context.Context, runNo string) (uint64, error) {
 	var ev engine.RunEvent
-	seq, err := e.log.Last(ctx, subjects.Run(runNo), &ev)
+	seq, err := s.log.Last(ctx, subjects.Run(runNo), &ev)
 	if errors.Is(err, port.ErrNoMessage) {
 		return 0, port.ErrNotFound
 	}
@@ -293,14 +293,14 @@ func (e *Service) RunSeq(ctx context.Context, runNo string) (uint64, error) {
 // it: a newer state of an entity the cache holds (another node's write, on
 // a shared log) replaces the cached one, so admissions rarely meet a
 // compare-and-set they must retry.
-func (e *Service) Observe(m port.Message) { e.log.Observe(m) }
+func (s *Service) Observe(m port.Message) { s.log.Observe(m) }
 
 // id is a new id with prefix from the service's entropy (crypto/rand
 // unless the simulation seeds it).
-func (e *Service) id(prefix string, n int) string { return engine.NewID(e.cfg.Entropy, prefix, n) }
+func (s *Service) id(prefix string, n int) string { return engine.NewID(s.cfg.Entropy, prefix, n) }
 
 // newRunNo is a run number made now from the service's entropy.
-func (e *Service) newRunNo() string { return engine.NewRunNo(e.cfg.Entropy, e.now()) }
+func (s *Service) newRunNo() string { return engine.NewRunNo(s.cfg.Entropy, s.now()) }
 
 // maxCASRetries bounds compare-and-set retries under contention.
 const maxCASRetries = 64
@@ -315,11 +315,11 @@ const casPauseAfter = 5
 // a check fails for as long as another node's write on the subject is being
 // replicated; tries spent back to back ran out under a CPU hog and answered
 // "busy" to a request that a pause would have let through.
-func (e *Service) casTries() iter.Seq[int] {
+func (s *Service) casTries() iter.Seq[int] {
 	return func(yield func(int) bool) {
 		for attempt := range maxCASRetries {
 			if attempt >= casPauseAfter {
-				e.cfg.Sleep(e.backoff(attempt))
+				s.cfg.Sleep(s.backoff(attempt))
 			}
 			if !yield(attempt) {
 				return
@@ -330,6 +330,6 @@ func (e *Service) casTries() iter.Seq[int] {
 
 // backoff is the pause before a later try: random, so that contenders
 // spread out, and growing with the tries spent.
-func (e *Service) backoff(attempt int) time.Duration {
-	return time.Duration(e.cfg.IntN(attempt*200)+50) * time.Microsecond
+func (s *Service) backoff(attempt int) time.Duration {
+	return time.Duration(s.cfg.IntN(attempt*200)+50) * time.Microsecond
 }

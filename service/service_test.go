@@ -52,7 +52,7 @@ func newTestEngine(t *testing.T) *service.Service {
 	return startEngine(t, true, engine.Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}, okApp())
 }
 
-// startEngine runs an engine on a fresh embedded JetStream (fsync on or off).
+// startEngine runs a service on a fresh embedded JetStream (fsync on or off).
 func startEngine(t testing.TB, sync bool, lim engine.Limits, apps ...engine.App) *service.Service {
 	t.Helper()
 	return startEngineWith(t, sync, lim, nil, apps...)
@@ -64,7 +64,7 @@ func startEngineWith(t testing.TB, sync bool, lim engine.Limits, wrap func(port.
 	return startEngineConfig(t, sync, lim, wrap, nil, apps...)
 }
 
-// startEngineConfig is startEngineWith with the engine's Config changed by
+// startEngineConfig is startEngineWith with the service's Config changed by
 // configure (a clock, say).
 func startEngineConfig(t testing.TB, sync bool, lim engine.Limits, wrap func(port.Log) port.Log, configure func(*service.Config), apps ...engine.App) *service.Service {
 	t.Helper()
@@ -81,7 +81,7 @@ func startEngineConfig(t testing.TB, sync bool, lim engine.Limits, wrap func(por
 	return e
 }
 
-// newEngineConfig is startEngineConfig's engine, not started, with New's
+// newEngineConfig is startEngineConfig's service, not started, with New's
 // error (a config it refuses).
 func newEngineConfig(t testing.TB, sync bool, lim engine.Limits, wrap func(port.Log) port.Log, configure func(*service.Config), apps ...engine.App) (*service.Service, error) {
 	t.Helper()
@@ -103,7 +103,7 @@ func newEngineConfig(t testing.TB, sync bool, lim engine.Limits, wrap func(port.
 	return engineOn(ports, cat, lim, configure)
 }
 
-// engineOn is a new engine on ports (not started) with the tests' config,
+// engineOn is a new service on ports (not started) with the tests' config,
 // changed by configure.
 func engineOn(ports port.Set, cat *engine.Catalog, lim engine.Limits, configure func(*service.Config)) (*service.Service, error) {
 	cfg := service.Config{Catalog: cat, Reads: &brandMap{m: map[string]engine.BrandContext{}},
@@ -340,7 +340,7 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 // empty (new, rebuilding, behind) still runs it with its brand context,
 // here on a delivery made after the first one was lost.
 func TestRedeliveredRunOnAnEmptyReadModelHasItsBrandContext(t *testing.T) {
-	// The engine's read model (brandMap) stays empty.
+	// The service's read model (brandMap) stays empty.
 	ctx := context.Background()
 	got := make(chan *engine.BrandContext, 4)
 	app := engine.App{Slug: "branded", Name: "branded", Price: 5, Runnable: true, AcceptsBrandContext: true, Timeout: time.Minute,

@@ -17,18 +17,18 @@ import (
 // follows checks its sequence (the store's lastCache).
 
 // Account reads an account's state from the log (its newest event).
-func (e *Service) Account(ctx context.Context, id string) (ledger.Account, uint64, error) {
-	return e.account(ctx, id, false)
+func (s *Service) Account(ctx context.Context, id string) (ledger.Account, uint64, error) {
+	return s.account(ctx, id, false)
 }
 
 // account is Account, answered from the cache when cached is set (for a
 // compare-and-set write only: the store's lastCache).
-func (e *Service) account(ctx context.Context, id string, cached bool) (ledger.Account, uint64, error) {
+func (s *Service) account(ctx context.Context, id string, cached bool) (ledger.Account, uint64, error) {
 	if !engine.ValidID(engine.PrefixAccount, id) {
 		return ledger.Account{}, 0, engine.Errorf(engine.CodeAccountNotFound, "no account %q", id)
 	}
 	var ev ledger.Event
-	seq, _, err := e.log.LastFrom(ctx, cached, subjects.Account(id), &ev)
+	seq, _, err := s.log.LastFrom(ctx, cached, subjects.Account(id), &ev)
 	if errors.Is(err, port.ErrNoMessage) {
 		return ledger.Account{}, 0, engine.Errorf(engine.CodeAccountNotFound, "no account %q", id)
 	}
@@ -39,28 +39,28 @@ func (e *Service) account(ctx context.Context, id string, cached bool) (ledger.A
 }
 
 // CurrentPrice reads an App's price from the log.
-func (e *Service) CurrentPrice(ctx context.Context, slug string) (engine.Price, error) {
-	p, _, err := e.price(ctx, slug, false)
+func (s *Service) CurrentPrice(ctx context.Context, slug string) (engine.Price, error) {
+	p, _, err := s.price(ctx, slug, false)
 	return p.Price, err
 }
 
 // price is CurrentPrice, answered from the cache when cached is set and the
 // cache holds it (hit), for an admission, whose write checks the price's
 // sequence (the store's lastCache).
-func (e *Service) price(ctx context.Context, slug string, cached bool) (p checkedPrice, hit bool, err error) {
-	return e.priceFrom(ctx, slug, "", cached)
+func (s *Service) price(ctx context.Context, slug string, cached bool) (p checkedPrice, hit bool, err error) {
+	return s.priceFrom(ctx, slug, "", cached)
 }
 
 // admissionPrice is price as an admission reads it: from this node's
 // copy, or from the price itself when the log holds no copy of it, or a
 // price newer than the copy (written without copies, by a node from before
 // them: every copy is written after its price).
-func (e *Service) admissionPrice(ctx context.Context, slug string, cached bool) (p checkedPrice, hit bool, err error) {
-	p, hit, err = e.priceFrom(ctx, slug, subjects.PriceCopy(slug, int(e.priceCopy.Load())), cached)
+func (s *Service) admissionPrice(ctx context.Context, slug string, cached bool) (p checkedPrice, hit bool, err error) {
+	p, hit, err = s.priceFrom(ctx, slug, subjects.PriceCopy(slug, int(s.priceCopy.Load())), cached)
 	if err != nil {
 		return checkedPrice{}, false, err
 	}
-	own, ownHit, err := e.priceFrom(ctx, slug, "", cached)
+	own, ownHit, err := s.priceFrom(ctx, slug, "", cached)
 	if err != nil {
 		return checkedPrice{}, false, err
 	}
@@ -72,13 +72,13 @@ func (e *Service) admissionPrice(ctx context.Context, slug string, cached bool) 
 
 // priceFrom reads slug's price from the copy check ("": the price's own
 // subject).
-func (e *Service) priceFrom(ctx context.Context, slug, check string, cached bool) (p checkedPrice, hit bool, err error) {
+func (s *Service) priceFrom(ctx context.Context, slug, check string, cached bool) (p checkedPrice, hit bool, err error) {
 	subject := check
 	if subject == "" {
 		subject = subjects.Price(slug)
 	}
 	var ev engine.PriceEvent
-	seq, hit, err := e.log.LastFrom(ctx, cached, subject, &ev)
+	seq, hit, err := s.log.LastFrom(ctx, cached, subject, &ev)
 	if errors.Is(err, port.ErrNoMessage) {
 		return checkedPrice{Price: engine.Price{Slug: slug}}, hit, nil
 	}
@@ -107,16 +107,16 @@ func (p checkedPrice) checkSubject() string {
 
 // WebhookEndpoints lists an account's endpoints and the sequence they were
 // last written at (0: none yet).
-func (e *Service) WebhookEndpoints(ctx context.Context, accountID string) ([]WebhookEndpoint, uint64, error) {
-	return e.webhookEndpoints(ctx, accountID, false)
+func (s *Service) WebhookEndpoints(ctx context.Context, accountID string) ([]WebhookEndpoint, uint64, error) {
+	return s.webhookEndpoints(ctx, accountID, false)
 }
 
 // webhookEndpoints is WebhookEndpoints, answered from the cache when
 // cached is set and this node is standalone (every write is its own, so
 // the cache is the log's state: the store's lastCache).
-func (e *Service) webhookEndpoints(ctx context.Context, accountID string, cached bool) ([]WebhookEndpoint, uint64, error) {
+func (s *Service) webhookEndpoints(ctx context.Context, accountID string, cached bool) ([]WebhookEndpoint, uint64, error) {
 	var ev endpointsEvent
-	seq, _, err := e.log.LastFrom(ctx, cached && e.cfg.Standalone, subjects.WebhookEndpoints(accountID), &ev)
+	seq, _, err := s.log.LastFrom(ctx, cached && s.cfg.Standalone, subjects.WebhookEndpoints(accountID), &ev)
 	if errors.Is(err, port.ErrNoMessage) {
 		return nil, 0, nil
 	}

@@ -25,11 +25,11 @@ type counters struct {
 }
 
 // Stats returns this node's counters.
-func (e *Service) Stats() Stats {
-	c := &e.counters
-	return Stats{EventsAppended: e.log.Appended(), Charges: c.charges.Load(), Settles: c.settles.Load(),
+func (s *Service) Stats() Stats {
+	c := &s.counters
+	return Stats{EventsAppended: s.log.Appended(), Charges: c.charges.Load(), Settles: c.settles.Load(),
 		Refunds: c.refunds.Load(), CreditsCharged: c.charged.Load(), CreditsRefunded: c.refunded.Load(),
-		WorkersBusy: e.exec.busy(), Workers: e.cfg.Workers}
+		WorkersBusy: s.exec.busy(), Workers: s.cfg.Workers}
 }
 
 // ended counts a run's settle (completed) or refund (failed) of cost.

@@ -18,9 +18,9 @@ import (
 // catches up from the log and goes on. Every `idle` it calls quiet with
 // the last sequence sent, and reads the log again when quiet asks: a
 // safety net under the live feed, and the event stream's heartbeat.
-func (e *Service) Watch(ctx context.Context, runNo string, after uint64, idle time.Duration,
+func (s *Service) Watch(ctx context.Context, runNo string, after uint64, idle time.Duration,
 	send func([]live.StreamEvent) (done bool, err error), quiet func(last uint64) (catchUp bool, err error)) error {
-	f := e.Follow(runNo, after)
+	f := s.Follow(runNo, after)
 	defer func() { f.Close() }() // the follower in use at the end
 	tick := time.NewTicker(idle)
 	defer tick.Stop()
@@ -39,12 +39,12 @@ func (e *Service) Watch(ctx context.Context, runNo string, after uint64, idle ti
 		case m, ok := <-f.Live():
 			if !ok {
 				select {
-				case <-e.stopped:
+				case <-s.stopped:
 					return nil
 				default: // fell behind: read the log again
 				}
 				f.Close()
-				f = e.Follow(runNo, f.Last())
+				f = s.Follow(runNo, f.Last())
 				evs, err = f.Catchup(ctx)
 				continue
 			}

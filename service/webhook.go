@@ -71,7 +71,7 @@ func hookJobs(run engine.Run, at time.Time, keep time.Duration) []store.Entry {
 // hookKeep is how long a webhook job stays in the log: the delivery
 // window, in which it is retried, and an hour. Jobs are work items, no
 // part of the billing history.
-func (e *Service) hookKeep() time.Duration { return e.cfg.Webhooks.Window + time.Hour }
+func (s *Service) hookKeep() time.Duration { return s.cfg.Webhooks.Window + time.Hour }
 
 // DeliveryKept is how long a webhook delivery's record stays in the log
 // (and in the deliveries list) after its last attempt. Each attempt's
@@ -114,7 +114,7 @@ func deliverySubject(accountID, runNo string, target int) string {
 // no host, and (unless private addresses are allowed) a loopback or
 // private or special-purpose literal address (the sender's policy) or
 // localhost.
-func (e *Service) CheckWebhookURL(raw string) error {
+func (s *Service) CheckWebhookURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(raw) > 2000 || u.User != nil {
 		return engine.Errorf(engine.CodeInvalidRequest, "webhook_url must be an http(s) URL without credentials")
@@ -130,13 +130,13 @@ func (e *Service) CheckWebhookURL(raw string) error {
 			return engine.Errorf(engine.CodeInvalidRequest, "webhook_url's host %q is an IPv4 address written otherwise than as four decimal numbers (a.b.c.d), which resolvers read in different ways; write it a.b.c.d", host)
 		}
 	}
-	if e.cfg.Webhooks.AllowPrivate {
+	if s.cfg.Webhooks.AllowPrivate {
 		return nil
 	}
 	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
 		return engine.Errorf(engine.CodeInvalidRequest, "webhook_url must not point at this machine")
 	}
-	if ip, err := netip.ParseAddr(host); err == nil && e.cfg.Webhooks.Sender != nil && !e.cfg.Webhooks.Sender.Allowed(ip) {
+	if ip, err := netip.ParseAddr(host); err == nil && s.cfg.Webhooks.Sender != nil && !s.cfg.Webhooks.Sender.Allowed(ip) {
 		return engine.Errorf(engine.CodeInvalidRequest, "webhook_url must not point at a loopback, private or special-purpose address")
 	}
 	return nil
@@ -158,19 +158,19 @@ func numericHost(host string) bool {
 
 // WebhookSecret returns the account's signing secret, made on first use
 // (compare-and-set: every node agrees on one).
-func (e *Service) WebhookSecret(ctx context.Context, accountID string) (string, error) {
-	if _, _, err := e.Account(ctx, accountID); err != nil {
+func (s *Service) WebhookSecret(ctx context.Context, accountID string) (string, error) {
+	if _, _, err := s.Account(ctx, accountID); err != nil {
 		return "", err
 	}
-	return e.secretOf(ctx, accountID)
+	return s.secretOf(ctx, accountID)
 }
 
 // secretOf is WebhookSecret for an account known to exist (a delivery's:
 // its run exists), without reading the account again.
-func (e *Service) secretOf(ctx context.Context, accountID string) (string, error) {
-	for range e.casTries() {
+func (s *Service) secretOf(ctx context.Context, accountID string) (string, error) {
+	for range s.casTries() {
 		var ev secretEvent
-		_, err := e.log.Last(ctx, secretSubject(accountID), &ev)
+		_, err := s.log.Last(ctx, secretSubject(accountID), &ev)
 		if err == nil {
 			return ev.Secret, nil
 		}
@@ -179,8 +179,8 @@ func (e *Service) secretOf(ctx context.Context, accountID string) (string, error
 		}
 		b := make([]byte, 24)
 		_, _ = rand.Read(b)
-		ev = secretEvent{Type: "webhook_secret", V: engine.EventVersion, At: e.now(), Secret: "whsec_" + base64.StdEncoding.EncodeToString(b)}
-		_, err = e.log.Append(ctx, store.Entry{Subject: secretSubject(accountID), Value: ev, Expect: store.ExpectSeq(0)})
+		ev = secretEvent{Type: "webhook_secret", V: engine.EventVersion, At: s.now(), Secret: "whsec_" + base64.StdEncoding.EncodeToString(b)}
+		_, err = s.log.Append(ctx, store.Entry{Subject: secretSubject(accountID), Value: ev, Expect: store.ExpectSeq(0)})
 		if err == nil {
 			return ev.Secret, nil
 		}
@@ -204,8 +204,8 @@ func Sign(secret, id string, ts int64, body []byte) (string, error) {
 }
 
 // Redeliver queues a run's terminal event for delivery again.
-func (e *Service) Redeliver(ctx context.Context, accountID, runNo string) error {
-	events, err := e.log.RunLog(ctx, runNo, 0)
+func (s *Service) Redeliver(ctx context.Context, accountID, runNo string) error {
+	events, err := s.log.RunLog(ctx, runNo, 0)
 	if err != nil {
 		return internal("read run", err)
 	}
@@ -223,17 +223,17 @@ func (e *Service) Redeliver(ctx context.Context, accountID, runNo string) error 
 	// jobs are written with a compare-and-set on the run's last one, so
 	// of concurrent calls one wins.
 	var last HookJob
-	lastSeq, err := e.log.Last(ctx, hookSubject(runNo), &last)
+	lastSeq, err := s.log.Last(ctx, hookSubject(runNo), &last)
 	if err != nil && !errors.Is(err, port.ErrNoMessage) {
 		return internal("read webhook jobs", err)
 	}
-	now := e.now()
+	now := s.now()
 	if wait := last.At.Add(RedeliverEvery).Sub(now); !last.At.IsZero() && wait > 0 {
 		return redeliverLimited(runNo, wait)
 	}
-	jobs := hookJobs(run, now, e.hookKeep())
+	jobs := hookJobs(run, now, s.hookKeep())
 	jobs[0].Expect = store.ExpectSeq(lastSeq)
-	_, err = e.log.Append(ctx, jobs...)
+	_, err = s.log.Append(ctx, jobs...)
 	if errors.Is(err, port.ErrConflict) {
 		return redeliverLimited(runNo, RedeliverEvery)
 	}
@@ -249,15 +249,15 @@ func redeliverLimited(runNo string, wait time.Duration) error {
 }
 
 // Deliveries lists an account's webhook deliveries, newest first.
-func (e *Service) Deliveries(ctx context.Context, accountID string, limit int) ([]Delivery, error) {
-	subjects, err := e.ports.Log.Subjects(ctx, subjects.WHDeliveryPrefix+accountID+".>")
+func (s *Service) Deliveries(ctx context.Context, accountID string, limit int) ([]Delivery, error) {
+	subjects, err := s.ports.Log.Subjects(ctx, subjects.WHDeliveryPrefix+accountID+".>")
 	if err != nil {
 		return nil, internal("list deliveries", err)
 	}
 	var out []Delivery
 	for _, subj := range subjects {
 		var d Delivery
-		if _, err := e.log.Last(ctx, subj, &d); err == nil {
+		if _, err := s.log.Last(ctx, subj, &d); err == nil {
 			out = append(out, d)
 		}
 	}
@@ -270,7 +270,7 @@ func (e *Service) Deliveries(ctx context.Context, accountID string, limit int) (
 
 // dispatcher delivers hook jobs, on a worker pool.
 type dispatcher struct {
-	e    *Service
+	svc  *Service
 	pool *worker.Pool
 }
 
@@ -278,7 +278,7 @@ func startDispatcher(ctx context.Context, e *Service) (*dispatcher, error) {
 	if e.cfg.Webhooks.Sender == nil {
 		return nil, errors.New("Webhooks.Sender is required")
 	}
-	d := &dispatcher{e: e}
+	d := &dispatcher{svc: e}
 	pool, err := worker.Start(ctx, e.ports.Queue, worker.Config{Spec: port.QueueSpec{Name: webhookConsumer,
 		Filter: subjects.HookPrefix + "*", AckWait: 30 * time.Second, MaxPending: 256, Batch: 32}}, d.handle)
 	if err != nil {
@@ -296,7 +296,7 @@ func (d *dispatcher) stop() {
 }
 
 func (d *dispatcher) backoff(attempt int) time.Duration {
-	b := d.e.cfg.Webhooks.Backoff
+	b := d.svc.cfg.Webhooks.Backoff
 	for i := 1; i < attempt && b < time.Hour; i++ {
 		b *= 5
 	}
@@ -313,7 +313,7 @@ func (d *dispatcher) handle(ctx context.Context, m port.QueueMsg) worker.Outcome
 	attempt := int(m.Attempt())
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	events, err := d.e.log.RunLog(ctx, job.RunNo, 0)
+	events, err := d.svc.log.RunLog(ctx, job.RunNo, 0)
 	if err != nil || len(events) == 0 {
 		if err == nil { // purged after retention: nothing left to send
 			return worker.Drop()
@@ -326,7 +326,7 @@ func (d *dispatcher) handle(ctx context.Context, m port.QueueMsg) worker.Outcome
 		return worker.Drop()
 	}
 	target := targets[job.Target]
-	secret, err := d.e.secretOf(ctx, created.Event.Created.AccountID)
+	secret, err := d.svc.secretOf(ctx, created.Event.Created.AccountID)
 	if err != nil {
 		return worker.Retry(time.Second)
 	}
@@ -335,19 +335,19 @@ func (d *dispatcher) handle(ctx context.Context, m port.QueueMsg) worker.Outcome
 		"data": term.Event.PublicData()})
 	status, derr := d.post(ctx, target, secret, id, body)
 	state := Delivery{WebhookID: id, RunNo: job.RunNo, Event: string(term.Event.Type), URL: target,
-		Attempts: attempt, LastStatus: status, UpdatedAt: d.e.now()}
+		Attempts: attempt, LastStatus: status, UpdatedAt: d.svc.now()}
 	switch {
 	case derr == nil:
 		state.Status = "delivered"
-	case d.e.now().Sub(term.Event.At) >= d.e.cfg.Webhooks.Window:
+	case d.svc.now().Sub(term.Event.At) >= d.svc.cfg.Webhooks.Window:
 		state.Status, state.LastError = "failed", derr.Error()
 	default:
 		state.Status, state.LastError = "retrying", derr.Error()
-		state.NextAt = d.e.now().Add(d.backoff(attempt))
+		state.NextAt = d.svc.now().Add(d.backoff(attempt))
 	}
-	if _, err := d.e.log.Append(ctx, store.Entry{Subject: deliverySubject(created.Event.Created.AccountID, job.RunNo, job.Target), Value: state,
+	if _, err := d.svc.log.Append(ctx, store.Entry{Subject: deliverySubject(created.Event.Created.AccountID, job.RunNo, job.Target), Value: state,
 		Rollup: true, TTL: DeliveryKept}); err != nil {
-		d.e.cfg.Logger.Warn("recording a webhook delivery", "run_no", job.RunNo, "err", err)
+		d.svc.cfg.Logger.Warn("recording a webhook delivery", "run_no", job.RunNo, "err", err)
 	}
 	switch state.Status {
 	case "retrying":
@@ -360,12 +360,12 @@ func (d *dispatcher) handle(ctx context.Context, m port.QueueMsg) worker.Outcome
 
 // post sends one delivery; an answer outside 2xx is a failure.
 func (d *dispatcher) post(ctx context.Context, target, secret, id string, body []byte) (int, error) {
-	ts := d.e.now().Unix()
+	ts := d.svc.now().Unix()
 	sig, err := Sign(secret, id, ts, body)
 	if err != nil {
 		return 0, err
 	}
-	return d.e.cfg.Webhooks.Sender.Send(ctx, target, map[string]string{
+	return d.svc.cfg.Webhooks.Sender.Send(ctx, target, map[string]string{
 		"Content-Type": "application/json", "User-Agent": "apprun-webhooks",
 		"webhook-id": id, "webhook-timestamp": strconv.FormatInt(ts, 10), "webhook-signature": sig,
 	}, body)

@@ -30,15 +30,15 @@ type endpointsEvent struct {
 }
 
 // AddWebhookEndpoint registers a receiver for the account's future runs.
-func (e *Service) AddWebhookEndpoint(ctx context.Context, accountID, url string) (WebhookEndpoint, error) {
-	if err := e.CheckWebhookURL(url); err != nil {
+func (s *Service) AddWebhookEndpoint(ctx context.Context, accountID, url string) (WebhookEndpoint, error) {
+	if err := s.CheckWebhookURL(url); err != nil {
 		return WebhookEndpoint{}, err
 	}
-	if _, _, err := e.Account(ctx, accountID); err != nil {
+	if _, _, err := s.Account(ctx, accountID); err != nil {
 		return WebhookEndpoint{}, err
 	}
-	ep := WebhookEndpoint{ID: e.id("wh_", 10), URL: url, CreatedAt: e.now()}
-	return ep, e.updateEndpoints(ctx, accountID, func(list []WebhookEndpoint) ([]WebhookEndpoint, error) {
+	ep := WebhookEndpoint{ID: s.id("wh_", 10), URL: url, CreatedAt: s.now()}
+	return ep, s.updateEndpoints(ctx, accountID, func(list []WebhookEndpoint) ([]WebhookEndpoint, error) {
 		if len(list) >= MaxWebhookEndpoints {
 			return nil, engine.Errorf(engine.CodeInvalidRequest, "an account has at most %d webhook endpoints", MaxWebhookEndpoints)
 		}
@@ -47,8 +47,8 @@ func (e *Service) AddWebhookEndpoint(ctx context.Context, accountID, url string)
 }
 
 // RemoveWebhookEndpoint unregisters one; runs made before keep it.
-func (e *Service) RemoveWebhookEndpoint(ctx context.Context, accountID, id string) error {
-	return e.updateEndpoints(ctx, accountID, func(list []WebhookEndpoint) ([]WebhookEndpoint, error) {
+func (s *Service) RemoveWebhookEndpoint(ctx context.Context, accountID, id string) error {
+	return s.updateEndpoints(ctx, accountID, func(list []WebhookEndpoint) ([]WebhookEndpoint, error) {
 		for i, ep := range list {
 			if ep.ID == id {
 				return append(list[:i:i], list[i+1:]...), nil
@@ -58,9 +58,9 @@ func (e *Service) RemoveWebhookEndpoint(ctx context.Context, accountID, id strin
 	})
 }
 
-func (e *Service) updateEndpoints(ctx context.Context, accountID string, change func([]WebhookEndpoint) ([]WebhookEndpoint, error)) error {
-	for range e.casTries() {
-		list, seq, err := e.WebhookEndpoints(ctx, accountID)
+func (s *Service) updateEndpoints(ctx context.Context, accountID string, change func([]WebhookEndpoint) ([]WebhookEndpoint, error)) error {
+	for range s.casTries() {
+		list, seq, err := s.WebhookEndpoints(ctx, accountID)
 		if err != nil {
 			return err
 		}
@@ -68,8 +68,8 @@ func (e *Service) updateEndpoints(ctx context.Context, accountID string, change 
 		if err != nil {
 			return err
 		}
-		_, err = e.appendResolved(ctx, store.Entry{Subject: subjects.WebhookEndpoints(accountID),
-			Value: endpointsEvent{Type: "webhook_endpoints", V: engine.EventVersion, At: e.now(), Endpoints: next}, Expect: store.ExpectSeq(seq)})
+		_, err = s.appendResolved(ctx, store.Entry{Subject: subjects.WebhookEndpoints(accountID),
+			Value: endpointsEvent{Type: "webhook_endpoints", V: engine.EventVersion, At: s.now(), Endpoints: next}, Expect: store.ExpectSeq(seq)})
 		if errors.Is(err, port.ErrConflict) {
 			continue
 		}
