@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,5 +67,39 @@ func TestADecodedEventHasItsKindSet(t *testing.T) {
 		}
 		_ = ev.PublicData()
 		_ = engine.ApplyRun(engine.Run{}, ev, 1)
+	}
+}
+
+// On the wire a kind's fields sit beside the common ones and every other
+// kind's, so no two may share a JSON name: encoding/json drops both
+// silently when they do.
+func TestEveryRunEventFieldHasAJSONNameOfItsOwn(t *testing.T) {
+	t.Parallel()
+	seen := map[string]string{}
+	var walk func(typ reflect.Type, in string)
+	walk = func(typ reflect.Type, in string) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if f.Anonymous {
+				if f.Type.Kind() != reflect.Pointer || f.Type.Elem().Kind() != reflect.Struct {
+					t.Fatalf("%s: an embedded kind is a pointer to a struct", f.Name)
+				}
+				walk(f.Type.Elem(), f.Name)
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				t.Errorf("%s.%s has no JSON name", in, f.Name)
+				continue
+			}
+			if other, ok := seen[name]; ok {
+				t.Errorf("%s.%s and %s both encode as %q", in, f.Name, other, name)
+			}
+			seen[name] = in + "." + f.Name
+		}
+	}
+	walk(reflect.TypeFor[engine.RunEvent](), "RunEvent")
+	if len(seen) < 18 {
+		t.Fatalf("found %d JSON names: the walk is wrong", len(seen))
 	}
 }

@@ -2,8 +2,8 @@
 // one per entity, and what each is about. Its newest message is the
 // entity's state, so a write checked on a subject's last sequence is a
 // compare-and-set on that entity. The service writes these subjects, the
-// read models and the audit read them back; the domain (package engine)
-// does not know them.
+// read models and the audit read them back. Of the domain, only the
+// audit fold (engine/audit.go) reads them, to tell a message's kind.
 package subjects
 
 import (

@@ -9,12 +9,14 @@ import (
 
 const module = "github.com/apprun/apprun/"
 
-// allowed is what each package may import of apprun's own, by layer:
-// the domain imports nothing above it; the service, the domain and the
-// ports; the adapters of the ports, the ports and the domain; the edge and
-// the surfaces, the service, the domain and the edge (and httpapi's one
-// error mapping); the node, all of them; the commands and the tools,
-// anything. "*" allows every package.
+// allowed is what each package's non-test files may import of apprun's
+// own, by layer: the domain imports nothing above it; the service, the
+// domain and the ports; the adapters, mostly the ports and the domain
+// (each row says which others: billing sells through the service, apps
+// reads the web and the model through outbound and llm); the edge and the
+// surfaces, the service, the domain and the edge (and httpapi's one error
+// mapping); the node, all of them; the commands and the tools, anything.
+// "*" allows every package.
 var allowed = map[string][]string{
 	// The domain: the vocabulary and the rules.
 	"ledger":   {},

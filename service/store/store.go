@@ -128,7 +128,7 @@ func (s *Store) Last(ctx context.Context, subject string, v any) (uint64, error)
 }
 
 // LastFrom is last, answered from the cache when cached is set and the
-// cache holds the subject (hit; lastcache.go says when that is exact).
+// cache holds the subject (hit; lastCache says when that is exact).
 func (s *Store) LastFrom(ctx context.Context, cached bool, subject string, v any) (seq uint64, hit bool, err error) {
 	m, ok := s.cache.get(subject)
 	if !cached || !ok {
