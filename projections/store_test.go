@@ -73,9 +73,12 @@ func (f *fixture) open(t testing.TB) *projections.Store {
 	return s
 }
 
+// waitFor waits until s has applied seq: within 30 s, for the executor
+// on a JetStream that fsyncs every write, under a whole suite's load on 2
+// cores (10 s ran out once there).
 func waitFor(t testing.TB, s *projections.Store, seq uint64) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := s.WaitFor(ctx, seq); err != nil {
 		t.Fatal(err)
