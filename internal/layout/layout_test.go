@@ -1,7 +1,10 @@
 package layout
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -103,4 +106,66 @@ func TestEveryPackageImportsOnlyWhatItsLayerAllows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// docs/architecture.md's table of who may import whom is this table: the
+// same packages, each with the same imports ("nothing", "anything").
+func TestTheArchitectureDocsTableIsThisTable(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(data), "<!-- layout table -->")
+	if !ok {
+		t.Fatal("docs/architecture.md has no <!-- layout table -->")
+	}
+	name := regexp.MustCompile("`([^`]+)`")
+	documented := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(after), "\n") {
+		if !strings.HasPrefix(line, "|") {
+			break // the table's end
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		if len(cells) != 3 || !strings.Contains(cells[1], "`") {
+			continue // its head
+		}
+		var may []string
+		switch imports := strings.TrimSpace(cells[2]); imports {
+		case "anything":
+			may = []string{"*"}
+		case "nothing":
+		default:
+			for _, m := range name.FindAllStringSubmatch(imports, -1) {
+				may = append(may, m[1])
+			}
+		}
+		for _, m := range name.FindAllStringSubmatch(cells[1], -1) {
+			if _, twice := documented[m[1]]; twice {
+				t.Errorf("docs/architecture.md lists %s twice", m[1])
+			}
+			documented[m[1]] = may
+		}
+	}
+	for pkg, may := range allowed {
+		doc, ok := documented[pkg]
+		switch {
+		case !ok:
+			t.Errorf("docs/architecture.md's table has no row for %s (may import %v)", pkg, may)
+		case !sameSet(doc, may):
+			t.Errorf("docs/architecture.md says %s may import %v; this table says %v", pkg, doc, may)
+		}
+	}
+	for pkg := range documented {
+		if _, ok := allowed[pkg]; !ok {
+			t.Errorf("docs/architecture.md's table lists %s, which this table does not", pkg)
+		}
+	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
