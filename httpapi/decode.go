@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/apprun/apprun/engine"
-	"github.com/apprun/apprun/service"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -150,59 +149,4 @@ func stringField(obj map[string]json.RawMessage, name string) (value string, pre
 		return "", false, errorf(engine.CodeInvalidRequest, "%s must be a string", name)
 	}
 	return value, true, nil
-}
-
-// createRunBody is POST /api/v1/runs decoded.
-type createRunBody struct {
-	AppSlug        string
-	Input          map[string]any
-	BrandContextID *string
-	MaxCreditCost  *int64
-	WebhookURL     string
-}
-
-// decodeCreateRun applies rule 1: a JSON object with a string app_slug, an
-// object input, an optional string brand_context_id, nothing else, and no
-// file fields anywhere in input.
-func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
-	var b createRunBody
-	if err := onlyFields(obj, "app_slug", "input", "brand_context_id", "max_credit_cost", "webhook_url"); err != nil {
-		return b, err
-	}
-	slug, ok, err := stringField(obj, "app_slug")
-	if err != nil {
-		return b, err
-	}
-	if !ok || slug == "" {
-		return b, errorf(engine.CodeInvalidRequest, "app_slug is required")
-	}
-	b.AppSlug = slug
-	raw, ok := obj["input"]
-	if !ok || string(raw) == "null" {
-		return b, errorf(engine.CodeInvalidRequest, "input is required and must be an object")
-	}
-	if err := json.Unmarshal(raw, &b.Input); err != nil || b.Input == nil {
-		return b, errorf(engine.CodeInvalidRequest, "input must be a JSON object")
-	}
-	if err := service.CheckNoFiles(b.Input); err != nil {
-		return b, err
-	}
-	if id, ok, err := stringField(obj, "brand_context_id"); err != nil {
-		return b, err
-	} else if ok {
-		b.BrandContextID = &id
-	}
-	if raw, ok := obj["max_credit_cost"]; ok && string(raw) != "null" {
-		var n int64
-		if err := json.Unmarshal(raw, &n); err != nil || n < 0 || strings.ContainsAny(string(raw), ".eE") {
-			return b, errorf(engine.CodeInvalidRequest, "max_credit_cost must be a whole number of Credits, 0 or more")
-		}
-		b.MaxCreditCost = &n
-	}
-	if u, ok, err := stringField(obj, "webhook_url"); err != nil {
-		return b, err
-	} else if ok {
-		b.WebhookURL = u
-	}
-	return b, nil
 }

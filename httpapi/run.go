@@ -104,6 +104,61 @@ func streamURL(runNo string) string { return "/api/v1/runs/" + runNo + "/events"
 
 func resultURL(runNo string) string { return "/api/v1/runs/" + runNo }
 
+// createRunBody is POST /api/v1/runs decoded.
+type createRunBody struct {
+	AppSlug        string
+	Input          map[string]any
+	BrandContextID *string
+	MaxCreditCost  *int64
+	WebhookURL     string
+}
+
+// decodeCreateRun applies rule 1: a JSON object with a string app_slug, an
+// object input, an optional string brand_context_id, nothing else, and no
+// file fields anywhere in input.
+func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
+	var b createRunBody
+	if err := onlyFields(obj, "app_slug", "input", "brand_context_id", "max_credit_cost", "webhook_url"); err != nil {
+		return b, err
+	}
+	slug, ok, err := stringField(obj, "app_slug")
+	if err != nil {
+		return b, err
+	}
+	if !ok || slug == "" {
+		return b, errorf(engine.CodeInvalidRequest, "app_slug is required")
+	}
+	b.AppSlug = slug
+	raw, ok := obj["input"]
+	if !ok || string(raw) == "null" {
+		return b, errorf(engine.CodeInvalidRequest, "input is required and must be an object")
+	}
+	if err := json.Unmarshal(raw, &b.Input); err != nil || b.Input == nil {
+		return b, errorf(engine.CodeInvalidRequest, "input must be a JSON object")
+	}
+	if err := service.CheckNoFiles(b.Input); err != nil {
+		return b, err
+	}
+	if id, ok, err := stringField(obj, "brand_context_id"); err != nil {
+		return b, err
+	} else if ok {
+		b.BrandContextID = &id
+	}
+	if raw, ok := obj["max_credit_cost"]; ok && string(raw) != "null" {
+		var n int64
+		if err := json.Unmarshal(raw, &n); err != nil || n < 0 || strings.ContainsAny(string(raw), ".eE") {
+			return b, errorf(engine.CodeInvalidRequest, "max_credit_cost must be a whole number of Credits, 0 or more")
+		}
+		b.MaxCreditCost = &n
+	}
+	if u, ok, err := stringField(obj, "webhook_url"); err != nil {
+		return b, err
+	} else if ok {
+		b.WebhookURL = u
+	}
+	return b, nil
+}
+
 // runView is a run as the API shows it.
 type runView struct {
 	RunNo      string           `json:"run_no"`

@@ -160,6 +160,23 @@ func run() error {
 		return errors.New("the create wrote nothing to the log")
 	}
 	whole := tap.profile
+	// What every keyed JSON route runs: a brand context refused at its
+	// body's second member, before anything of its own.
+	if err := coverage.ClearCounters(); err != nil {
+		return err
+	}
+	br := httptest.NewRequest(http.MethodPost, "/api/v1/brand-contexts", strings.NewReader(`{"name":"n","voice":5}`))
+	br.Header.Set("Authorization", "Bearer "+acct.APIKey)
+	br.Header.Set("Content-Type", "application/json")
+	bw := httptest.NewRecorder()
+	api.ServeHTTP(bw, br)
+	if bw.Code != http.StatusBadRequest {
+		return fmt.Errorf("the keyed JSON request answered %d, want 400: %s", bw.Code, bw.Body)
+	}
+	keyedJSON, err := snapshot(filepath.Join(dir2, "keyed"))
+	if err != nil {
+		return err
+	}
 	// The use case alone: CreateRun called as the handler calls it.
 	if err := coverage.ClearCounters(); err != nil {
 		return err
@@ -173,7 +190,7 @@ func run() error {
 	if tap.err != nil || tap.profile == nil {
 		return fmt.Errorf("the use case's walk: %v", tap.err)
 	}
-	return report(whole, tap.profile, pipeline)
+	return report(whole, tap.profile, pipeline, keyedJSON)
 }
 
 // snapshot writes the counters to dir and returns the functions that ran.
@@ -233,12 +250,15 @@ func (l *tapLog) Append(ctx context.Context, entries ...port.Entry) (uint64, err
 }
 
 // report prints the functions the create ran that the pipeline did not,
-// by file, each file marked with the part of the walk it is in: the HTTP
-// surface's reading of the request (http) or the use case, from the
-// handler's call of CreateRun to the log port (use case). It counts both.
-func report(create, usecase, pipeline map[string]bool) error {
+// by file, each file marked with the part of the walk it is in: the use
+// case, from the handler's call of CreateRun to the log port ("use
+// case"); the request's reading shared by every keyed JSON route, each of
+// whose functions the create ran ran for another route's request too
+// ("shared"); or the handler's own ("http"). It counts them.
+func report(create, usecase, pipeline, keyedJSON map[string]bool) error {
 	byFile := map[string][]string{}
 	inUseCase := map[string]bool{}
+	own := map[string]bool{} // files with a function no other keyed JSON route runs
 	for fn := range create {
 		if pipeline[fn] || strings.HasPrefix(fn, "tools/") || strings.HasPrefix(fn, "eventlog/") {
 			continue // in front of every handler; this tool; the log itself
@@ -248,6 +268,9 @@ func report(create, usecase, pipeline map[string]bool) error {
 		if usecase[fn] {
 			inUseCase[file] = true
 		}
+		if !keyedJSON[fn] {
+			own[file] = true
+		}
 	}
 	files := make([]string, 0, len(byFile))
 	for f := range byFile {
@@ -256,13 +279,24 @@ func report(create, usecase, pipeline map[string]bool) error {
 	sort.Strings(files)
 	for _, f := range files {
 		part := "http"
-		if inUseCase[f] {
+		switch {
+		case inUseCase[f]:
 			part = "use case"
+		case !own[f]:
+			part = "shared"
 		}
 		sort.Strings(byFile[f])
 		fmt.Printf("%-30s %-9s %s\n", f, part, strings.Join(byFile[f], " "))
 	}
-	fmt.Printf("one create, handler to log port: %d files; the use case, CreateRun to the log port: %d\n", len(files), len(inUseCase))
+	shared := 0
+	for _, f := range files {
+		if !own[f] && !inUseCase[f] {
+			shared++
+		}
+	}
+	fmt.Printf("one create, handler to log port: %d files; the use case, CreateRun to the log port: %d; "+
+		"the request's reading that every keyed JSON route shares: %d; the create's own: %d\n",
+		len(files), len(inUseCase), shared, len(files)-shared)
 	if *check == "" {
 		return nil
 	}
@@ -270,26 +304,32 @@ func report(create, usecase, pipeline map[string]bool) error {
 	if err != nil {
 		return err
 	}
-	var missing, extra []string
+	var missing, extra, marks []string
 	for _, f := range files {
-		if !slices.Contains(listed, f) {
+		mark, ok := listed[f]
+		if !ok {
 			missing = append(missing, f)
+			continue
+		}
+		if isShared := !own[f] && !inUseCase[f]; mark != isShared {
+			marks = append(marks, fmt.Sprintf("%s (shared: %v)", f, isShared))
 		}
 	}
-	for _, f := range listed {
+	for f := range listed {
 		if !slices.Contains(files, f) {
 			extra = append(extra, f)
 		}
 	}
-	if len(missing)+len(extra) > 0 {
-		return fmt.Errorf("%s's list of the walk is not the walk: add %v, remove %v", *check, missing, extra)
+	if len(missing)+len(extra)+len(marks) > 0 {
+		return fmt.Errorf("%s's list of the walk is not the walk: add %v, remove %v, mark %v", *check, missing, extra, marks)
 	}
 	fmt.Printf("%s lists the same %d files\n", *check, len(files))
 	return nil
 }
 
-// documented is the files listed in the block after "<!-- make walk -->".
-func documented(path string) ([]string, error) {
+// documented is the files listed in the block after "<!-- make walk -->",
+// each with whether the list marks it "(shared)".
+func documented(path string) (map[string]bool, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -298,7 +338,7 @@ func documented(path string) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: no line <!-- make walk -->", path)
 	}
-	var files []string
+	files := map[string]bool{}
 	fences := 0
 	for _, line := range strings.Split(after, "\n") {
 		if strings.HasPrefix(line, "```") {
@@ -308,7 +348,7 @@ func documented(path string) ([]string, error) {
 			continue
 		}
 		if f := strings.Fields(line); fences == 1 && len(f) > 0 {
-			files = append(files, f[0])
+			files[f[0]] = len(f) > 1 && f[1] == "(shared)"
 		}
 	}
 	if len(files) == 0 {
