@@ -125,14 +125,23 @@ func (a *API) touch(k engine.Key) {
 	}()
 }
 
-// reader authenticates a read and counts it against the key's read limit.
-func (a *API) reader(h func(http.ResponseWriter, *http.Request, caller)) http.HandlerFunc {
+// keyed authenticates a request by its API key and hands h the caller:
+// every keyed route is registered through it (or reader), so a handler
+// begins with its own work, its caller known.
+func (a *API) keyed(h func(http.ResponseWriter, *http.Request, caller)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := a.authenticate(w, r)
 		if err != nil {
 			a.fail(w, r, err)
 			return
 		}
+		h(w, r, c)
+	}
+}
+
+// reader is keyed, counting the request against the key's read limit.
+func (a *API) reader(h func(http.ResponseWriter, *http.Request, caller)) http.HandlerFunc {
+	return a.keyed(func(w http.ResponseWriter, r *http.Request, c caller) {
 		q, err := a.cfg.Engine.AllowReadQuota(r.Context(), c.KeyID)
 		setQuota(w, q)
 		if err != nil {
@@ -140,7 +149,7 @@ func (a *API) reader(h func(http.ResponseWriter, *http.Request, caller)) http.Ha
 			return
 		}
 		h(w, r, c)
-	}
+	})
 }
 
 // setQuota writes the IETF RateLimit headers for the window a request

@@ -20,7 +20,7 @@ import (
 // failing the others' patterns.
 func (a *API) routeRuns() {
 	a.router.HandleFunc(runRoute, a.reader(a.getRun)).Methods(http.MethodGet) // and ahead of the router: runroute.go
-	a.router.HandleFunc("/api/v1/runs", a.createRun).Methods(http.MethodPost)
+	a.router.HandleFunc("/api/v1/runs", a.keyed(a.createRun)).Methods(http.MethodPost)
 	a.router.HandleFunc("/api/v1/runs", a.reader(a.listRuns)).Methods(http.MethodGet)
 	a.router.HandleFunc("/api/v1/runs/{run_no}/cancel", a.reader(a.cancelRun)).Methods(http.MethodPost)
 }
@@ -39,16 +39,12 @@ func (a *API) cancelRun(w http.ResponseWriter, r *http.Request, c caller) {
 	writeJSON(w, http.StatusOK, viewOf(run))
 }
 
-// createRun handles POST /api/v1/runs. The key (401) and a full creation
-// window (429) are checked from the headers, before the body is read; then
-// the body (400) and the engine's 402/404/409/422/429
-// (docs/decisions.md).
-func (a *API) createRun(w http.ResponseWriter, r *http.Request) {
-	c, err := a.authenticate(w, r)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
+// createRun handles POST /api/v1/runs. The key (401, keyed) and a full
+// creation window (429) are checked from the headers, before the body is
+// read; then the body (400) and the engine's 402/404/409/422/429
+// (docs/decisions.md). A create counts against the creation window, not
+// the read limit.
+func (a *API) createRun(w http.ResponseWriter, r *http.Request, c caller) {
 	if q, err := a.cfg.Engine.CreateWindowFull(c.KeyID); err != nil {
 		setQuota(w, q)
 		a.fail(w, r, err)
@@ -114,8 +110,8 @@ type createRunBody struct {
 }
 
 // decodeCreateRun applies rule 1: a JSON object with a string app_slug, an
-// object input, an optional string brand_context_id, nothing else, and no
-// file fields anywhere in input.
+// object input, an optional string brand_context_id, nothing else. (No
+// file fields anywhere in input is CreateRun's rule, for every surface.)
 func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
 	var b createRunBody
 	if err := onlyFields(obj, "app_slug", "input", "brand_context_id", "max_credit_cost", "webhook_url"); err != nil {
@@ -135,9 +131,6 @@ func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
 	}
 	if err := json.Unmarshal(raw, &b.Input); err != nil || b.Input == nil {
 		return b, errorf(engine.CodeInvalidRequest, "input must be a JSON object")
-	}
-	if err := service.CheckNoFiles(b.Input); err != nil {
-		return b, err
 	}
 	if id, ok, err := stringField(obj, "brand_context_id"); err != nil {
 		return b, err

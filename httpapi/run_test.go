@@ -29,9 +29,6 @@ func TestDecodeCreateRun(t *testing.T) {
 		{"input array", `{"app_slug":"x","input":[]}`, "input must be a JSON object"},
 		{"unknown top-level field", `{"app_slug":"x","input":{},"priority":1}`, "unknown field(s) priority"},
 		{"brand_context_id not a string", `{"app_slug":"x","input":{},"brand_context_id":5}`, "brand_context_id must be a string"},
-		{"data URI file", `{"app_slug":"x","input":{"proof_points":"data:application/pdf;base64,JVBERi0x"}}`, "input.proof_points is a file field"},
-		{"file object", `{"app_slug":"x","input":{"attachment":{"filename":"a.pdf","content":"..."}}}`, "input.attachment is a file field"},
-		{"nested file", `{"app_slug":"x","input":{"a":[{"b":{"file_id":"f1"}}]}}`, "is a file field"},
 		// A proxy that reads the first of two same-named members sees
 		// another request than the one that would run.
 		{"duplicate top-level member", `{"app_slug":"nope","app_slug":"test-sleep","input":{}}`, `duplicate member "app_slug"`},

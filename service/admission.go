@@ -350,8 +350,8 @@ func (s *Service) freeSlot(ctx context.Context, cached bool) (int, uint64, error
 
 // The API is JSON-only and accepts no files: an input value that is a file
 // (a base64 data: URI, or an object carrying file members) is refused with
-// invalid_request on every surface. CreateRun checks it; the REST API also
-// checks it while decoding, with the body's other 400s.
+// invalid_request on every surface: CreateRun checks it before anything
+// else.
 
 // fileKeys are object members that mark an uploaded-file value.
 var fileKeys = []string{"filename", "file_id", "file_data", "file_url", "mime_type", "content_base64"}
