@@ -74,3 +74,8 @@ func (s *Service) GrantCredits(ctx context.Context, id string, amount int64) (in
 	}
 	return 0, 0, engine.Errorf(engine.CodeInternal, "account busy; retry")
 }
+
+// Account reads an account's state from the log (its newest event).
+func (s *Service) Account(ctx context.Context, id string) (ledger.Account, uint64, error) {
+	return s.log.Account(ctx, id, false)
+}

@@ -105,7 +105,7 @@ func (s *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 	if err != nil {
 		return CreatedRun{}, err
 	}
-	acct, acctSeq, err := s.account(ctx, req.AccountID, true)
+	acct, acctSeq, err := s.log.Account(ctx, req.AccountID, true)
 	if err != nil {
 		return CreatedRun{}, err
 	}
@@ -120,7 +120,7 @@ func (s *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 		if price, priceCached, err = s.admissionPrice(ctx, app.Slug, false); err != nil {
 			return CreatedRun{}, err
 		}
-		if acct, acctSeq, err = s.account(ctx, req.AccountID, false); err != nil {
+		if acct, acctSeq, err = s.log.Account(ctx, req.AccountID, false); err != nil {
 			return CreatedRun{}, err
 		}
 		if err := decide(); err != nil {
@@ -139,7 +139,7 @@ func (s *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 		}
 		brandID = bc.ID
 	}
-	endpoints, _, err := s.webhookEndpoints(ctx, req.AccountID, true)
+	endpoints, _, err := s.log.WebhookEndpoints(ctx, req.AccountID, s.cfg.Standalone)
 	if err != nil {
 		return CreatedRun{}, err
 	}
@@ -162,13 +162,19 @@ func (s *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 	return run, err
 }
 
+// admissionPrice is an App's price as this node's admissions read it:
+// from the copy they check (price.go).
+func (s *Service) admissionPrice(ctx context.Context, slug string, cached bool) (store.CheckedPrice, bool, error) {
+	return s.log.AdmissionPrice(ctx, slug, int(s.priceCopy.Load()), cached)
+}
+
 // admit writes the admission, deciding again from the log after a failed
 // compare-and-set. acct and price may have come from the cache
 // (the store's lastCache): then a refusal is only made from a read of the log, and
 // when the price was the cache's (priceCached) and stale, the log's is the
 // price. A price read from the log that changes before the write answers
 // pricing_not_ready.
-func (s *Service) admit(ctx context.Context, created engine.RunEvent, acct ledger.Account, acctSeq uint64, price checkedPrice, priceCached bool, maxCost *int64, key *idemKey) (CreatedRun, error) {
+func (s *Service) admit(ctx context.Context, created engine.RunEvent, acct ledger.Account, acctSeq uint64, price store.CheckedPrice, priceCached bool, maxCost *int64, key *idemKey) (CreatedRun, error) {
 	refused := 0 // batches the log refused outright (nothing stored)
 	fromCache := true
 	conflict := false // the last attempt's write was refused by a check
@@ -183,8 +189,8 @@ func (s *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 			if err != nil {
 				return CreatedRun{}, err
 			}
-			if conflict && acctSeq == before && now.check == price.check && now.Seq == price.Seq &&
-				s.movePriceCopyFrom(created.Created.AppSlug, price.check) {
+			if conflict && acctSeq == before && now.Check == price.Check && now.Seq == price.Seq &&
+				s.movePriceCopyFrom(created.Created.AppSlug, price.Check) {
 				// Refused while neither the account nor the price moved:
 				// another node checks this copy (price.go). Check another.
 				if now, _, err = s.admissionPrice(ctx, created.Created.AppSlug, false); err != nil {
@@ -202,7 +208,7 @@ func (s *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 				}
 			}
 			changed := now.Seq != price.Seq
-			if now.check != price.check {
+			if now.Check != price.Check {
 				// Read on another subject (a copy written, or a price
 				// newer than its copy, since): a change is in its terms.
 				changed = now.CreditCost != price.CreditCost || now.Recalibrating != price.Recalibrating
@@ -292,7 +298,7 @@ func (s *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 // job (checked against the price the run was charged), the completed
 // Idempotency-Key record when there is one (where the key stood when read),
 // and the run's created event (the first on its subject).
-func admission(created engine.RunEvent, charge ledger.Event, acctSeq, slotSeq uint64, price checkedPrice, key *idemKey) []store.Entry {
+func admission(created engine.RunEvent, charge ledger.Event, acctSeq, slotSeq uint64, price store.CheckedPrice, key *idemKey) []store.Entry {
 	entries := []store.Entry{{Subject: subjects.Account(created.Created.AccountID), Value: charge, Expect: store.ExpectSeq(acctSeq)}}
 	if created.Created.Slot > 0 {
 		entries = append(entries, store.Entry{Subject: subjects.Slot(created.Created.Slot), Expect: store.ExpectSeq(slotSeq),
@@ -300,7 +306,7 @@ func admission(created engine.RunEvent, charge ledger.Event, acctSeq, slotSeq ui
 	}
 	entries = append(entries,
 		store.Entry{Subject: subjects.Job(created.RunNo), Value: engine.JobEvent{Type: "run_queued", V: engine.EventVersion, RunNo: created.RunNo},
-			Expect: store.ExpectSeq(price.Seq), ExpectSubject: price.checkSubject()},
+			Expect: store.ExpectSeq(price.Seq), ExpectSubject: price.CheckSubject()},
 	)
 	if key != nil {
 		entries = append(entries, key.completed(created))

@@ -345,7 +345,7 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *engine.Result,
 	}
 	fromCache := true
 	for range x.svc.casTries() {
-		acct, acctSeq, err := x.svc.account(ctx, w.run.AccountID, fromCache)
+		acct, acctSeq, err := x.svc.log.Account(ctx, w.run.AccountID, fromCache)
 		if err != nil && fromCache {
 			fromCache = false
 			continue

@@ -9,6 +9,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service/live"
+	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
 )
 
@@ -25,7 +26,7 @@ func LiveMsg(seq, prev uint64, ev live.StreamEvent) live.Msg {
 }
 
 // AdmissionRead is a price as an admission read it (AdmissionPrice).
-type AdmissionRead = checkedPrice
+type AdmissionRead = store.CheckedPrice
 
 // AdmitAtPrice admits a run of slug charged at price p, read on the
 // price's own subject, as a request that read it before it committed

@@ -160,3 +160,9 @@ func (s *Service) copyPrice(ctx context.Context, ev engine.PriceEvent, seq uint6
 	}
 	return nil
 }
+
+// CurrentPrice reads an App's price from the log.
+func (s *Service) CurrentPrice(ctx context.Context, slug string) (engine.Price, error) {
+	p, _, err := s.log.Price(ctx, slug, false)
+	return p.Price, err
+}

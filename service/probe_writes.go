@@ -28,7 +28,7 @@ func (s *Service) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID str
 	if err != nil {
 		return engine.RunEvent{}, ledger.Event{}, nil, err
 	}
-	out, err := store.Encode(admission(created, charge, acctSeq, 0, checkedPrice{Price: price}, nil))
+	out, err := store.Encode(admission(created, charge, acctSeq, 0, store.CheckedPrice{Price: price}, nil))
 	return created, charge, out, err
 }
 

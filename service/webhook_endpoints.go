@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
@@ -11,23 +10,12 @@ import (
 	"github.com/apprun/apprun/subjects"
 )
 
-// WebhookEndpoint is an account-level webhook receiver: every run the
-// account creates while it is registered delivers its terminal event there.
-type WebhookEndpoint struct {
-	ID        string    `json:"endpoint_id"`
-	URL       string    `json:"url"`
-	CreatedAt time.Time `json:"created_at"`
-}
+// WebhookEndpoint is an account-level webhook receiver (as the store
+// reads it).
+type WebhookEndpoint = store.WebhookEndpoint
 
 // MaxWebhookEndpoints bounds an account's endpoints.
 const MaxWebhookEndpoints = 10
-
-type endpointsEvent struct {
-	Type      string            `json:"type"` // "webhook_endpoints"
-	V         int               `json:"v"`
-	At        time.Time         `json:"at"`
-	Endpoints []WebhookEndpoint `json:"endpoints"`
-}
 
 // AddWebhookEndpoint registers a receiver for the account's future runs.
 func (s *Service) AddWebhookEndpoint(ctx context.Context, accountID, url string) (WebhookEndpoint, error) {
@@ -69,7 +57,7 @@ func (s *Service) updateEndpoints(ctx context.Context, accountID string, change 
 			return err
 		}
 		_, err = s.appendResolved(ctx, store.Entry{Subject: subjects.WebhookEndpoints(accountID),
-			Value: endpointsEvent{Type: "webhook_endpoints", V: engine.EventVersion, At: s.now(), Endpoints: next}, Expect: store.ExpectSeq(seq)})
+			Value: store.EndpointsEvent{Type: "webhook_endpoints", V: engine.EventVersion, At: s.now(), Endpoints: next}, Expect: store.ExpectSeq(seq)})
 		if errors.Is(err, port.ErrConflict) {
 			continue
 		}
@@ -82,4 +70,10 @@ func (s *Service) updateEndpoints(ctx context.Context, accountID string, change 
 		return nil
 	}
 	return engine.Errorf(engine.CodeInternal, "webhook endpoints busy; retry")
+}
+
+// WebhookEndpoints lists an account's endpoints and the sequence they were
+// last written at (0: none yet).
+func (s *Service) WebhookEndpoints(ctx context.Context, accountID string) ([]WebhookEndpoint, uint64, error) {
+	return s.log.WebhookEndpoints(ctx, accountID, false)
 }

@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	// The service: every use case, on the ports.
 	"service":        {"engine", "ledger", "port", "subjects", "service/live", "service/store", "service/worker"},
 	"service/live":   {"engine", "port"},
-	"service/store":  {"engine", "port", "subjects"},
+	"service/store":  {"engine", "ledger", "port", "subjects"},
 	"service/worker": {"port"},
 	// Adapters of the ports, and what they stand on.
 	"inputschema":        {"engine"},

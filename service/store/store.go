@@ -1,8 +1,9 @@
 // Package store is the service's typed view of the Log port: entries in
 // domain terms encoded into one atomic append, the newest message of a
-// subject decoded, a run's log read in order, and the cache that lets an
-// admission read accounts, prices and slots without a read of the log
-// (lastCache says why that is exact). What to do when a write is
+// subject decoded, the state a use case decides from (an account, a
+// price, an account's webhook endpoints), a run's log read in order, and
+// the cache that lets an admission read accounts, prices and slots
+// without a read of the log (lastCache says why that is exact). What to do when a write is
 // refused or its answer is lost (the compare-and-set tries, resolve,
 // fence) is the service's: the store says only what the log answered.
 package store
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/subjects"
 )
@@ -146,6 +148,120 @@ func DecodeMessage(m port.Message, v any) error {
 		return fmt.Errorf("decode %s@%d: %w", m.Subject, m.Seq, err)
 	}
 	return nil
+}
+
+// The state a use case decides from: an account's balance, an App's
+// price, an account's webhook endpoints. Each is the newest event on its
+// subject, read from the log, or from the cache when cached is set and
+// the write that follows checks its sequence (lastCache).
+
+// Account reads an account's state and the sequence it is at.
+func (s *Store) Account(ctx context.Context, id string, cached bool) (ledger.Account, uint64, error) {
+	if !engine.ValidID(engine.PrefixAccount, id) {
+		return ledger.Account{}, 0, engine.Errorf(engine.CodeAccountNotFound, "no account %q", id)
+	}
+	var ev ledger.Event
+	seq, _, err := s.LastFrom(ctx, cached, subjects.Account(id), &ev)
+	if errors.Is(err, port.ErrNoMessage) {
+		return ledger.Account{}, 0, engine.Errorf(engine.CodeAccountNotFound, "no account %q", id)
+	}
+	if err != nil {
+		return ledger.Account{}, 0, fmt.Errorf("store: read account: %w", err)
+	}
+	return ledger.Account{ID: id, Balance: ev.Balance, Active: ev.Active}, seq, nil
+}
+
+// CheckedPrice is a price as an admission read it: Seq is of the subject
+// Check, a copy's, when Check is set (the service's price.go says why
+// prices have copies).
+type CheckedPrice struct {
+	engine.Price
+	Check string
+}
+
+// CheckSubject is the subject whose sequence Seq is: what an admission's
+// write checks.
+func (p CheckedPrice) CheckSubject() string {
+	if p.Check != "" {
+		return p.Check
+	}
+	return subjects.Price(p.Slug)
+}
+
+// Price reads an App's price from its own subject; hit says it came
+// from the cache.
+func (s *Store) Price(ctx context.Context, slug string, cached bool) (p CheckedPrice, hit bool, err error) {
+	return s.priceFrom(ctx, slug, "", cached)
+}
+
+// AdmissionPrice is Price as an admission reads it: from copy, or from
+// the price itself when the log holds no copy of it, or a price newer
+// than the copy (written without copies, by a node from before them:
+// every copy is written after its price).
+func (s *Store) AdmissionPrice(ctx context.Context, slug string, copy int, cached bool) (p CheckedPrice, hit bool, err error) {
+	p, hit, err = s.priceFrom(ctx, slug, subjects.PriceCopy(slug, copy), cached)
+	if err != nil {
+		return CheckedPrice{}, false, err
+	}
+	own, ownHit, err := s.priceFrom(ctx, slug, "", cached)
+	if err != nil {
+		return CheckedPrice{}, false, err
+	}
+	if p.Seq == 0 || own.Seq > p.Seq {
+		return own, ownHit, nil
+	}
+	return p, hit, nil
+}
+
+// priceFrom reads slug's price from the copy check ("": the price's own
+// subject).
+func (s *Store) priceFrom(ctx context.Context, slug, check string, cached bool) (p CheckedPrice, hit bool, err error) {
+	subject := check
+	if subject == "" {
+		subject = subjects.Price(slug)
+	}
+	var ev engine.PriceEvent
+	seq, hit, err := s.LastFrom(ctx, cached, subject, &ev)
+	if errors.Is(err, port.ErrNoMessage) {
+		return CheckedPrice{Price: engine.Price{Slug: slug}}, hit, nil
+	}
+	if err != nil {
+		return CheckedPrice{}, false, fmt.Errorf("store: read price: %w", err)
+	}
+	return CheckedPrice{engine.Price{Slug: slug, CreditCost: ev.CreditCost, Recalibrating: ev.Recalibrating, Seq: seq}, check}, hit, nil
+}
+
+// WebhookEndpoints reads an account's endpoints and the sequence they
+// were last written at (0: none yet). The cache is exact for them only on
+// a standalone node, where every write is its own (lastCache): the caller
+// says cached only there.
+func (s *Store) WebhookEndpoints(ctx context.Context, accountID string, cached bool) ([]WebhookEndpoint, uint64, error) {
+	var ev EndpointsEvent
+	seq, _, err := s.LastFrom(ctx, cached, subjects.WebhookEndpoints(accountID), &ev)
+	if errors.Is(err, port.ErrNoMessage) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: read webhook endpoints: %w", err)
+	}
+	return ev.Endpoints, seq, nil
+}
+
+// WebhookEndpoint is an account-level webhook receiver: every run the
+// account creates while it is registered delivers its terminal event there.
+type WebhookEndpoint struct {
+	ID        string    `json:"endpoint_id"`
+	URL       string    `json:"url"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// EndpointsEvent is an account's webhook endpoints, whole, as last
+// written on its subject.
+type EndpointsEvent struct {
+	Type      string            `json:"type"` // "webhook_endpoints"
+	V         int               `json:"v"`
+	At        time.Time         `json:"at"`
+	Endpoints []WebhookEndpoint `json:"endpoints"`
 }
 
 // LoggedEvent is a run event with its stream sequence, the SSE id.
