@@ -77,11 +77,13 @@ docs-check: walk
 	$(GO) run ./tools/doccheck $${DOCS_LONG:+-long} README.md docs/*.md
 
 # The walk of one create (docs/architecture.md): the files and functions
-# that run from POST /api/v1/runs's handler to the log port, measured by
-# coverage counters (tools/walk), checked against the documented list.
+# a create runs from its handler to the log port, in order, recorded by a
+# build whose every function notes its entry (tools/walk/overlay writes
+# that copy of the source), checked against the documented list.
 walk:
-	$(GO) build -cover -covermode=atomic -coverpkg=./... -o bin/walk ./tools/walk && \
-	c=$$(mktemp -d) && GOCOVERDIR=$$c bin/walk -check docs/architecture.md; s=$$?; rm -rf $$c; exit $$s
+	o=$$(mktemp -d) && $(GO) run ./tools/walk/overlay $$o/src > $$o/overlay.json && \
+	$(GO) build -overlay $$o/overlay.json -o bin/walk ./tools/walk && \
+	bin/walk -check docs/architecture.md; s=$$?; rm -rf $$o; exit $$s
 
 clean:
 	rm -rf bin

@@ -70,12 +70,14 @@ var allowed = map[string][]string{
 	"client":         {},
 	"client/example": {"client"},
 	// The binary, the load tool, the simulation and the tools.
-	"cmd/apprun":     {"*"},
-	"bench":          {"*"},
-	"sim":            {"*"},
-	"tools/attack":   {"*"},
-	"tools/doccheck": {"*"},
-	"tools/walk":     {"*"},
+	"cmd/apprun":         {"*"},
+	"bench":              {"*"},
+	"sim":                {"*"},
+	"tools/attack":       {"*"},
+	"tools/doccheck":     {"*"},
+	"tools/walk":         {"*"},
+	"tools/walk/overlay": {"*"},
+	"tools/walk/trace":   {"*"},
 }
 
 // Every package imports only what its layer allows (above).

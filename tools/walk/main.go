@@ -1,17 +1,17 @@
 // Command walk measures the walk of one create: which of apprun's
-// functions, and in which files, run from the HTTP handler of POST
-// /api/v1/runs to the log, in a binary built with coverage (make walk).
+// functions, in which files and in which order, run from the HTTP handler
+// of POST /api/v1/runs to the log (make walk). It is built with the copy
+// of apprun that tools/walk/overlay writes, whose every function records
+// its entry (tools/walk/trace).
 //
 // It wires the real parts below the handler (the service, the JetStream
 // log on an embedded server, the catalog); only the read model that
 // authenticates is a stub, and no executor runs, so that nothing but the
-// create is counted. Two creates warm the caches. Then the counters are
-// cleared and a request no route takes is made: what it runs is the
-// pipeline in front of every handler, not the walk. Then they are cleared
-// again and a third create is made, the counters read as its admission
-// reaches the log port (the JetStream adapter below it is the log, not the
-// walk, and the answer comes after). The walk is what the create ran less
-// what the pipeline ran.
+// create is recorded. Two creates warm the caches. The third is recorded
+// on the handler's goroutine from the handler's entry until its admission
+// reaches the log port (the JetStream adapter below it is the log, not
+// the walk, and the answer comes after). What runs in front of the
+// handler (the router, the edge) is not the walk.
 package main
 
 import (
@@ -26,13 +26,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime/coverage"
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/apprun/apprun/embednats"
@@ -45,6 +43,7 @@ import (
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 	"github.com/apprun/apprun/subjects"
+	"github.com/apprun/apprun/tools/walk/trace"
 )
 
 var check = flag.String("check", "", "a Markdown file whose list of the walk's files must match")
@@ -92,7 +91,7 @@ func run() error {
 		return err
 	}
 	ports := events.Ports()
-	tap := &tapLog{Log: ports.Log, dir: filepath.Join(dir, "cov", "create")}
+	tap := &tapLog{Log: ports.Log}
 	ports.Log = tap
 	svc, err := service.New(ports, service.Config{Catalog: catalog, Reads: noReads{}, Logger: quiet, Standalone: true,
 		Limits: engine.Limits{CreatePerMinute: 100, OwnerActiveRuns: 100, PlatformActiveRuns: 12}})
@@ -132,96 +131,58 @@ func run() error {
 			return err
 		}
 	}
-	dir2 := filepath.Join(dir, "cov")
-	// The pipeline: a request that no route takes, and one that a route
-	// takes with no walk of its own.
-	if err := coverage.ClearCounters(); err != nil {
-		return fmt.Errorf("%w (build with make walk)", err)
-	}
-	for _, path := range []string{"/api/v1/nowhere", "/healthz"} {
-		r := httptest.NewRequest(http.MethodGet, path, nil)
-		api.ServeHTTP(httptest.NewRecorder(), r)
-	}
-	pipeline, err := snapshot(filepath.Join(dir2, "pipeline"))
+	// The create, from its handler's entry to the log port.
+	whole, err := tap.record("httpapi/run.go", "createRun", create)
 	if err != nil {
 		return err
 	}
-	if err := coverage.ClearCounters(); err != nil {
-		return err
-	}
-	tap.armed.Store(true)
-	if err := create(); err != nil {
-		return err
-	}
-	if tap.err != nil {
-		return tap.err
-	}
-	if tap.profile == nil {
-		return errors.New("the create wrote nothing to the log")
-	}
-	whole := tap.profile
 	// What every keyed JSON route runs: a brand context refused at its
-	// body's second member, before anything of its own.
-	if err := coverage.ClearCounters(); err != nil {
-		return err
-	}
+	// body's second member, before anything of its own, from the entry of
+	// the handler that authenticates it.
+	keyed := trace.Start("httpapi/auth.go", "keyed")
 	br := httptest.NewRequest(http.MethodPost, "/api/v1/brand-contexts", strings.NewReader(`{"name":"n","voice":5}`))
 	br.Header.Set("Authorization", "Bearer "+acct.APIKey)
 	br.Header.Set("Content-Type", "application/json")
 	bw := httptest.NewRecorder()
 	api.ServeHTTP(bw, br)
+	keyedJSON := funcs(keyed.End())
 	if bw.Code != http.StatusBadRequest {
 		return fmt.Errorf("the keyed JSON request answered %d, want 400: %s", bw.Code, bw.Body)
 	}
-	keyedJSON, err := snapshot(filepath.Join(dir2, "keyed"))
+	// The use case alone: CreateRun called as the handler calls it.
+	usecase, err := tap.record("service/admission.go", "CreateRun", func() error {
+		_, err := svc.CreateRun(ctx, service.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID,
+			AppSlug: "cold-email-writer", Input: input})
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	// The use case alone: CreateRun called as the handler calls it.
-	if err := coverage.ClearCounters(); err != nil {
+	if err := reportStops(walkOnly(whole), keyedJSON); err != nil {
 		return err
 	}
-	tap.dir, tap.profile = filepath.Join(dir2, "usecase"), nil
-	tap.armed.Store(true)
-	if _, err := svc.CreateRun(ctx, service.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID,
-		AppSlug: "cold-email-writer", Input: input}); err != nil {
-		return err
-	}
-	if tap.err != nil || tap.profile == nil {
-		return fmt.Errorf("the use case's walk: %v", tap.err)
-	}
-	return report(whole, tap.profile, pipeline, keyedJSON)
+	return report(funcs(whole), funcs(usecase), keyedJSON, firstMet(walkOnly(whole)))
 }
 
-// snapshot writes the counters to dir and returns the functions that ran.
-func snapshot(dir string) (map[string]bool, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	if err := coverage.WriteMetaDir(dir); err != nil {
-		return nil, err
-	}
-	if err := coverage.WriteCountersDir(dir); err != nil {
-		return nil, err
-	}
-	text := dir + ".txt"
-	if out, err := exec.Command("go", "tool", "covdata", "textfmt", "-i", dir, "-o", text).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("covdata: %v: %s", err, out)
-	}
-	out, err := exec.Command("go", "tool", "cover", "-func", text).CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("cover -func: %v: %s", err, out)
-	}
-	ran := map[string]bool{}
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) != 3 || f[2] == "0.0%" || f[0] == "total:" {
-			continue
+// walkOnly is stops less the log itself (eventlog, below the port) and
+// this tool.
+func walkOnly(stops []trace.Stop) []trace.Stop {
+	var walk []trace.Stop
+	for _, s := range stops {
+		if !strings.HasPrefix(s.File, "eventlog/") && !strings.HasPrefix(s.File, "tools/") {
+			walk = append(walk, s)
 		}
-		file, _, _ := strings.Cut(f[0], ":")
-		ran[strings.TrimPrefix(file, module)+" "+f[1]] = true
 	}
-	return ran, nil
+	return walk
+}
+
+// funcs is the set of functions ("file name") stops entered.
+func funcs(stops []trace.Stop) map[string]bool {
+	set := map[string]bool{}
+	for _, s := range walkOnly(stops) {
+		set[s.File+" "+s.Func] = true
+	}
+	return set
 }
 
 const module = "github.com/apprun/apprun/"
@@ -230,21 +191,48 @@ const module = "github.com/apprun/apprun/"
 // its run's subject).
 var runSubjects = subjects.Run("")
 
-// tapLog is the log port, which takes a snapshot when the admission (the
-// batch that writes a run's first event) reaches it, once armed.
+// tapLog is the log port. While a record is open, the first batch that
+// writes a run's first event (the admission) ends it as it reaches the
+// port.
 type tapLog struct {
 	port.Log
-	armed   atomic.Bool
-	dir     string
-	profile map[string]bool
-	err     error
+	mu     sync.Mutex
+	open   *trace.Record
+	stops  []trace.Stop
+	closed bool
+}
+
+// record runs do with a record that begins at fn's entry in file and
+// ends when the admission reaches the log port, and returns its stops.
+func (l *tapLog) record(file, fn string, do func() error) ([]trace.Stop, error) {
+	l.mu.Lock()
+	l.open, l.stops, l.closed = trace.Start(file, fn), nil, false
+	l.mu.Unlock()
+	err := do()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
+		l.open.End()
+		if err == nil {
+			err = errors.New("the create wrote no run to the log")
+		}
+	}
+	if err == nil && len(l.stops) == 0 {
+		err = fmt.Errorf("nothing entered from %s %s: build with make walk (tools/walk/overlay)", file, fn)
+	}
+	return l.stops, err
 }
 
 func (l *tapLog) Append(ctx context.Context, entries ...port.Entry) (uint64, error) {
 	for _, e := range entries {
-		if strings.HasPrefix(e.Subject, runSubjects) && l.armed.CompareAndSwap(true, false) {
-			l.profile, l.err = snapshot(l.dir)
+		if !strings.HasPrefix(e.Subject, runSubjects) {
+			continue
 		}
+		l.mu.Lock()
+		if l.open != nil && !l.closed {
+			l.stops, l.closed = l.open.End(), true
+		}
+		l.mu.Unlock()
 	}
 	return l.Log.Append(ctx, entries...)
 }
@@ -255,14 +243,11 @@ func (l *tapLog) Append(ctx context.Context, entries ...port.Entry) (uint64, err
 // case"); the request's reading shared by every keyed JSON route, each of
 // whose functions the create ran ran for another route's request too
 // ("shared"); or the handler's own ("http"). It counts them.
-func report(create, usecase, pipeline, keyedJSON map[string]bool) error {
+func report(create, usecase, keyedJSON map[string]bool, order []string) error {
 	byFile := map[string][]string{}
 	inUseCase := map[string]bool{}
 	own := map[string]bool{} // files with a function no other keyed JSON route runs
 	for fn := range create {
-		if pipeline[fn] || strings.HasPrefix(fn, "tools/") || strings.HasPrefix(fn, "eventlog/") {
-			continue // in front of every handler; this tool; the log itself
-		}
 		file, name, _ := strings.Cut(fn, " ")
 		byFile[file] = append(byFile[file], name)
 		if usecase[fn] {
@@ -306,7 +291,7 @@ func report(create, usecase, pipeline, keyedJSON map[string]bool) error {
 	}
 	var missing, extra, marks []string
 	for _, f := range files {
-		mark, ok := listed[f]
+		mark, ok := listed.shared[f]
 		if !ok {
 			missing = append(missing, f)
 			continue
@@ -315,7 +300,7 @@ func report(create, usecase, pipeline, keyedJSON map[string]bool) error {
 			marks = append(marks, fmt.Sprintf("%s (shared: %v)", f, isShared))
 		}
 	}
-	for f := range listed {
+	for f := range listed.shared {
 		if !slices.Contains(files, f) {
 			extra = append(extra, f)
 		}
@@ -323,22 +308,31 @@ func report(create, usecase, pipeline, keyedJSON map[string]bool) error {
 	if len(missing)+len(extra)+len(marks) > 0 {
 		return fmt.Errorf("%s's list of the walk is not the walk: add %v, remove %v, mark %v", *check, missing, extra, marks)
 	}
+	if !slices.Equal(listed.order, order) {
+		return fmt.Errorf("%s lists the walk's files out of the order a reader meets them: %v", *check, order)
+	}
 	fmt.Printf("%s lists the same %d files\n", *check, len(files))
 	return nil
 }
 
-// documented is the files listed in the block after "<!-- make walk -->",
-// each with whether the list marks it "(shared)".
-func documented(path string) (map[string]bool, error) {
+// listing is the walk as documented: its files in order, each with
+// whether it is marked "(shared)".
+type listing struct {
+	order  []string
+	shared map[string]bool
+}
+
+// documented is the files listed in the block after "<!-- make walk -->".
+func documented(path string) (listing, error) {
+	l := listing{shared: map[string]bool{}}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return l, err
 	}
 	_, after, ok := strings.Cut(string(data), "<!-- make walk -->")
 	if !ok {
-		return nil, fmt.Errorf("%s: no line <!-- make walk -->", path)
+		return l, fmt.Errorf("%s: no line <!-- make walk -->", path)
 	}
-	files := map[string]bool{}
 	fences := 0
 	for _, line := range strings.Split(after, "\n") {
 		if strings.HasPrefix(line, "```") {
@@ -348,13 +342,14 @@ func documented(path string) (map[string]bool, error) {
 			continue
 		}
 		if f := strings.Fields(line); fences == 1 && len(f) > 0 {
-			files[f[0]] = len(f) > 1 && f[1] == "(shared)"
+			l.order = append(l.order, f[0])
+			l.shared[f[0]] = len(f) > 1 && f[1] == "(shared)"
 		}
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%s: no fenced list after <!-- make walk -->", path)
+	if len(l.order) == 0 {
+		return l, fmt.Errorf("%s: no fenced list after <!-- make walk -->", path)
 	}
-	return files, nil
+	return l, nil
 }
 
 // keyReads is the read model as far as a create needs it: the caller's
