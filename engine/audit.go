@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -27,7 +28,10 @@ type Audit struct {
 	// purchases are the Credits each payment reference bought and had
 	// revoked.
 	purchases map[string]*auditPurchase
-	report    AuditReport
+	// chain checks account events' signatures and links, when the
+	// ledger's public key is known (VerifyWith).
+	chain  *ledger.Chain
+	report AuditReport
 }
 
 type auditPurchase struct {
@@ -64,14 +68,27 @@ type AuditReport struct {
 	Purchases          int
 	// Fenced counts admissions whose outcome a node could not see and
 	// fenced off (fence.go): never runs, never charged.
-	Fenced     int
-	Violations []string
+	Fenced int
+	// Verified is whether signatures and links were checked (VerifyWith);
+	// Signed counts the account events checked, Unsigned those written
+	// before the ledger was signed.
+	Verified         bool
+	Signed, Unsigned int
+	Violations       []string
 }
 
 // NewAudit starts an audit.
 func NewAudit() *Audit {
 	return &Audit{accounts: map[string]*ledger.Account{}, runs: map[string]*auditRun{}, fenced: map[string]bool{},
 		slots: map[string]string{}, purchases: map[string]*auditPurchase{}}
+}
+
+// VerifyWith checks every account event's signature with pub, and that
+// it names the hash of the event before it on its account
+// (ledger/chain.go).
+func (a *Audit) VerifyWith(pub ed25519.PublicKey) {
+	a.chain = ledger.NewChain(pub)
+	a.report.Verified = true
 }
 
 func (a *Audit) violation(format string, args ...any) {
@@ -97,6 +114,13 @@ func (a *Audit) Apply(subject string, seq uint64, data []byte) {
 		if err := json.Unmarshal(data, &ev); err != nil {
 			a.violation("event %d on %s: unreadable: %v", seq, subject, err)
 			return
+		}
+		if a.chain != nil {
+			if err := a.chain.Check(id, data, ev); err != nil {
+				a.violation("event %d on %s (%s): %v", seq, subject, ev.Type, err)
+			} else if ev.Sig != "" {
+				a.report.Signed++
+			}
 		}
 		a.applyLedger(id, seq, ev)
 	case subjects.KindRun:
@@ -246,6 +270,9 @@ func (a *Audit) applyRun(runNo string, seq uint64, ev RunEvent) {
 
 // Report cross-checks every run against its charge and returns the findings.
 func (a *Audit) Report() AuditReport {
+	if a.chain != nil {
+		a.report.Unsigned = a.chain.Unsigned
+	}
 	rep := a.report
 	rep.Accounts = map[string]ledger.Account{}
 	for id, acct := range a.accounts {

@@ -53,6 +53,10 @@ type Event struct {
 	Pack     string `json:"pack,omitempty"`
 	Paid     int64  `json:"paid,omitempty"`
 	Currency string `json:"currency,omitempty"`
+	// Prev is the hash of the event before this one on its account ("":
+	// the first), and Sig the ledger key's signature (chain.go).
+	Prev string `json:"prev,omitempty"`
+	Sig  string `json:"sig,omitempty"`
 }
 
 // Account is the state of one account.
@@ -62,6 +66,9 @@ type Account struct {
 	Balance   int64     `json:"balance"`
 	Active    int       `json:"active_runs"`
 	CreatedAt time.Time `json:"created_at"`
+	// Head is the hash of the account's newest event, as read from the
+	// log: the Prev of the next (chain.go).
+	Head string `json:"-"`
 }
 
 // Decision errors: expected refusals, not faults.
@@ -173,9 +180,10 @@ func Refund(a Account, runNo string, charged int64, at time.Time) (Event, error)
 	return stamp(a, Event{Type: RunRefunded, AccountID: a.ID, Amount: charged, RunNo: runNo, At: at}), nil
 }
 
-// stamp fills the version and the state after e.
+// stamp fills the version, the link to a's newest event and the state
+// after e.
 func stamp(a Account, e Event) Event {
-	e.V = Version
+	e.V, e.Prev = Version, a.Head
 	after := Apply(a, e)
 	e.Balance, e.Active = after.Balance, after.Active
 	return e

@@ -28,7 +28,7 @@ func (s *Service) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID str
 	if err != nil {
 		return engine.RunEvent{}, ledger.Event{}, nil, err
 	}
-	out, err := store.Encode(admission(created, charge, acctSeq, 0, store.CheckedPrice{Price: price}, nil))
+	out, err := s.log.Encode(admission(created, charge, acctSeq, 0, store.CheckedPrice{Price: price}, nil))
 	return created, charge, out, err
 }
 
@@ -57,6 +57,6 @@ func (s *Service) FinishWrites(run engine.Run, last uint64, acct ledger.Account,
 	}
 	term := engine.RunEvent{Type: engine.RunCompleted, V: engine.EventVersion, RunNo: run.RunNo, At: at,
 		Completed: &engine.Completed{Summary: summary, Output: output}}
-	out, err := store.Encode(finishWrite(run, last, settle, acctSeq, term, s.hookKeep()))
+	out, err := s.log.Encode(finishWrite(run, last, settle, acctSeq, term, s.hookKeep()))
 	return settle, out, err
 }

@@ -35,7 +35,7 @@ func (s *Service) appendResolved(ctx context.Context, entries ...store.Entry) (u
 	if len(entries) == 0 || entries[0].Expect == nil || entries[0].ExpectSubject != "" {
 		return 0, fmt.Errorf("appendResolved: the first entry carries no check on its own subject")
 	}
-	out, err := store.Encode(entries)
+	out, err := s.log.Encode(entries)
 	if err != nil {
 		return 0, err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service/live"
 	"github.com/apprun/apprun/service/store"
@@ -51,6 +52,9 @@ type Config struct {
 	// IntN picks a random number in [0, n) (default math/rand/v2's): where
 	// a free platform slot is looked for first. The simulation seeds it.
 	IntN func(n int) int
+	// Signer signs every account event (ledger/chain.go); nil writes
+	// them unsigned.
+	Signer *ledger.Signer
 	// Entropy makes ids and API keys (default crypto/rand); only the
 	// simulation replaces it, with a seeded source.
 	Entropy io.Reader
@@ -152,7 +156,7 @@ func New(ports port.Set, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("service: %w", err)
 	}
-	e := &Service{cfg: cfg, ports: ports, log: store.New(ports.Log), dummyHash: dummy, stopped: make(chan struct{})}
+	e := &Service{cfg: cfg, ports: ports, log: store.New(ports.Log, cfg.Signer), dummyHash: dummy, stopped: make(chan struct{})}
 	e.priceCopy.Store(int32(cfg.IntN(priceCopies)))
 	if cfg.Standalone && cfg.Limits.ReadsPerMinute > 0 {
 		e.reads = newLocalWindows(cfg.Limits.ReadsPerMinute)

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -164,8 +165,8 @@ func (w *world) newEngine() *service.Service {
 		Limits: engine.Limits{OwnerActiveRuns: ownerActive, PlatformActiveRuns: platformSlots},
 		Reads:  noReads{}, Now: func() time.Time { return w.now }, IntN: func(n int) int { return w.s.Rng.IntN(n) },
 		Sleep:   func(d time.Duration) { w.now = w.now.Add(d) },
-		Entropy: rngReader{w.s.Rng},
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Entropy: rngReader{w.s.Rng}, Signer: simSigner,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		panic(err)
 	}
@@ -443,10 +444,22 @@ type logRun struct {
 	canceled bool // failed with the error code canceled
 }
 
+// simSigner signs the ledger of every seed (Ed25519 signing is
+// deterministic, so a seed replays exactly); check verifies every account
+// event's signature and link with its public key.
+var simSigner = func() *ledger.Signer {
+	s, err := ledger.NewSigner(ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)))
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+
 // check verifies every invariant on the log the seed left.
 func (w *world) check() {
 	all := w.log.All()
 	audit := engine.NewAudit()
+	audit.VerifyWith(simSigner.PublicKey())
 	runs := map[string]*logRun{}
 	accounts := map[string][]acctState{} // each account's states, in log order
 	var prices []priceState
@@ -490,6 +503,9 @@ func (w *world) check() {
 	}
 	if rep.Active != 0 {
 		w.problem("%d runs left unfinished", rep.Active)
+	}
+	if rep.Unsigned != 0 || (rep.Signed == 0 && len(rep.Accounts) > 0) {
+		w.problem("ledger: %d account events signed, %d unsigned: every one is signed", rep.Signed, rep.Unsigned)
 	}
 	if rep.Granted-rep.Charged+rep.Refunded != sumBalances(rep.Accounts) {
 		w.problem("credits: granted %d - charged %d + refunded %d != the balances' sum %d",

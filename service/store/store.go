@@ -47,10 +47,13 @@ type Store struct {
 	// cache: the newest message of the subjects admissions read
 	// (lastCache).
 	cache lastCache
+	// signer signs every account event written (nil: none are).
+	signer *ledger.Signer
 }
 
-// New is a Store on log.
-func New(log port.Log) *Store { return &Store{log: log} }
+// New is a Store on log, signing the account events it writes with signer
+// (nil: unsigned).
+func New(log port.Log, signer *ledger.Signer) *Store { return &Store{log: log, signer: signer} }
 
 // Appended is how many messages this store has appended.
 func (s *Store) Appended() uint64 { return s.appended.Load() }
@@ -73,7 +76,7 @@ func (s *Store) ReplaceCached(m port.Message) {
 // Append encodes entries and writes them atomically; it returns the
 // sequence of the last one.
 func (s *Store) Append(ctx context.Context, entries ...Entry) (uint64, error) {
-	out, err := Encode(entries)
+	out, err := s.Encode(entries)
 	if err != nil {
 		return 0, err
 	}
@@ -98,10 +101,33 @@ func (s *Store) AppendEncoded(ctx context.Context, out []port.Entry) (uint64, er
 	return seq, err
 }
 
-// Encode turns typed entries into the Log port's.
+// Encode turns typed entries into the Log port's, each account event
+// signed with the store's key.
+func (s *Store) Encode(entries []Entry) ([]port.Entry, error) {
+	return encode(entries, s.signer)
+}
+
+// Encode turns typed entries that hold no account event into the Log
+// port's (account events are encoded by a Store, which signs them).
 func Encode(entries []Entry) ([]port.Entry, error) {
+	for _, e := range entries {
+		if _, ok := e.Value.(ledger.Event); ok {
+			return nil, fmt.Errorf("encode %s: an account event is encoded by a Store, which signs it", e.Subject)
+		}
+	}
+	return encode(entries, nil)
+}
+
+func encode(entries []Entry, signer *ledger.Signer) ([]port.Entry, error) {
 	out := make([]port.Entry, len(entries))
 	for i, e := range entries {
+		if ev, ok := e.Value.(ledger.Event); ok && signer != nil {
+			signed, err := signer.Sign(ev)
+			if err != nil {
+				return nil, fmt.Errorf("sign %s: %w", e.Subject, err)
+			}
+			e.Value = signed
+		}
 		data, err := json.Marshal(e.Value)
 		if err != nil {
 			return nil, fmt.Errorf("encode %s: %w", e.Subject, err)
@@ -113,6 +139,15 @@ func Encode(entries []Entry) ([]port.Entry, error) {
 
 // Last decodes the newest message on subject into v and returns its sequence.
 func (s *Store) Last(ctx context.Context, subject string, v any) (uint64, error) {
+	m, err := s.last(ctx, subject)
+	if err != nil {
+		return 0, err
+	}
+	return m.Seq, DecodeMessage(m, v)
+}
+
+// last is the newest message on subject, from the log, kept in the cache.
+func (s *Store) last(ctx context.Context, subject string) (port.Message, error) {
 	m, err := s.log.Last(ctx, subject)
 	m.Subject = subject
 	if cacheable(subject) {
@@ -123,24 +158,31 @@ func (s *Store) Last(ctx context.Context, subject string, v any) (uint64, error)
 			s.cache.put(port.Message{Subject: subject})
 		}
 	}
-	if err != nil {
-		return 0, err
-	}
-	return m.Seq, DecodeMessage(m, v)
+	return m, err
 }
 
-// LastFrom is last, answered from the cache when cached is set and the
+// LastFrom is Last, answered from the cache when cached is set and the
 // cache holds the subject (hit; lastCache says when that is exact).
 func (s *Store) LastFrom(ctx context.Context, cached bool, subject string, v any) (seq uint64, hit bool, err error) {
+	m, hit, err := s.lastMessage(ctx, cached, subject)
+	if err != nil {
+		return 0, hit, err
+	}
+	return m.Seq, hit, DecodeMessage(m, v)
+}
+
+// lastMessage is the newest message on subject, from the cache when
+// cached is set and the cache holds it (hit).
+func (s *Store) lastMessage(ctx context.Context, cached bool, subject string) (m port.Message, hit bool, err error) {
 	m, ok := s.cache.get(subject)
 	if !cached || !ok {
-		seq, err := s.Last(ctx, subject, v)
-		return seq, false, err
+		m, err := s.last(ctx, subject)
+		return m, false, err
 	}
 	if m.Seq == 0 {
-		return 0, true, port.ErrNoMessage
+		return port.Message{}, true, port.ErrNoMessage
 	}
-	return m.Seq, true, DecodeMessage(m, v)
+	return m, true, nil
 }
 
 func DecodeMessage(m port.Message, v any) error {
@@ -161,14 +203,17 @@ func (s *Store) Account(ctx context.Context, id string, cached bool) (ledger.Acc
 		return ledger.Account{}, 0, engine.Errorf(engine.CodeAccountNotFound, "no account %q", id)
 	}
 	var ev ledger.Event
-	seq, _, err := s.LastFrom(ctx, cached, subjects.Account(id), &ev)
+	m, _, err := s.lastMessage(ctx, cached, subjects.Account(id))
+	if err == nil {
+		err = DecodeMessage(m, &ev)
+	}
 	if errors.Is(err, port.ErrNoMessage) {
 		return ledger.Account{}, 0, engine.Errorf(engine.CodeAccountNotFound, "no account %q", id)
 	}
 	if err != nil {
 		return ledger.Account{}, 0, fmt.Errorf("store: read account: %w", err)
 	}
-	return ledger.Account{ID: id, Balance: ev.Balance, Active: ev.Active}, seq, nil
+	return ledger.Account{ID: id, Balance: ev.Balance, Active: ev.Active, Head: ledger.Hash(m.Data)}, m.Seq, nil
 }
 
 // CheckedPrice is a price as an admission read it: Seq is of the subject
