@@ -26,13 +26,16 @@ type event struct {
 	// other kinds, which apply decodes itself).
 	acct *ledger.Event
 	run  *engine.RunEvent
+	// reply is the message's ack subject, which also says how many
+	// messages the stream holds after it (pendingAfter).
+	reply string
 	// err: the message's metadata could not be read.
 	err error
 }
 
 func decodeMsg(m jetstream.Msg) event {
-	ev := event{subject: m.Subject(), data: m.Data()}
-	seq, err := StreamSeq(m.Reply())
+	ev := event{subject: m.Subject(), data: m.Data(), reply: m.Reply()}
+	seq, err := StreamSeq(ev.reply)
 	if err != nil {
 		ev.err = err
 		return ev

@@ -50,3 +50,17 @@ func parseNum(d string) (n uint64) {
 	}
 	return n
 }
+
+// pendingAfter is how many messages the stream held after the message
+// whose ack subject is reply when it was delivered (its metadata's
+// NumPending); ok is false when reply says nothing.
+func pendingAfter(reply string) (n uint64, ok bool) {
+	tokens := strings.Split(reply, ".")
+	switch {
+	case len(tokens) == 9:
+		return parseNum(tokens[8]), true
+	case len(tokens) >= 11:
+		return parseNum(tokens[10]), true
+	}
+	return 0, false
+}

@@ -258,6 +258,15 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 	if err != nil {
 		return fmt.Errorf("projections: %w", err)
 	}
+	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
+		s.mu.Lock()
+		if s.target > s.applied {
+			s.logger.Warn("projections: the log's last sequence has no message (it was deleted): caught up at the last that has one",
+				"last_sequence", s.target, "applied", s.applied)
+			s.target = s.applied
+		}
+		s.mu.Unlock()
+	}
 	s.in = make(chan event, 4*maxBatch)
 	s.done = make(chan struct{})
 	done := s.done
@@ -398,7 +407,16 @@ func (s *Store) applyBatch(msgs []event) error {
 	s.runs.changed(last, b.touchedRuns(), false)
 	s.keys.changed(last, nil, b.keysChanged)
 	s.mu.Lock()
-	s.applied = last
+	if s.applied = last; s.target > last {
+		// The stream's last sequence may have no message (deleted): the
+		// store has caught up once nothing is pending after what it
+		// applied.
+		if n, ok := pendingAfter(msgs[len(msgs)-1].reply); ok && n == 0 {
+			s.logger.Warn("projections: the log's last sequence has no message (it was deleted): caught up at the last that has one",
+				"last_sequence", s.target, "last_message", last)
+			s.target = last
+		}
+	}
 	close(s.advance)
 	s.advance = make(chan struct{})
 	s.mu.Unlock()
