@@ -6,6 +6,7 @@ package audit
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,11 @@ type Options struct {
 	NATSURL string
 	// ClusterSecret authenticates to an embedded cluster's client port.
 	ClusterSecret string
+	// PublicKey, when set, verifies every account event's signature and
+	// link (ledger/chain.go); KeyInDataDir says it is the key a node made
+	// in DataDir, which proves nothing against whoever holds DataDir.
+	PublicKey    ed25519.PublicKey
+	KeyInDataDir bool
 }
 
 // Run replays the whole log, checks the ledger invariants, compares with
@@ -77,7 +83,7 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	rep, last, err := replay(ctx, nc)
+	rep, last, err := replay(ctx, nc, o.PublicKey)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
@@ -96,6 +102,15 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	}
 	if rep.Fenced > 0 {
 		fmt.Fprintf(out, "admissions fenced off (never runs, never charged) %d\n", rep.Fenced)
+	}
+	switch {
+	case !rep.Verified:
+		fmt.Fprintln(out, "signatures: not verified (no public key: --public-key, or the signing key)")
+	default:
+		fmt.Fprintf(out, "signatures: %d account events signed and linked, %d written before the ledger was signed\n", rep.Signed, rep.Unsigned)
+		if o.KeyInDataDir {
+			fmt.Fprintln(out, "  (verified with the key in the data directory: whoever can write the directory could have signed; keep the public key elsewhere and pass --public-key)")
+		}
 	}
 	problems := append(rep.Violations, mismatches...)
 	for _, d := range damage {
@@ -118,7 +133,7 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 // in bounded fetches and, after any error (a leader election in a
 // cluster), starts again after the last message read; it fails rather than
 // wait forever when no progress is made for auditStall.
-func replay(ctx context.Context, nc *nats.Conn) (engine.AuditReport, uint64, error) {
+func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey) (engine.AuditReport, uint64, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return engine.AuditReport{}, 0, err
@@ -146,6 +161,9 @@ func replay(ctx context.Context, nc *nats.Conn) (engine.AuditReport, uint64, err
 		return engine.AuditReport{}, 0, errors.New("the event log is empty: nothing to audit")
 	}
 	a := engine.NewAudit()
+	if pub != nil {
+		a.VerifyWith(pub)
+	}
 	var read uint64
 	progress := time.Now()
 	for read < last {

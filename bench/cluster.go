@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apprun/apprun/ledger"
+
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/embednats"
 )
@@ -81,6 +83,10 @@ func clusterScenario(ctx context.Context, cfg Config, s *Scenario) error {
 // and waits until each is ready to take writes.
 func startCluster(ctx context.Context, bin string) ([]*Server, error) {
 	token, secret := randomHex(16), randomHex(16)
+	keyFile, err := ledgerKeyFile()
+	if err != nil {
+		return nil, err
+	}
 	routes := make([]string, clusterNodes)
 	for i := range routes {
 		addr, err := freeAddr()
@@ -99,7 +105,8 @@ func startCluster(ctx context.Context, bin string) ([]*Server, error) {
 				cmd.Env = append(append(os.Environ(), high...),
 					"APPRUN_ADDR=127.0.0.1:0", "APPRUN_DATA="+filepath.Join(dir, "data"), "APPRUN_ADMIN_TOKEN="+token,
 					"APPRUN_CLUSTER_NAME=apprun-bench", "APPRUN_CLUSTER_LISTEN="+routes[i],
-					"APPRUN_ROUTES="+strings.Join(routes, ","), "APPRUN_REPLICAS=3", "APPRUN_CLUSTER_SECRET="+secret)
+					"APPRUN_ROUTES="+strings.Join(routes, ","), "APPRUN_REPLICAS=3", "APPRUN_CLUSTER_SECRET="+secret,
+					"APPRUN_LEDGER_SIGNING_KEY="+keyFile)
 				return cmd
 			})
 		})
@@ -208,4 +215,19 @@ func bareClusterWrites(ctx context.Context, cfg Config) (loadResult, error) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// ledgerKeyFile writes a new ledger signing key for the cluster's nodes,
+// which share a log and so one key, in a directory of its own.
+func ledgerKeyFile() (string, error) {
+	data, err := ledger.NewKeyPEM()
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "apprun-bench-key")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "ledger-key.pem")
+	return path, os.WriteFile(path, data, 0o600)
 }

@@ -88,6 +88,8 @@ var operations = []operation{
 		"CheckoutRequest", 201, "CheckoutSession", []engine.Code{cBad, cAuth, cInput, engine.CodeCreditsNotSold, engine.CodePaymentProvider, cRate}},
 	{http.MethodPost, "/billing/stripe/webhook", "stripeWebhook", "Stripe's events (Stripe-Signature verified): a paid checkout grants its pack once, a refund revokes its share", "none", nil, []string{"Stripe-Signature"},
 		"StripeEvent", 200, "StripeReceipt", []engine.Code{cBad, engine.CodeInvalidSignature, engine.CodeCreditsNotSold, cRate}},
+	{http.MethodGet, "/api/v1/ledger/public-key", "getLedgerPublicKey", "The Ed25519 key that verifies the ledger's signatures (docs/guarantees.md)", "none", nil, nil, "", 200, "LedgerPublicKey",
+		[]engine.Code{cNotFound, cRate}},
 	{http.MethodGet, "/api/v1/openapi.json", "getOpenAPI", "This document", "none", nil, nil, "", 200, "OpenAPIDocument",
 		[]engine.Code{engine.CodeNotAcceptable, cRate}},
 }

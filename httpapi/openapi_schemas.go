@@ -88,6 +88,9 @@ func baseSchemas() obj {
 		"BrandContextRequest": object([]string{"name"}, obj{
 			"name": str, "description": str, "voice": str, "audience": str, "website": str}),
 		"BrandContext": object([]string{"brand_context_id", "name", "created_at"}, obj{"brand_context_id": str, "name": str, "created_at": stamp}),
+		"LedgerPublicKey": object([]string{"algorithm", "public_key", "pem", "key_id"}, obj{"algorithm": obj{"type": "string", "const": "Ed25519"},
+			"public_key": obj{"type": "string", "description": "the 32-byte key, base64"}, "pem": obj{"type": "string", "description": "the key as a PEM PUBLIC KEY file"},
+			"key_id": obj{"type": "string", "description": "the first 16 hex digits of the key's SHA-256"}}),
 		"OpenAPIDocument": obj{"type": "object", "required": []string{"openapi", "info", "paths"}, "description": "An OpenAPI 3.1 document",
 			"properties": obj{"openapi": obj{"type": "string"}, "info": obj{"type": "object"}, "paths": obj{"type": "object"}}},
 		"Refund": object([]string{"credits"}, obj{"credits": integer}),

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -78,6 +79,8 @@ type Config struct {
 	Engine     Engine
 	Reads      ReadModel
 	AdminToken string
+	// LedgerKey verifies the ledger's signatures: served to anyone.
+	LedgerKey ed25519.PublicKey
 	// Heartbeat is the SSE comment interval (default 15s).
 	Heartbeat time.Duration
 	// WriteWait bounds how long a write's answer waits for the read model
@@ -206,6 +209,7 @@ func New(cfg Config) (*API, error) {
 	a.fastRun = a.chain(a.reader(a.getRun))
 	a.routeRuns() // first: see there
 	a.routeHealth()
+	a.routeLedgerKey()
 	a.routeEvents()
 	a.routeCapabilities()
 	a.routeAccount()

@@ -37,6 +37,9 @@ type Config struct {
 	// clients of an embedded server that opens a port: required then.
 	ClusterSecret string
 	AdminToken    string
+	// LedgerKeyFile (APPRUN_LEDGER_SIGNING_KEY) is the Ed25519 key that
+	// signs the ledger (signingkey.go): a file outside the data directory.
+	LedgerKeyFile string
 	Dev           bool
 	Limits        engine.Limits
 	Heartbeat     time.Duration

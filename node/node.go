@@ -27,6 +27,7 @@ import (
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/inputschema"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/mcp"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/projections"
@@ -48,11 +49,13 @@ type Node struct {
 	// and with this node's answered creates.
 	reads *projections.Current
 	eng   *service.Service
-	api   *httpapi.API
-	site  *web.Site
-	mux   http.Handler // the API and the website on one origin
-	srv   *http.Server
-	ln    net.Listener
+	// signer signs the ledger; its public key is served.
+	signer *ledger.Signer
+	api    *httpapi.API
+	site   *web.Site
+	mux    http.Handler // the API and the website on one origin
+	srv    *http.Server
+	ln     net.Listener
 	// conns counts what ln accepted (the caps of Config.Conns).
 	conns *edge.ConnListener
 	lock  *dataLock
@@ -127,9 +130,12 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if n.cfg.TestAmbiguousAdmissions > 0 {
 		ports.Log = &ambiguousAdmissions{Log: ports.Log, every: int64(n.cfg.TestAmbiguousAdmissions)}
 	}
+	if n.signer, err = n.cfg.ledgerSigner(standalone, n.cfg.Logger); err != nil {
+		return err
+	}
 	n.eng, err = service.New(ports, service.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
 		Logger: n.cfg.Logger, SweepEvery: n.cfg.RetentionSweep, Standalone: standalone, Webhooks: hooks,
-		PasswordCost: n.cfg.PasswordCost})
+		PasswordCost: n.cfg.PasswordCost, Signer: n.signer})
 	if err != nil {
 		return err
 	}
@@ -183,7 +189,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		SignupCredits: n.cfg.SignupCredits, SecureCookies: n.cfg.SecureCookies, Examples: exampleIn, ExampleOutputs: exampleOut, Seller: seller, Logger: n.cfg.Logger}); err != nil {
 		return err
 	}
-	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.reads, AdminToken: n.cfg.AdminToken, Sessions: n.site, Billing: seller,
+	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.reads, AdminToken: n.cfg.AdminToken, LedgerKey: n.signer.PublicKey(), Sessions: n.site, Billing: seller,
 		StreamTokenTTL: n.cfg.StreamTokenTTL,
 		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey,
 		StreamsPerAccount: n.cfg.StreamsPerAccount, RequestTimeout: n.cfg.RequestTimeout, WriteWait: n.cfg.WriteWait,

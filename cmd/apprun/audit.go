@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 
 	"github.com/apprun/apprun/audit"
+	"github.com/apprun/apprun/ledger"
 )
 
 // auditCmd is `apprun audit`: replay the whole log, check the ledger
@@ -16,15 +18,31 @@ func (x *cli) auditCmd() *command {
 	c := newCommand("audit", "", "replay the event log and check every Credit; stop the node first")
 	c.about = `Audit replays the whole event log, checks the ledger's invariants on every
 account and run, compares the read models with the log, and prints a
-summary. Any violation, mismatch or damaged record exits 1. It
-needs the data directory to itself: stop the node first.`
+summary. With the ledger's public key it also verifies every account
+event's signature and its link to the one before. Any violation,
+mismatch or damaged record exits 1. It needs the data directory to
+itself: stop the node first.`
 	dir := c.flags.String("data", "./data", "data directory (APPRUN_DATA)")
 	c.env.bind("data", "APPRUN_DATA")
 	url := c.flags.String("nats-url", "", "external NATS URL; empty opens the embedded store (APPRUN_NATS_URL)")
 	c.env.bind("nats-url", "APPRUN_NATS_URL")
+	pubFile := c.flags.String("public-key", "", "the ledger's public key (PEM, from apprun ledger public-key or GET /api/v1/ledger/public-key); default: the signing key's")
+	keyFile := c.flags.String("key", "", "the signing key file, when no --public-key (APPRUN_LEDGER_SIGNING_KEY)")
+	c.env.bind("key", "APPRUN_LEDGER_SIGNING_KEY")
 	c.exec = func([]string) error {
-		return audit.Run(context.Background(), audit.Options{DataDir: *dir, NATSURL: *url,
-			ClusterSecret: os.Getenv("APPRUN_CLUSTER_SECRET")}, x.stdout)
+		o := audit.Options{DataDir: *dir, NATSURL: *url, ClusterSecret: os.Getenv("APPRUN_CLUSTER_SECRET")}
+		if *pubFile != "" {
+			data, err := os.ReadFile(*pubFile)
+			if err != nil {
+				return err
+			}
+			if o.PublicKey, err = ledger.ParsePublicKeyPEM(data); err != nil {
+				return fmt.Errorf("--public-key %s: %w", *pubFile, err)
+			}
+		} else if pub, fromDir, err := signingPublicKey(*keyFile, *dir); err == nil {
+			o.PublicKey, o.KeyInDataDir = pub, fromDir
+		}
+		return audit.Run(context.Background(), o, x.stdout)
 	}
 	return c
 }

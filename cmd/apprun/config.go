@@ -104,6 +104,8 @@ func declareServe(fs *flag.FlagSet, vars *envFlags) *serveFlags {
 	vars.bind("routes", "APPRUN_ROUTES")
 	fs.StringVar(&c.AdminToken, "admin-token", "", "admin API token (APPRUN_ADMIN_TOKEN)")
 	vars.bind("admin-token", "APPRUN_ADMIN_TOKEN")
+	fs.StringVar(&c.LedgerKeyFile, "ledger-signing-key", "", "the Ed25519 key file that signs the ledger, kept outside --data (APPRUN_LEDGER_SIGNING_KEY; apprun ledger new-key makes one)")
+	vars.bind("ledger-signing-key", "APPRUN_LEDGER_SIGNING_KEY")
 	fs.BoolVar(&c.Dev, "dev", false, "dev mode: demo account and printed credentials (APPRUN_DEV=1)")
 	vars.bind("dev", "APPRUN_DEV")
 	fs.IntVar(&c.Limits.CreatePerMinute, "create-per-min", 10, "run creations per minute per key (APPRUN_CREATE_PER_MIN)")

@@ -93,6 +93,7 @@ balance and cancel need APPRUN_API_KEY.`
 		x.appsCmd(),
 		x.adminCmd(),
 		x.auditCmd(),
+		x.ledgerCmd(),
 		x.benchCmd(),
 		x.runCmd(),
 		x.runsCmd(),

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/apprun/apprun/ledger"
 )
 
 // clockTicks is CLK_TCK, the unit of utime and stime in /proc/<pid>/stat
@@ -63,7 +65,16 @@ func startNode(ctx context.Context, bin string, env map[string]string) (*Node, e
 	n := &Node{Root: root, Data: filepath.Join(root, "data"), Addr: "127.0.0.1:" + strconv.Itoa(port), Log: filepath.Join(root, "node.log"),
 		exited: make(chan struct{})}
 	n.URL = "http://" + n.Addr
-	all := map[string]string{"APPRUN_DATA": n.Data, "APPRUN_ADDR": n.Addr}
+	// The ledger's key, outside the data directory, as production keeps it.
+	key, err := ledger.NewKeyPEM()
+	if err != nil {
+		return nil, err
+	}
+	keyFile := filepath.Join(root, "ledger-key.pem")
+	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
+		return nil, err
+	}
+	all := map[string]string{"APPRUN_DATA": n.Data, "APPRUN_ADDR": n.Addr, "APPRUN_LEDGER_SIGNING_KEY": keyFile}
 	for k, v := range env {
 		all[k] = v
 	}

@@ -1,0 +1,128 @@
+package audit_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apprun/apprun/audit"
+	"github.com/apprun/apprun/embednats"
+	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/node"
+	. "github.com/apprun/apprun/node/nodetest"
+	"github.com/apprun/apprun/subjects"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// An insider with the log's credentials but not the ledger's key: a
+// grant they publish, balance-consistent and at the expected sequence,
+// and events they delete from the middle of an account, are each found
+// by the audit, which names the event; the untampered log passes.
+func TestTheAuditFindsAForgedGrantAndAnEventRemovedFromTheMiddle(t *testing.T) {
+	t.Parallel()
+	for _, tamper := range []struct {
+		name string
+		do   func(t *testing.T, ctx context.Context, st jetstream.Stream, js jetstream.JetStream, account string)
+		want string
+	}{
+		{"a grant forged with the NATS credentials", func(t *testing.T, ctx context.Context, st jetstream.Stream, js jetstream.JetStream, account string) {
+			last, err := st.GetLastMsgForSubject(ctx, subjects.Account(account))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ev ledger.Event
+			if err := json.Unmarshal(last.Data, &ev); err != nil {
+				t.Fatal(err)
+			}
+			forged := ledger.Event{Type: ledger.CreditsGranted, V: ledger.Version, At: ev.At.Add(time.Second), AccountID: account,
+				Amount: 5000, Balance: ev.Balance + 5000, Active: ev.Active, Prev: ledger.Hash(last.Data)}
+			data, _ := json.Marshal(forged)
+			if _, err := js.Publish(ctx, subjects.Account(account), data, jetstream.WithExpectLastSequencePerSubject(last.Sequence)); err != nil {
+				t.Fatal(err)
+			}
+		}, "(credits_granted): ledger: the event is not signed"},
+		{"a failed run's charge and refund deleted", func(t *testing.T, ctx context.Context, st jetstream.Stream, js jetstream.JetStream, account string) {
+			// The account's events: opened, grant, 3 charges with their
+			// settles and the failed run's refund. Delete the last charge
+			// and its refund, then the grant after them stands unlinked.
+			var seqs []uint64
+			cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subjects.Account(account)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch, err := cons.FetchNoWait(100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var types []ledger.EventType
+			for m := range batch.Messages() {
+				var ev ledger.Event
+				_ = json.Unmarshal(m.Data(), &ev)
+				md, _ := m.Metadata()
+				seqs, types = append(seqs, md.Sequence.Stream), append(types, ev.Type)
+			}
+			n := len(seqs)
+			if n < 3 || types[n-1] != ledger.CreditsGranted || types[n-2] != ledger.RunRefunded || types[n-3] != ledger.RunCharged {
+				t.Fatalf("the account's events end %v, want a charge, its refund and a grant", types)
+			}
+			for _, seq := range seqs[n-3 : n-1] {
+				if err := st.DeleteMsg(ctx, seq); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, "(credits_granted): ledger: the event does not name the hash of the one before it on its account"},
+	} {
+		t.Run(tamper.name, func(t *testing.T) {
+			t.Parallel()
+			h := Start(t, WithLimits(NoLimits))
+			a, _ := Activity(t, h) // its last run failed: charged, then refunded
+			h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 7})
+			h.Stop()
+			key, err := node.ReadSigningKey(filepath.Join(h.Dir, node.DevSigningKeyFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pub := key.Public().(ed25519.PublicKey)
+			var out bytes.Buffer
+			if err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir, PublicKey: pub}, &out); err != nil ||
+				!strings.Contains(out.String(), "account events signed and linked, 0 written before the ledger was signed") {
+				t.Fatalf("the untampered log: %v\n%s", err, out.String())
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			ns, err := embednats.New(embednats.Config{StoreDir: filepath.Join(h.Dir, "nats")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ns.Start(); err != nil {
+				t.Fatal(err)
+			}
+			nc, err := ns.Connect()
+			if err != nil {
+				t.Fatal(err)
+			}
+			js, err := jetstream.New(nc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := js.Stream(ctx, eventlog.StreamName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tamper.do(t, ctx, st, js, a.ID)
+			nc.Close()
+			ns.Stop()
+			out.Reset()
+			err = audit.Run(context.Background(), audit.Options{DataDir: h.Dir, PublicKey: pub}, &out)
+			if err == nil || !strings.Contains(out.String(), "on "+subjects.Account(a.ID)+" "+tamper.want) {
+				t.Fatalf("not found: %v\n%s", err, out.String())
+			}
+		})
+	}
+}
