@@ -63,7 +63,7 @@ var allowed = map[string][]string{
 	// What a stopped node's data is checked with.
 	"audit": {"engine", "port", "eventlog", "projections", "embednats"},
 	// The node: every part, wired.
-	"node": {"apps", "billing", "edge", "embednats", "engine", "eventlog", "httpapi", "inputschema", "llm", "mcp",
+	"node": {"apps", "billing", "edge", "embednats", "engine", "eventlog", "httpapi", "inputschema", "ledger", "llm", "mcp",
 		"outbound", "port", "projections", "service", "subjects", "web", "webhook"},
 	"node/nodetest": {"*"},
 	// The Go client, apart from the server.
