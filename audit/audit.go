@@ -160,10 +160,7 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey) (engine.A
 	if last == 0 {
 		return engine.AuditReport{}, 0, errors.New("the event log is empty: nothing to audit")
 	}
-	a := engine.NewAudit()
-	if pub != nil {
-		a.VerifyWith(pub)
-	}
+	a := engine.NewAudit(pub)
 	var read uint64
 	progress := time.Now()
 	for read < last {

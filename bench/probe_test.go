@@ -116,7 +116,7 @@ func auditLog(t *testing.T, nc *nats.Conn) engine.AuditReport {
 	}
 	st, _ := js.Stream(ctx, eventlog.StreamName)
 	last := st.CachedInfo().State.LastSeq
-	a := engine.NewAudit()
+	a := engine.NewAudit(nil)
 	for seq := uint64(0); seq < last; {
 		m, err := cons.Next()
 		if err != nil {

@@ -32,7 +32,7 @@ func slotEv(slot, typ, run string) logged {
 }
 
 func audit(events ...logged) engine.AuditReport {
-	a := engine.NewAudit()
+	a := engine.NewAudit(nil)
 	for i, e := range events {
 		data, _ := json.Marshal(e.v)
 		a.Apply(e.subject, uint64(i+1), data)

@@ -33,7 +33,7 @@ func TestAnOldCanceledEventReadsAsAFailedEventWithTheCodeCanceled(t *testing.T) 
 		t.Fatalf("streamed data %+v", d)
 	}
 
-	a := engine.NewAudit()
+	a := engine.NewAudit(nil)
 	for i, m := range []struct {
 		subject string
 		v       any

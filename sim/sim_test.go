@@ -458,8 +458,7 @@ var simSigner = func() *ledger.Signer {
 // check verifies every invariant on the log the seed left.
 func (w *world) check() {
 	all := w.log.All()
-	audit := engine.NewAudit()
-	audit.VerifyWith(simSigner.PublicKey())
+	audit := engine.NewAudit(simSigner.PublicKey())
 	runs := map[string]*logRun{}
 	accounts := map[string][]acctState{} // each account's states, in log order
 	var prices []priceState
