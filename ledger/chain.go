@@ -98,7 +98,7 @@ func NewChain(pub ed25519.PublicKey) *Chain {
 // Check takes the next account event of the log: data as stored, e as
 // decoded. It returns why the event breaks the chain, if it does.
 func (c *Chain) Check(account string, data []byte, e Event) error {
-	head, seen := c.heads[account]
+	head := c.heads[account] // "" before the account's first event
 	c.heads[account] = Hash(data)
 	if e.Sig == "" && e.Prev == "" && !c.Signed {
 		c.Unsigned++
@@ -108,7 +108,7 @@ func (c *Chain) Check(account string, data []byte, e Event) error {
 	if err := Verify(c.pub, e); err != nil {
 		return err
 	}
-	if e.Prev != head && (seen || e.Prev != "") {
+	if e.Prev != head {
 		return ErrBrokenLink
 	}
 	return nil

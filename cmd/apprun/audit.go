@@ -41,6 +41,8 @@ itself: stop the node first.`
 			}
 		} else if pub, fromDir, err := signingPublicKey(*keyFile, *dir); err == nil {
 			o.PublicKey, o.KeyInDataDir = pub, fromDir
+		} else if *keyFile != "" {
+			return err // a key named but unreadable: never a silent unverified audit
 		}
 		return audit.Run(context.Background(), o, x.stdout)
 	}
