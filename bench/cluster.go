@@ -12,10 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/apprun/apprun/ledger"
-
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/embednats"
+	"github.com/apprun/apprun/node"
 )
 
 // clusterNodes is how many nodes the cluster scenario runs.
@@ -220,14 +219,10 @@ func bareClusterWrites(ctx context.Context, cfg Config) (loadResult, error) {
 // ledgerKeyFile writes a new ledger signing key for the cluster's nodes,
 // which share a log and so one key, in a directory of its own.
 func ledgerKeyFile() (string, error) {
-	data, err := ledger.NewKeyPEM()
-	if err != nil {
-		return "", err
-	}
 	dir, err := os.MkdirTemp("", "apprun-bench-key")
 	if err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, "ledger-key.pem")
-	return path, os.WriteFile(path, data, 0o600)
+	return path, node.WriteSigningKey(path)
 }

@@ -43,7 +43,7 @@ func TestANodeServesAgainAfterItsExternalNATSRestarts(t *testing.T) {
 	ns := startNATS()
 	// The harness's limits are on (10 creates, 120 reads a minute): every
 	// API call counts in a window.
-	h := Start(t, WithWebhooks(50*time.Millisecond), func(c *node.Config) { c.NATSURL, c.LedgerKeyFile = "nats://"+addr, ledgerKeyFile(t) })
+	h := Start(t, WithWebhooks(50*time.Millisecond), func(c *node.Config) { c.NATSURL, c.LedgerKeyFile = "nats://"+addr, LedgerKeyFile(t) })
 	a := h.Account(100)
 	before := h.Create(a, RunTestApp("ok"))
 	if run := h.WaitRun(a, before); run["status"] != "completed" {

@@ -3,7 +3,6 @@ package node_test
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	. "github.com/apprun/apprun/node/nodetest"
 
 	"github.com/apprun/apprun/embednats"
-	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/node"
 )
 
@@ -32,7 +30,7 @@ func TestServiceResumesWhenNATSIsBack(t *testing.T) {
 	}
 	ns := startNATS()
 	h := Start(t, WithLimits(NoLimits), func(c *node.Config) {
-		c.NATSURL, c.LedgerKeyFile = "nats://apprun:"+resumeSecret+"@"+addr, ledgerKeyFile(t)
+		c.NATSURL, c.LedgerKeyFile = "nats://apprun:"+resumeSecret+"@"+addr, LedgerKeyFile(t)
 	})
 	a := h.Account(100)
 	h.WaitRun(a, h.Create(a, RunTestApp("ok")))
@@ -105,17 +103,3 @@ func TestServiceResumesWhenNATSIsBack(t *testing.T) {
 
 // resumeSecret authenticates the embedded server's client port.
 const resumeSecret = "resume-cluster-secret-0123"
-
-// ledgerKeyFile writes a new ledger signing key for a node on a shared log.
-func ledgerKeyFile(t *testing.T) string {
-	t.Helper()
-	data, err := ledger.NewKeyPEM()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "ledger-key.pem")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}

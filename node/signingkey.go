@@ -26,7 +26,7 @@ func (c Config) ledgerSigner(standalone bool, log *slog.Logger) (*ledger.Signer,
 			return nil, errors.New("config: APPRUN_LEDGER_SIGNING_KEY is required when nodes share a log: every node signs the ledger with the same key")
 		}
 		path = filepath.Join(c.DataDir, DevSigningKeyFile)
-		if err := writeNewKey(path); err != nil && !errors.Is(err, os.ErrExist) {
+		if err := WriteSigningKey(path); err != nil && !errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("ledger signing key: %w", err)
 		}
 		log.Warn("the ledger's signing key is in the data directory: whoever can read the directory can sign history; set APPRUN_LEDGER_SIGNING_KEY to a file kept elsewhere (docs/guarantees.md)",
@@ -52,9 +52,9 @@ func ReadSigningKey(path string) (ed25519.PrivateKey, error) {
 	return key, nil
 }
 
-// writeNewKey writes a new signing key to path, readable by its owner
+// WriteSigningKey writes a new signing key to path, readable by its owner
 // only; it never replaces a file (os.ErrExist).
-func writeNewKey(path string) error {
+func WriteSigningKey(path string) error {
 	data, err := ledger.NewKeyPEM()
 	if err != nil {
 		return err

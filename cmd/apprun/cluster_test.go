@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apprun/apprun/ledger"
-
 	. "github.com/apprun/apprun/node/nodetest"
 
 	"github.com/nats-io/nats.go"
@@ -39,7 +37,7 @@ const testClusterSecret = "test-cluster-secret-0123456789"
 func startCluster(t *testing.T, extra ...string) *cluster {
 	t.Helper()
 	c := &cluster{chaos: newChaos(t)}
-	c.env = []string{"APPRUN_CLUSTER_SECRET=" + testClusterSecret, "APPRUN_LEDGER_SIGNING_KEY=" + ledgerKeyFile(t)}
+	c.env = []string{"APPRUN_CLUSTER_SECRET=" + testClusterSecret, "APPRUN_LEDGER_SIGNING_KEY=" + LedgerKeyFile(t)}
 	routes := []string{FreeAddr(t), FreeAddr(t), FreeAddr(t)}
 	c.routes = routes
 	natsAddr := FreeAddr(t)
@@ -403,18 +401,4 @@ func firstID(evs []SSEEvent) uint64 {
 		return 0
 	}
 	return evs[0].ID
-}
-
-// ledgerKeyFile writes a new ledger signing key for nodes that share a log.
-func ledgerKeyFile(t *testing.T) string {
-	t.Helper()
-	data, err := ledger.NewKeyPEM()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "ledger-key.pem")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

@@ -25,22 +25,10 @@ func (x *cli) ledgerNewKeyCmd() *command {
 	c := newCommand("new-key", "<file>", "write a new signing key to a file (never replacing one)")
 	c.minArgs, c.maxArgs = 1, 1
 	c.exec = func(args []string) error {
-		data, err := ledger.NewKeyPEM()
-		if err != nil {
+		if err := node.WriteSigningKey(args[0]); err != nil {
 			return err
 		}
-		f, err := os.OpenFile(args[0], os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return err
-		}
-		if _, err := f.Write(data); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		key, err := ledger.ParseKeyPEM(data)
+		key, err := node.ReadSigningKey(args[0])
 		if err != nil {
 			return err
 		}

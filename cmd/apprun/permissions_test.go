@@ -59,7 +59,7 @@ func TestTheDocumentedNATSPermissionsAreEnough(t *testing.T) {
 	natsURL := "nats://apprun:" + url.QueryEscape(password) + "@" + addr
 
 	c := newChaos(t)
-	c.env = append(c.env, "APPRUN_LEDGER_SIGNING_KEY="+ledgerKeyFile(t))
+	c.env = append(c.env, "APPRUN_LEDGER_SIGNING_KEY="+LedgerKeyFile(t))
 	data := filepath.Join(c.dir, "node")
 	n := c.spawn(FreeAddr(t), "--data", data, "--nats-url", natsURL, "--test-apps")
 	c.waitHealthy(n, time.Now().Add(60*time.Second))
@@ -124,7 +124,7 @@ func TestANodeWaitsForAnExternalNATSThatIsNotUpYet(t *testing.T) {
 	}
 	t.Parallel()
 	c := newChaos(t)
-	c.env = append(c.env, "APPRUN_LEDGER_SIGNING_KEY="+ledgerKeyFile(t))
+	c.env = append(c.env, "APPRUN_LEDGER_SIGNING_KEY="+LedgerKeyFile(t))
 	natsAddr := FreeAddr(t)
 	n := c.spawn(FreeAddr(t), "--data", filepath.Join(c.dir, "node"), "--nats-url", "nats://"+natsAddr)
 	deadline := time.Now().Add(30 * time.Second)

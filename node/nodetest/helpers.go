@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apprun/apprun/node"
 	"github.com/apprun/apprun/projections"
 )
 
@@ -158,4 +159,15 @@ func Dump(t *testing.T, dir string) map[string]map[string]string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// LedgerKeyFile writes a new ledger signing key, outside any data
+// directory, for nodes that share a log (they must name one).
+func LedgerKeyFile(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "ledger-key.pem")
+	if err := node.WriteSigningKey(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

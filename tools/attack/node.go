@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/node"
 )
 
 // clockTicks is CLK_TCK, the unit of utime and stime in /proc/<pid>/stat
@@ -66,12 +66,8 @@ func startNode(ctx context.Context, bin string, env map[string]string) (*Node, e
 		exited: make(chan struct{})}
 	n.URL = "http://" + n.Addr
 	// The ledger's key, outside the data directory, as production keeps it.
-	key, err := ledger.NewKeyPEM()
-	if err != nil {
-		return nil, err
-	}
 	keyFile := filepath.Join(root, "ledger-key.pem")
-	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
+	if err := node.WriteSigningKey(keyFile); err != nil {
 		return nil, err
 	}
 	all := map[string]string{"APPRUN_DATA": n.Data, "APPRUN_ADDR": n.Addr, "APPRUN_LEDGER_SIGNING_KEY": keyFile}
