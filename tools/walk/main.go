@@ -167,19 +167,57 @@ func run() error {
 	if err := reportStops(walkOnly(whole), keyedJSON); err != nil {
 		return err
 	}
-	return report(funcs(whole), funcs(usecase), keyedJSON, firstMet(walkOnly(whole)))
+	return report(funcs(whole), funcs(usecase), keyedJSON, firstMet(walkOnly(whole)), whole)
 }
 
-// walkOnly is stops less the log itself (eventlog, below the port) and
-// this tool.
+// adapters are the packages behind a port: the walk stops at the port's
+// call as a reader does, at log.Append or schema.Check, and lists what ran
+// behind it apart. eventlog is the log (port.Log, over JetStream);
+// inputschema checks an input against its App's JSON Schema
+// (engine.InputSchema, over kaptinlin/jsonschema).
+var adapters = []string{"eventlog/", "inputschema/"}
+
+// behindPort reports whether file is in an adapter.
+func behindPort(file string) bool {
+	for _, a := range adapters {
+		if strings.HasPrefix(file, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// walkOnly is stops less what ran behind a port, and this tool.
 func walkOnly(stops []trace.Stop) []trace.Stop {
 	var walk []trace.Stop
 	for _, s := range stops {
-		if !strings.HasPrefix(s.File, "eventlog/") && !strings.HasPrefix(s.File, "tools/") {
+		if !behindPort(s.File) && !strings.HasPrefix(s.File, "tools/") {
 			walk = append(walk, s)
 		}
 	}
 	return walk
+}
+
+// portsReached prints the adapters' functions the create ran behind the
+// ports, by file; the log's own are left out (below the log port is
+// the log, where the walk ends).
+func portsReached(stops []trace.Stop) {
+	byFile := map[string][]string{}
+	var files []string
+	for _, s := range stops {
+		if !behindPort(s.File) || strings.HasPrefix(s.File, "eventlog/") {
+			continue
+		}
+		if _, seen := byFile[s.File]; !seen {
+			files = append(files, s.File)
+		}
+		if !slices.Contains(byFile[s.File], s.Func) {
+			byFile[s.File] = append(byFile[s.File], s.Func)
+		}
+	}
+	for _, f := range files {
+		fmt.Printf("%-30s %-9s %s\n", f, "port", strings.Join(byFile[f], " "))
+	}
 }
 
 // funcs is the set of functions ("file name") stops entered.
@@ -248,8 +286,9 @@ func (l *tapLog) Append(ctx context.Context, entries ...port.Entry) (uint64, err
 // case, from the handler's call of CreateRun to the log port ("use
 // case"); the request's reading shared by every keyed JSON route, each of
 // whose functions the create ran ran for another route's request too
-// ("shared"); or the handler's own ("http"). It counts them.
-func report(create, usecase, keyedJSON map[string]bool, order []string) error {
+// ("shared"); or the handler's own ("http"). It counts them, and then
+// lists what ran behind a port ("port"), which the count leaves out.
+func report(create, usecase, keyedJSON map[string]bool, order []string, whole []trace.Stop) error {
 	byFile := map[string][]string{}
 	inUseCase := map[string]bool{}
 	own := map[string]bool{} // files with a function no other keyed JSON route runs
@@ -279,6 +318,7 @@ func report(create, usecase, keyedJSON map[string]bool, order []string) error {
 		sort.Strings(byFile[f])
 		fmt.Printf("%-30s %-9s %s\n", f, part, strings.Join(byFile[f], " "))
 	}
+	portsReached(whole)
 	shared := 0
 	for _, f := range files {
 		if !own[f] && !inUseCase[f] {

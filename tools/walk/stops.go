@@ -25,9 +25,6 @@ func reportStops(stops []trace.Stop, keyedJSON map[string]bool) error {
 	}
 	var walk, own []trace.Stop
 	for _, s := range stops {
-		if strings.HasPrefix(s.File, "eventlog/") || strings.HasPrefix(s.File, "tools/") {
-			continue // the log itself; this tool
-		}
 		walk = append(walk, s)
 		if !keyedJSON[s.File+" "+s.Func] {
 			own = append(own, s)
