@@ -358,7 +358,11 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(po
 		if seq < from {
 			return nil // already handled by an earlier attempt
 		}
-		if err := fn(port.Message{Subject: subject, Seq: seq, Data: m.Data}); err != nil {
+		subj := subject
+		if s := m.Header.Get(jetstream.SubjectHeader); s != "" {
+			subj = s // a wildcard's match
+		}
+		if err := fn(port.Message{Subject: subj, Seq: seq, Data: m.Data}); err != nil {
 			return err
 		}
 		from = seq + 1

@@ -80,7 +80,9 @@ type Log interface {
 	// Last returns the newest message on subject, or ErrNoMessage.
 	Last(ctx context.Context, subject string) (Message, error)
 	// Read calls fn with each message on subject after sequence after, in
-	// order. fn runs on one goroutine at a time.
+	// order. subject may hold wildcards ("*" a token, a last ">" the
+	// rest): each message then carries its own subject. fn runs on one
+	// goroutine at a time.
 	Read(ctx context.Context, subject string, after uint64, fn func(Message) error) error
 	// Head is the sequence of the newest message in the log.
 	Head(ctx context.Context) (uint64, error)

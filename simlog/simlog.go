@@ -11,6 +11,7 @@ package simlog
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -166,8 +167,19 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(po
 		lag := l.hooks.Lag(ctx)
 		visible -= min(lag, visible)
 	}
+	var seqs []uint64
+	if strings.ContainsAny(subject, "*>") {
+		for s, of := range l.subj {
+			if matches(subject, s) {
+				seqs = append(seqs, of...)
+			}
+		}
+		slices.Sort(seqs)
+	} else {
+		seqs = l.subj[subject]
+	}
 	var out []port.Message
-	for _, seq := range l.subj[subject] {
+	for _, seq := range seqs {
 		if seq > after && seq <= visible {
 			out = append(out, l.msgs[seq-1])
 		}
@@ -179,6 +191,21 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(po
 		}
 	}
 	return nil
+}
+
+// matches reports whether subject matches filter as NATS matches them:
+// "*" is any one token, a last ">" one or more.
+func matches(filter, subject string) bool {
+	f, s := strings.Split(filter, "."), strings.Split(subject, ".")
+	for i, tok := range f {
+		switch {
+		case tok == ">" && i == len(f)-1:
+			return len(s) > i
+		case i >= len(s) || tok != "*" && tok != s[i]:
+			return false
+		}
+	}
+	return len(f) == len(s)
 }
 
 // Head is the newest sequence.

@@ -151,6 +151,37 @@ func Run(t *testing.T, open func(t *testing.T) port.Log) {
 			t.Fatalf("read of an empty subject: %v", err)
 		}
 	})
+	t.Run("a read with a wildcard returns every matching subject's messages, in order, each with its subject", func(t *testing.T) {
+		l := open(t)
+		acct := fmt.Sprintf("logtest%d", ids.Add(1))
+		a, b := "apprun.whdel."+acct+".run_a.0", "apprun.whdel."+acct+".run_b.0"
+		var want []port.Message
+		for _, s := range []string{a, b, a, "apprun.whdel." + acct + ".run_a.1"} {
+			seq, err := l.Append(ctx, port.Entry{Subject: s, Data: []byte(s)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, port.Message{Subject: s, Seq: seq, Data: []byte(s)})
+		}
+		for _, c := range []struct {
+			filter string
+			want   []port.Message
+		}{{"apprun.whdel." + acct + ".*.0", want[:3]}, {"apprun.whdel." + acct + ".>", want}, {"apprun.whdel." + acct + ".run_a.*", []port.Message{want[0], want[2], want[3]}}} {
+			var got []port.Message
+			err := l.Read(ctx, c.filter, want[0].Seq-1, func(m port.Message) error {
+				got = append(got, m)
+				return nil
+			})
+			if err != nil || len(got) != len(c.want) {
+				t.Fatalf("read %s: %d messages (%v), want %d", c.filter, len(got), err, len(c.want))
+			}
+			for i, m := range got {
+				if m.Subject != c.want[i].Subject || m.Seq != c.want[i].Seq || string(m.Data) != string(c.want[i].Data) {
+					t.Fatalf("read %s: message %d is %s@%d, want %s@%d", c.filter, i, m.Subject, m.Seq, c.want[i].Subject, c.want[i].Seq)
+				}
+			}
+		}
+	})
 	t.Run("purge and subjects", func(t *testing.T) {
 		l := open(t)
 		acct := fmt.Sprintf("logtest%d", ids.Add(1))
