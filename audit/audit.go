@@ -7,6 +7,7 @@ package audit
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,8 +21,10 @@ import (
 	"github.com/apprun/apprun/embednats"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/projections"
+	"github.com/apprun/apprun/subjects"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -41,6 +44,10 @@ type Options struct {
 	// in DataDir, which proves nothing against whoever holds DataDir.
 	PublicKey    ed25519.PublicKey
 	KeyInDataDir bool
+	// Checkpoints are checkpoints kept outside the log (apprun ledger
+	// checkpoint, GET /api/v1/account/ledger/checkpoint), as exported:
+	// the log must still hold what each names. They need PublicKey.
+	Checkpoints [][]byte
 }
 
 // Run replays the whole log, checks the ledger invariants, compares with
@@ -48,6 +55,9 @@ type Options struct {
 // It needs the data directory to itself (the node stopped).
 func Run(ctx context.Context, o Options, out io.Writer) error {
 	dir, url := &o.DataDir, &o.NATSURL
+	if len(o.Checkpoints) > 0 && o.PublicKey == nil {
+		return errors.New("audit: a checkpoint is checked with the ledger's public key: give --public-key (or the signing key)")
+	}
 	store, damage, err := projections.OpenExclusive(filepath.Join(*dir, "projections.db"))
 	if errors.Is(err, iofs.ErrNotExist) {
 		return fmt.Errorf("audit: %s holds no apprun data (no projections.db): nothing to audit; check --data", *dir)
@@ -83,13 +93,13 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	rep, last, err := replay(ctx, nc, o.PublicKey)
+	rep, last, err := replay(ctx, nc, o.PublicKey, o.Checkpoints)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
 	var mismatches []string
 	if readable(store, damage) {
-		if mismatches, err = compare(rep, store); err != nil {
+		if mismatches, err = compare(rep.AuditReport, store); err != nil {
 			return fmt.Errorf("audit: %w", err)
 		}
 	}
@@ -108,15 +118,17 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		fmt.Fprintln(out, "signatures: not verified (no public key: --public-key, or the signing key)")
 	default:
 		fmt.Fprintf(out, "signatures: %d account events signed and linked, %d written before the ledger was signed\n", rep.Signed, rep.Unsigned)
+		fmt.Fprintf(out, "checkpoints: %d in the log, %d kept outside it, checked\n", rep.checkpoints, len(o.Checkpoints))
 		if o.KeyInDataDir {
 			fmt.Fprintln(out, "  (verified with the key in the data directory: whoever can write the directory could have signed; keep the public key elsewhere and pass --public-key)")
 		}
 	}
-	problems := append(rep.Violations, mismatches...)
+	problems := append(append(rep.Violations, rep.findings...), mismatches...)
 	for _, d := range damage {
 		problems = append(problems, "damaged projection: "+d.String())
 	}
-	fmt.Fprintf(out, "invariant violations %d, projection mismatches %d, damaged projection records %d\n", len(rep.Violations), len(mismatches), len(damage))
+	fmt.Fprintf(out, "invariant violations %d, checkpoint findings %d, projection mismatches %d, damaged projection records %d\n",
+		len(rep.Violations), len(rep.findings), len(mismatches), len(damage))
 	for _, p := range problems {
 		fmt.Fprintln(out, "  -", p)
 	}
@@ -133,10 +145,10 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 // in bounded fetches and, after any error (a leader election in a
 // cluster), starts again after the last message read; it fails rather than
 // wait forever when no progress is made for auditStall.
-func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey) (engine.AuditReport, uint64, error) {
+func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported [][]byte) (report, uint64, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return engine.AuditReport{}, 0, err
+		return report{}, 0, err
 	}
 	var st jetstream.Stream
 	sctx, cancel := context.WithTimeout(ctx, auditStall)
@@ -149,33 +161,49 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey) (engine.A
 		return err
 	})
 	if err != nil {
-		return engine.AuditReport{}, 0, err
+		return report{}, 0, err
 	}
 	if st == nil {
 		// A clean audit of nothing is the worst answer: a wrong --data, a
 		// cluster member opened without its cluster, a foreign directory.
-		return engine.AuditReport{}, 0, errors.New("no event log found (no " + eventlog.StreamName + " stream): nothing to audit; check --data, or --nats-url for a log on another server")
+		return report{}, 0, errors.New("no event log found (no " + eventlog.StreamName + " stream): nothing to audit; check --data, or --nats-url for a log on another server")
 	}
 	last := st.CachedInfo().State.LastSeq
 	if last == 0 {
-		return engine.AuditReport{}, 0, errors.New("the event log is empty: nothing to audit")
+		return report{}, 0, errors.New("the event log is empty: nothing to audit")
 	}
 	a := engine.NewAudit(pub)
+	rep := report{}
+	var cps *ledger.Checkpoints
+	if pub != nil {
+		cps = ledger.NewCheckpoints(pub)
+		for _, data := range exported {
+			if err := cps.ExpectExported(data); err != nil {
+				rep.findings = append(rep.findings, err.Error())
+			}
+		}
+		if rep.checkpoints, err = expectLogged(ctx, st, cps, last); err != nil {
+			return report{}, 0, err
+		}
+	}
 	var read uint64
 	progress := time.Now()
 	for read < last {
 		if time.Since(progress) > auditStall {
-			return engine.AuditReport{}, 0, fmt.Errorf("no progress for %s at sequence %d of %d", auditStall, read, last)
+			return report{}, 0, fmt.Errorf("no progress for %s at sequence %d of %d", auditStall, read, last)
 		}
-		n, err := fetchFrom(ctx, st, read+1, last, func(seq uint64, subject string, data []byte) {
+		n, err := fetchFrom(ctx, st, "", read+1, last, func(seq uint64, subject string, data []byte) {
 			a.Apply(subject, seq, data)
+			if cps != nil {
+				checkpointed(cps, subject, seq, data)
+			}
 			read = seq
 		})
 		if n > 0 {
 			progress = time.Now()
 		}
 		if err != nil && ctx.Err() != nil {
-			return engine.AuditReport{}, 0, err
+			return report{}, 0, err
 		}
 		if err == nil && n == 0 {
 			// Nothing left to read: done, if the last sequence is a hole
@@ -191,19 +219,80 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey) (engine.A
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	return a.Report(), last, nil
+	rep.AuditReport = a.Report()
+	if cps != nil {
+		rep.findings = append(rep.findings, cps.End(last)...)
+	}
+	return rep, last, nil
+}
+
+// report is what the replay found: the audit's report, and the
+// checkpoints' findings.
+type report struct {
+	engine.AuditReport
+	checkpoints int // in the log
+	findings    []string
+}
+
+// expectLogged reads the checkpoints the log holds through last, before
+// the log itself: their heads are then checked as the log goes by.
+func expectLogged(ctx context.Context, st jetstream.Stream, cps *ledger.Checkpoints, last uint64) (int, error) {
+	gctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	newest, err := st.GetLastMsgForSubject(gctx, subjects.Checkpoint)
+	cancel()
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the newest checkpoint: %w", err)
+	}
+	until := min(newest.Sequence, last)
+	n := 0
+	var read uint64
+	for read < until {
+		got, err := fetchFrom(ctx, st, subjects.Checkpoint, read+1, until, func(seq uint64, _ string, data []byte) {
+			cps.Expect(seq, data)
+			n, read = n+1, seq
+		})
+		if err != nil {
+			return 0, fmt.Errorf("read the checkpoints: %w", err)
+		}
+		if got == 0 {
+			break
+		}
+	}
+	return n, nil
+}
+
+// checkpointed feeds a message of the log to the checkpoints' check.
+func checkpointed(cps *ledger.Checkpoints, subject string, seq uint64, data []byte) {
+	cps.Reached(seq - 1)
+	switch kind, _ := subjects.Parse(subject); {
+	case kind == subjects.KindAccount:
+		var ev ledger.Event
+		if json.Unmarshal(data, &ev) == nil { // an unreadable event is the audit's finding
+			cps.Event(seq, data, ev)
+		}
+	case subject == subjects.Checkpoint:
+		cps.Logged(seq, data)
+	}
 }
 
 // auditStall is how long the audit waits for the log without progress.
 const auditStall = 30 * time.Second
 
-// fetchFrom reads messages from sequence `from` through `last` with one
-// ordered consumer, in batches, and returns how many it read.
-func fetchFrom(ctx context.Context, st jetstream.Stream, from, last uint64, apply func(uint64, string, []byte)) (int, error) {
+// fetchFrom reads messages (on filter, when set) from sequence `from`
+// through `last` with one ordered consumer, in batches, and returns how many it read.
+func fetchFrom(ctx context.Context, st jetstream.Stream, filter string, from, last uint64, apply func(uint64, string, []byte)) (int, error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	var filters []string
+	if filter != "" {
+		filters = []string{filter}
+	}
 	cons, err := st.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
+		FilterSubjects: filters,
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
 		InactiveThreshold: projections.ConsumerIdle})
 	if err != nil {
 		return 0, err

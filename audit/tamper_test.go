@@ -3,18 +3,13 @@ package audit_test
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apprun/apprun/audit"
-	"github.com/apprun/apprun/embednats"
-	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/ledger"
-	"github.com/apprun/apprun/node"
 	. "github.com/apprun/apprun/node/nodetest"
 	"github.com/apprun/apprun/subjects"
 	"github.com/nats-io/nats.go/jetstream"
@@ -84,42 +79,17 @@ func TestTheAuditFindsAForgedGrantAndAnEventRemovedFromTheMiddle(t *testing.T) {
 			a, _ := Activity(t, h) // its last run failed: charged, then refunded
 			h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 7})
 			h.Stop()
-			key, err := node.ReadSigningKey(filepath.Join(h.Dir, node.DevSigningKeyFile))
-			if err != nil {
-				t.Fatal(err)
-			}
-			pub := key.Public().(ed25519.PublicKey)
+			pub := dataDirKey(t, h.Dir)
 			var out bytes.Buffer
 			if err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir, PublicKey: pub}, &out); err != nil ||
 				!strings.Contains(out.String(), "account events signed and linked, 0 written before the ledger was signed") {
 				t.Fatalf("the untampered log: %v\n%s", err, out.String())
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			ns, err := embednats.New(embednats.Config{StoreDir: filepath.Join(h.Dir, "nats")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := ns.Start(); err != nil {
-				t.Fatal(err)
-			}
-			nc, err := ns.Connect()
-			if err != nil {
-				t.Fatal(err)
-			}
-			js, err := jetstream.New(nc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := js.Stream(ctx, eventlog.StreamName)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tamper.do(t, ctx, st, js, a.ID)
-			nc.Close()
-			ns.Stop()
+			withStream(t, h.Dir, func(ctx context.Context, st jetstream.Stream, js jetstream.JetStream) {
+				tamper.do(t, ctx, st, js, a.ID)
+			})
 			out.Reset()
-			err = audit.Run(context.Background(), audit.Options{DataDir: h.Dir, PublicKey: pub}, &out)
+			err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir, PublicKey: pub}, &out)
 			if err == nil || !strings.Contains(out.String(), "on "+subjects.Account(a.ID)+" "+tamper.want) {
 				t.Fatalf("not found: %v\n%s", err, out.String())
 			}

@@ -15,6 +15,7 @@ func (a *API) routeAdmin() {
 	r.HandleFunc("/accounts/{account_id}/keys", a.admin(a.createKey)).Methods(http.MethodPost)
 	r.HandleFunc("/keys/{key_id}", a.admin(a.revokeKey)).Methods(http.MethodDelete)
 	r.HandleFunc("/apps/{slug}/price", a.admin(a.setPrice)).Methods(http.MethodPut)
+	r.HandleFunc("/ledger/checkpoint", a.admin(a.logCheckpoint)).Methods(http.MethodPost)
 }
 
 // intField decodes a required integer member.

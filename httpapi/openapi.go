@@ -68,6 +68,8 @@ var operations = []operation{
 		"", 200, "Account", []engine.Code{cAuth, cRate}},
 	{http.MethodGet, "/api/v1/account/ledger", "getStatement", "The Credits statement, newest first", "key", []string{"limit", "cursor"}, nil,
 		"", 200, "StatementPage", []engine.Code{cBad, cAuth, cRate}},
+	{http.MethodGet, "/api/v1/account/ledger/checkpoint", "getLedgerCheckpoint", "The account's signed checkpoint: its newest ledger event's sequence, hash and balance, to keep; `apprun audit --checkpoint` proves the log still holds it (docs/guarantees.md)", "key", nil, nil,
+		"", 200, "Checkpoint", []engine.Code{cAuth, cRate}},
 	{http.MethodPost, "/api/v1/brand-contexts", "createBrandContext", "Create a brand context for runs to write for", "key", nil, nil,
 		"BrandContextRequest", 201, "BrandContext", []engine.Code{cBad, cAuth, cInput, cRate}},
 	{http.MethodGet, "/api/v1/webhooks/secret", "getWebhookSecret", "The account's webhook signing secret (Standard Webhooks)", "key", nil, nil,

@@ -91,6 +91,17 @@ func baseSchemas() obj {
 		"LedgerPublicKey": object([]string{"algorithm", "public_key", "pem", "key_id"}, obj{"algorithm": obj{"type": "string", "const": "Ed25519"},
 			"public_key": obj{"type": "string", "description": "the 32-byte key, base64"}, "pem": obj{"type": "string", "description": "the key as a PEM PUBLIC KEY file"},
 			"key_id": obj{"type": "string", "description": "the first 16 hex digits of the key's SHA-256"}}),
+		"Checkpoint": object([]string{"kind", "v", "at", "through", "accounts", "outstanding", "heads", "sig"}, obj{
+			"kind": obj{"type": "string", "enum": []string{"account", "log"}}, "v": obj{"type": "integer", "const": 1}, "at": stamp,
+			"through":     obj{"type": "integer", "description": "Every account event at or before this log sequence is covered"},
+			"prev":        obj{"type": "string", "description": "A log checkpoint's: the hash of the one before"},
+			"accounts":    obj{"type": "integer", "description": "A log checkpoint's: accounts opened through through (0 in an account's)"},
+			"outstanding": obj{"type": "integer", "description": "A log checkpoint's: the sum of all balances through through (0 in an account's)"},
+			"heads": obj{"type": "array", "items": object([]string{"account_id", "seq", "hash", "balance"}, obj{
+				"account_id": str, "seq": obj{"type": "integer", "description": "The log sequence of the account's newest event"},
+				"hash":    obj{"type": "string", "description": "That event's SHA-256, hex, as stored"},
+				"balance": obj{"type": "integer"}})},
+			"sig": obj{"type": "string", "description": "Ed25519, base64, by the ledger's key (GET /api/v1/ledger/public-key)"}}),
 		"OpenAPIDocument": obj{"type": "object", "required": []string{"openapi", "info", "paths"}, "description": "An OpenAPI 3.1 document",
 			"properties": obj{"openapi": obj{"type": "string"}, "info": obj{"type": "object"}, "paths": obj{"type": "object"}}},
 		"Refund": object([]string{"credits"}, obj{"credits": integer}),

@@ -50,6 +50,8 @@ type Engine interface {
 	RunSeq(ctx context.Context, runNo string) (uint64, error)
 	Stats() service.Stats
 	UnmatchedPayments(ctx context.Context) ([]service.Unmatched, error)
+	Checkpoint(ctx context.Context) ([]byte, error)
+	AccountCheckpoint(ctx context.Context, accountID string) ([]byte, error)
 }
 
 // ReadModel is what the handlers read: the projections.
@@ -210,6 +212,7 @@ func New(cfg Config) (*API, error) {
 	a.routeRuns() // first: see there
 	a.routeHealth()
 	a.routeLedgerKey()
+	a.routeCheckpoints()
 	a.routeEvents()
 	a.routeCapabilities()
 	a.routeAccount()

@@ -44,8 +44,26 @@ func (s *Signer) Sign(e Event) (Event, error) {
 	if err != nil {
 		return Event{}, err
 	}
-	e.Sig = base64.RawStdEncoding.EncodeToString(ed25519.Sign(s.key, msg))
+	e.Sig = s.sign(msg)
 	return e, nil
+}
+
+// sign is the signature of msg, base64.
+func (s *Signer) sign(msg []byte) string {
+	return base64.RawStdEncoding.EncodeToString(ed25519.Sign(s.key, msg))
+}
+
+// verify checks sig, base64, on msg with pub; msg's error is a bad
+// signature's.
+func verify(pub ed25519.PublicKey, sig string, msg []byte, err error) error {
+	if sig == "" {
+		return ErrUnsigned
+	}
+	raw, derr := base64.RawStdEncoding.DecodeString(sig)
+	if derr != nil || err != nil || !ed25519.Verify(pub, msg, raw) {
+		return ErrBadSignature
+	}
+	return nil
 }
 
 // signed is the bytes a signature covers: the event with Sig empty.
@@ -63,18 +81,8 @@ var (
 
 // Verify checks e's signature with pub, e as decoded from the log.
 func Verify(pub ed25519.PublicKey, e Event) error {
-	if e.Sig == "" {
-		return ErrUnsigned
-	}
-	sig, err := base64.RawStdEncoding.DecodeString(e.Sig)
-	if err != nil {
-		return ErrBadSignature
-	}
 	msg, err := signed(e)
-	if err != nil || !ed25519.Verify(pub, msg, sig) {
-		return ErrBadSignature
-	}
-	return nil
+	return verify(pub, e.Sig, msg, err)
 }
 
 // Chain checks the account events of a log, fed in the log's order: each

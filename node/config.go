@@ -70,6 +70,10 @@ type Config struct {
 	// are removed (APPRUN_RETENTION_SWEEP, default 1m).
 	AppRetention   map[string]time.Duration
 	RetentionSweep time.Duration
+	// CheckpointEvery is how often the ledger's signed checkpoint is
+	// written, when account events came since the last
+	// (APPRUN_LEDGER_CHECKPOINT_EVERY, default 1m).
+	CheckpointEvery time.Duration
 	// TestApps adds the test fixture Apps (APPRUN_TEST_APPS=1).
 	TestApps bool
 	// TestAmbiguousAdmissions > 0 leaves every n-th admission's outcome

@@ -134,7 +134,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	n.eng, err = service.New(ports, service.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
-		Logger: n.cfg.Logger, SweepEvery: n.cfg.RetentionSweep, Standalone: standalone, Webhooks: hooks,
+		Logger: n.cfg.Logger, SweepEvery: n.cfg.RetentionSweep, CheckpointEvery: n.cfg.CheckpointEvery, Standalone: standalone, Webhooks: hooks,
 		PasswordCost: n.cfg.PasswordCost, Signer: n.signer})
 	if err != nil {
 		return err

@@ -15,7 +15,8 @@ import (
 // sweepBatch bounds how many runs one sweep expires.
 const sweepBatch = 500
 
-// sweeper removes the logs of runs past their App's retention window.
+// sweeper removes the logs of runs past their App's retention window, and
+// writes the ledger's checkpoints (checkpoint.go).
 type sweeper struct {
 	svc  *Service
 	done chan struct{}
@@ -37,10 +38,14 @@ func (s *sweeper) loop() {
 	defer close(s.over)
 	t := time.NewTicker(s.svc.cfg.SweepEvery)
 	defer t.Stop()
+	cp := time.NewTicker(s.svc.cfg.CheckpointEvery)
+	defer cp.Stop()
 	for {
 		select {
 		case <-s.done:
 			return
+		case <-cp.C:
+			s.svc.checkpointNow()
 		case <-t.C:
 			if n, err := s.svc.ExpireRuns(context.Background()); err != nil {
 				s.svc.cfg.Logger.Warn("retention sweep failed; will retry", "expired", n, "err", err)

@@ -39,6 +39,10 @@ type Config struct {
 	Workers int
 	// SweepEvery is how often expired runs are removed (default 1m).
 	SweepEvery time.Duration
+	// CheckpointEvery is how often the ledger's checkpoint is written
+	// when account events came since the last (default 1m; with a
+	// Signer only).
+	CheckpointEvery time.Duration
 	// Standalone says no other node can share this log (embedded NATS
 	// without a client port or cluster): the rate limits are then counted
 	// in memory, exactly, without a JetStream request per request, and
@@ -121,6 +125,9 @@ func New(ports port.Set, cfg Config) (*Service, error) {
 	}
 	if cfg.SweepEvery <= 0 {
 		cfg.SweepEvery = time.Minute
+	}
+	if cfg.CheckpointEvery <= 0 {
+		cfg.CheckpointEvery = time.Minute
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 32

@@ -286,9 +286,13 @@ func (w *world) client(ctx context.Context) {
 			w.create(ctx)
 		case r < 87:
 			w.cancel(ctx)
-		case r < 95:
+		case r < 93:
 			call(ctx, w.pick(), func(ctx context.Context, e *service.Service) {
 				_, _, _ = e.SetPrice(ctx, "sim", int64(3+w.s.Rng.IntN(6)), false)
+			})
+		case r < 95:
+			call(ctx, w.pick(), func(ctx context.Context, e *service.Service) {
+				_, _ = e.Checkpoint(ctx) // the ledger's checkpoint, checked with the log (check)
 			})
 		default:
 			g := &grant{acct: w.accts[w.s.Rng.IntN(len(w.accts))].AccountID, amount: int64(1 + w.s.Rng.IntN(20))}
@@ -459,12 +463,22 @@ var simSigner = func() *ledger.Signer {
 func (w *world) check() {
 	all := w.log.All()
 	audit := engine.NewAudit(simSigner.PublicKey())
+	checkpoints := ledger.NewCheckpoints(simSigner.PublicKey())
+	for _, m := range all {
+		if m.Subject == subjects.Checkpoint {
+			checkpoints.Expect(m.Seq, m.Data)
+		}
+	}
 	runs := map[string]*logRun{}
 	accounts := map[string][]acctState{} // each account's states, in log order
 	var prices []priceState
 	var price engine.PriceEvent
 	for _, m := range all {
 		audit.Apply(m.Subject, m.Seq, m.Data)
+		checkpoints.Reached(m.Seq - 1)
+		if m.Subject == subjects.Checkpoint {
+			checkpoints.Logged(m.Seq, m.Data)
+		}
 		kind, id := subjects.Parse(m.Subject)
 		switch kind {
 		case subjects.KindPrice:
@@ -494,7 +508,11 @@ func (w *world) check() {
 				w.problem("event %d: account %s has %d active runs, above its ceiling of %d", m.Seq, id, ev.Active, ownerActive)
 			}
 			accounts[id] = append(accounts[id], acctState{m.Seq, ev})
+			checkpoints.Event(m.Seq, m.Data, ev)
 		}
+	}
+	for _, f := range checkpoints.End(w.log.Newest()) {
+		w.problem("checkpoint: %s", f)
 	}
 	rep := audit.Report()
 	for _, v := range rep.Violations {

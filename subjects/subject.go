@@ -37,6 +37,9 @@ const (
 	PurchasePrefix  = "apprun.purchase."  // + payment reference: the purchase record
 	PaymentPIPrefix = "apprun.payment."   // + payment intent id: its purchase's reference
 	UnmatchedPrefix = "apprun.unmatched." // + provider event id: a notice nobody could be granted
+	// Checkpoint holds the ledger's signed checkpoints, chained
+	// (ledger/checkpoint.go).
+	Checkpoint = "apprun.ledger.checkpoint"
 )
 
 func Account(id string) string { return AccountPrefix + id }
@@ -61,7 +64,7 @@ func WebhookEndpoints(accountID string) string {
 func All() []string {
 	return []string{AccountPrefix + "*", RunPrefix + "*", JobPrefix + "*", KeyPrefix + "*", PricePrefix + "*", PriceCopyPrefix + "*.*", BrandPrefix + "*", SlotPrefix + "*", IdemPrefix + "*.*", ExpiredPrefix + "*", LoginPrefix + "*",
 		HookPrefix + "*", WHSecretPrefix + "*", WHDeliveryPrefix + ">", WHEndpointsPrefix + "*", KeyCountPrefix + "*", KeyUsePrefix + "*",
-		PurchasePrefix + "*", PaymentPIPrefix + "*", UnmatchedPrefix + "*"}
+		PurchasePrefix + "*", PaymentPIPrefix + "*", UnmatchedPrefix + "*", Checkpoint}
 }
 
 // Kind is what an event-log subject is about.

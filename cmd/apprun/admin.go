@@ -23,12 +23,7 @@ APPRUN_ADMIN_TOKEN, else the dev credentials in $APPRUN_DATA (./data) that
 	token := c.flags.String("token", "", "admin token (APPRUN_ADMIN_TOKEN; else the dev credentials in $APPRUN_DATA)")
 	c.env.bind("token", "APPRUN_ADMIN_TOKEN")
 	call := func(method, path string, body any) error {
-		if *token == "" {
-			if d, err := loadDevCredentials(env("APPRUN_DATA", "./data")); err == nil {
-				*token = d.AdminToken
-			}
-		}
-		return callAdmin(x.stdout, strings.TrimRight(*url, "/"), *token, method, path, body)
+		return callAdmin(x.stdout, strings.TrimRight(*url, "/"), adminToken(*token), method, path, body)
 	}
 
 	accounts := newCommand("accounts", "", "open accounts")
@@ -97,6 +92,16 @@ APPRUN_ADMIN_TOKEN, else the dev credentials in $APPRUN_DATA (./data) that
 // adminCommand runs `apprun admin` with args, printing to out (tests).
 func adminCommand(args []string, out io.Writer) error {
 	return (&cli{stdout: out, stderr: io.Discard}).run(append([]string{"admin"}, args...))
+}
+
+// adminToken is token, else the dev credentials' in $APPRUN_DATA.
+func adminToken(token string) string {
+	if token == "" {
+		if d, err := loadDevCredentials(env("APPRUN_DATA", "./data")); err == nil {
+			return d.AdminToken
+		}
+	}
+	return token
 }
 
 func callAdmin(out io.Writer, base, token, method, path string, body any) error {

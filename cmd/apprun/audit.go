@@ -19,7 +19,8 @@ func (x *cli) auditCmd() *command {
 	c.about = `Audit replays the whole event log, checks the ledger's invariants on every
 account and run, compares the read models with the log, and prints a
 summary. With the ledger's public key it also verifies every account
-event's signature and its link to the one before. Any violation,
+event's signature and its link to the one before, and the log's signed
+checkpoints; each --checkpoint kept outside the log must still be in it. Any violation,
 mismatch or damaged record exits 1. It needs the data directory to
 itself: stop the node first.`
 	dir := c.flags.String("data", "./data", "data directory (APPRUN_DATA)")
@@ -29,8 +30,20 @@ itself: stop the node first.`
 	pubFile := c.flags.String("public-key", "", "the ledger's public key (PEM, from apprun ledger public-key or GET /api/v1/ledger/public-key); default: the signing key's")
 	keyFile := c.flags.String("key", "", "the signing key file, when no --public-key (APPRUN_LEDGER_SIGNING_KEY)")
 	c.env.bind("key", "APPRUN_LEDGER_SIGNING_KEY")
+	var checkpoints []string
+	c.flags.Func("checkpoint", "a checkpoint kept outside the log (apprun ledger checkpoint, or an account's): the log must still hold what it names; repeatable", func(s string) error {
+		checkpoints = append(checkpoints, s)
+		return nil
+	})
 	c.exec = func([]string) error {
 		o := audit.Options{DataDir: *dir, NATSURL: *url, ClusterSecret: os.Getenv("APPRUN_CLUSTER_SECRET")}
+		for _, f := range checkpoints {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			o.Checkpoints = append(o.Checkpoints, data)
+		}
 		if *pubFile != "" {
 			data, err := os.ReadFile(*pubFile)
 			if err != nil {

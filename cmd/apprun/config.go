@@ -124,6 +124,8 @@ func declareServe(fs *flag.FlagSet, vars *envFlags) *serveFlags {
 	vars.bind("app-retention", "APPRUN_APP_RETENTION")
 	fs.DurationVar(&c.RetentionSweep, "retention-sweep", time.Minute, "how often expired runs are removed (APPRUN_RETENTION_SWEEP)")
 	vars.bind("retention-sweep", "APPRUN_RETENTION_SWEEP")
+	fs.DurationVar(&c.CheckpointEvery, "ledger-checkpoint-every", time.Minute, "how often the ledger's signed checkpoint is written when account events came since the last (APPRUN_LEDGER_CHECKPOINT_EVERY)")
+	vars.bind("ledger-checkpoint-every", "APPRUN_LEDGER_CHECKPOINT_EVERY")
 	fs.IntVar(&c.StreamsPerKey, "streams-per-key", 20, "open event streams per API key on this node (APPRUN_STREAMS_PER_KEY)")
 	vars.bind("streams-per-key", "APPRUN_STREAMS_PER_KEY")
 	fs.IntVar(&c.StreamsPerAccount, "streams-per-account", 40, "open event streams per account, over all its keys, on this node (APPRUN_STREAMS_PER_ACCOUNT)")
@@ -253,6 +255,9 @@ func (s *serveFlags) config() (node.Config, error) {
 	}
 	if c.Billing.Packs, err = billing.ParsePacks(*packs); err != nil {
 		return c, fmt.Errorf("serve: %w", err)
+	}
+	if c.CheckpointEvery < time.Second || c.RetentionSweep <= 0 {
+		return c, errors.New("serve: ledger-checkpoint-every must be at least 1s and retention-sweep more than 0")
 	}
 	if c.Heartbeat < 100*time.Millisecond {
 		return c, errors.New("serve: heartbeat must be at least 100ms")

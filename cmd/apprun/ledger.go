@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/node"
@@ -13,12 +16,37 @@ import (
 
 // ledgerCmd is `apprun ledger`: the ledger's signing key.
 func (x *cli) ledgerCmd() *command {
-	c := newCommand("ledger", "", "the ledger's signing key: make one, print its public key")
+	c := newCommand("ledger", "", "the ledger's signing key and checkpoints")
 	c.about = `Ledger makes and shows the Ed25519 key that signs every account event
-(docs/guarantees.md). Keep the signing key outside the data directory and
-give it to every node as APPRUN_LEDGER_SIGNING_KEY; give the public key
-to whoever audits the log.`
-	return c.add(x.ledgerNewKeyCmd(), x.ledgerPublicKeyCmd())
+and checkpoint (docs/guarantees.md), and fetches the log's signed
+checkpoint. Keep the signing key outside the data directory and give it
+to every node as APPRUN_LEDGER_SIGNING_KEY; give the public key to
+whoever audits the log, and keep checkpoints where the node cannot reach.`
+	return c.add(x.ledgerNewKeyCmd(), x.ledgerPublicKeyCmd(), x.ledgerCheckpointCmd())
+}
+
+func (x *cli) ledgerCheckpointCmd() *command {
+	c := newCommand("checkpoint", "", "print the log's signed checkpoint as of now, to keep")
+	c.about = `Checkpoint asks the server at --url to write the log's checkpoint when
+account events came since its newest, and prints the newest as the log
+stores it. Keep the file away from the node: 'apprun audit --checkpoint
+FILE' later proves the log still holds everything it names. The token is
+--token, else APPRUN_ADMIN_TOKEN, else the dev credentials in
+$APPRUN_DATA (./data).`
+	url := c.flags.String("url", serverURL(), "apprun base URL (APPRUN_URL, else http://$APPRUN_ADDR)")
+	token := c.flags.String("token", "", "admin token (APPRUN_ADMIN_TOKEN; else the dev credentials in $APPRUN_DATA)")
+	c.env.bind("token", "APPRUN_ADMIN_TOKEN")
+	c.exec = func([]string) error {
+		var answer bytes.Buffer
+		err := callAdmin(&answer, strings.TrimRight(*url, "/"), adminToken(*token), http.MethodPost, "/admin/v1/ledger/checkpoint", nil)
+		if err != nil {
+			x.stderr.Write(answer.Bytes())
+			return err
+		}
+		_, err = x.stdout.Write(answer.Bytes())
+		return err
+	}
+	return c
 }
 
 func (x *cli) ledgerNewKeyCmd() *command {

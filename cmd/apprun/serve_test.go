@@ -178,6 +178,23 @@ func TestAdminCommandsPrintTheJSON(t *testing.T) {
 	if err := adminCommand([]string{"--url", h.Srv.URL, "--token", "wrong-token-xxxxxxxx", "keys", "create", id}, &out); err == nil || !strings.Contains(out.String(), "unauthorized") {
 		t.Fatalf("wrong token: err %v, printed %q", err, out.String())
 	}
+
+	// apprun ledger checkpoint prints the log's signed checkpoint, to keep;
+	// apprun audit --checkpoint proves the log still holds it.
+	out.Reset()
+	if err := (&cli{stdout: &out, stderr: io.Discard}).run([]string{"ledger", "checkpoint", "--url", h.Srv.URL, "--token", AdminToken}); err != nil ||
+		!strings.Contains(out.String(), `"kind":"log"`) {
+		t.Fatalf("apprun ledger checkpoint: %v\n%s", err, out.String())
+	}
+	kept := filepath.Join(t.TempDir(), "checkpoint.json")
+	if err := os.WriteFile(kept, out.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.Stop()
+	out.Reset()
+	if err := auditCommand([]string{"--data", h.Dir, "--checkpoint", kept}, &out); err != nil || !strings.Contains(out.String(), "checkpoints: 1 in the log, 1 kept outside it, checked") {
+		t.Fatalf("apprun audit --checkpoint: %v\n%s", err, out.String())
+	}
 }
 
 // Dev mode's credentials file is written before the node answers: a

@@ -101,8 +101,8 @@ func (s *Store) AppendEncoded(ctx context.Context, out []port.Entry) (uint64, er
 	return seq, err
 }
 
-// Encode turns typed entries into the Log port's, each account event
-// signed with the store's key.
+// Encode turns typed entries into the Log port's, each account event and
+// checkpoint signed with the store's key.
 func (s *Store) Encode(entries []Entry) ([]port.Entry, error) {
 	return encode(entries, s.signer)
 }
@@ -111,8 +111,9 @@ func (s *Store) Encode(entries []Entry) ([]port.Entry, error) {
 // port's (account events are encoded by a Store, which signs them).
 func Encode(entries []Entry) ([]port.Entry, error) {
 	for _, e := range entries {
-		if _, ok := e.Value.(ledger.Event); ok {
-			return nil, fmt.Errorf("encode %s: an account event is encoded by a Store, which signs it", e.Subject)
+		switch e.Value.(type) {
+		case ledger.Event, ledger.Checkpoint:
+			return nil, fmt.Errorf("encode %s: an account event or checkpoint is encoded by a Store, which signs it", e.Subject)
 		}
 	}
 	return encode(entries, nil)
@@ -121,12 +122,20 @@ func Encode(entries []Entry) ([]port.Entry, error) {
 func encode(entries []Entry, signer *ledger.Signer) ([]port.Entry, error) {
 	out := make([]port.Entry, len(entries))
 	for i, e := range entries {
-		if ev, ok := e.Value.(ledger.Event); ok && signer != nil {
-			signed, err := signer.Sign(ev)
-			if err != nil {
-				return nil, fmt.Errorf("sign %s: %w", e.Subject, err)
+		var err error
+		switch v := e.Value.(type) {
+		case ledger.Event:
+			if signer != nil {
+				e.Value, err = signer.Sign(v)
 			}
-			e.Value = signed
+		case ledger.Checkpoint:
+			if signer == nil {
+				return nil, fmt.Errorf("sign %s: no signing key", e.Subject)
+			}
+			e.Value, err = signer.SignCheckpoint(v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sign %s: %w", e.Subject, err)
 		}
 		data, err := json.Marshal(e.Value)
 		if err != nil {
