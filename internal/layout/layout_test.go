@@ -61,7 +61,7 @@ var allowed = map[string][]string{
 	"web":                     {"engine", "ledger", "port", "service", "apps", "billing", "edge", "httpapi"},
 	"mcp":                     {"engine", "ledger", "port", "service", "service/live", "httpapi"},
 	// What a stopped node's data is checked with.
-	"audit": {"engine", "port", "eventlog", "projections", "embednats"},
+	"audit": {"engine", "ledger", "subjects", "port", "eventlog", "projections", "embednats"},
 	// The node: every part, wired.
 	"node": {"apps", "billing", "edge", "embednats", "engine", "eventlog", "httpapi", "inputschema", "ledger", "llm", "mcp",
 		"outbound", "port", "projections", "service", "subjects", "web", "webhook"},
