@@ -258,7 +258,13 @@ func (s *Stripe) grant(ctx context.Context, ev stripe.Event, cs stripe.CheckoutS
 	if !ok {
 		return s.unmatched(ctx, ev, cs.ID, "unknown pack", packID)
 	}
-	purchase := service.Purchase{AccountID: account, Ref: cs.ID, Pack: p.ID, Credits: p.Credits, Paid: cs.AmountTotal, Currency: string(cs.Currency)}
+	if cs.AmountTotal != p.Price || !strings.EqualFold(string(cs.Currency), p.Currency) {
+		// The session was made at the pack's price, with no tax, discount
+		// or currency choice: anything else paid is held, not granted.
+		return s.unmatched(ctx, ev, cs.ID, "paid amount is not the pack's price",
+			fmt.Sprintf("paid %d %s for pack %s, which costs %d %s", cs.AmountTotal, cs.Currency, p.ID, p.Price, p.Currency))
+	}
+	purchase := service.Purchase{AccountID: account, Ref: cs.ID, Pack: p.ID, Credits: p.Credits, Paid: cs.AmountTotal, Currency: p.Currency}
 	if cs.PaymentIntent != nil {
 		purchase.PaymentIntent = cs.PaymentIntent.ID
 	}

@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -162,13 +163,24 @@ func TestTheWebhookActsOnVerifiedEventsOnly(t *testing.T) {
 	if len(f.unmatched) != 3 || f.unmatched[0].Reason != "unknown pack" || f.unmatched[1].Reason != "unknown account" || f.unmatched[2].EventID != "evt_norefund" {
 		t.Fatalf("unmatched %+v", f.unmatched)
 	}
+	// A completion that paid other than the pack's price, in amount or
+	// currency, is held for the operator, not granted.
+	yen := stripemock.Session("cs_5", "acct_a", "100-500-usd", "paid", "pi_5", 1)
+	yen["currency"] = "jpy"
+	for i, obj := range []map[string]any{yen, stripemock.Session("cs_6", "acct_a", "100-500-usd", "paid", "pi_6", 499)} {
+		grants := len(f.grants)
+		if err := deliver(fmt.Sprintf("evt_paid%d", i), "checkout.session.completed", obj, secret, now); err != nil || len(f.grants) != grants ||
+			f.unmatched[len(f.unmatched)-1].Reason != "paid amount is not the pack's price" {
+			t.Fatalf("paid %v %v: %v, %d grants, unmatched %+v", obj["amount_total"], obj["currency"], err, len(f.grants)-grants, f.unmatched[len(f.unmatched)-1])
+		}
+	}
 	if err := deliver("evt_other", "customer.created", map[string]any{"id": "cus_1", "object": "customer"}, secret, now); err != nil {
 		t.Fatalf("an event it does not act on: %v", err)
 	}
 }
 
 // Any signed body: the webhook never panics, and grants only for a paid
-// checkout session naming a pack on sale.
+// checkout session naming a pack on sale, paid at its price.
 func FuzzStripeEvent(f *testing.F) {
 	body, _ := stripemock.Event(secret, "evt_1", "checkout.session.completed", stripemock.Session("cs_1", "acct_a", "100-500-usd", "paid", "pi_1", 500), time.Now())
 	f.Add(body)
@@ -183,7 +195,7 @@ func FuzzStripeEvent(f *testing.F) {
 		_ = s.Handle(context.Background(), signed.Payload, signed.Header)
 		if len(fe.grants) > before {
 			g := fe.grants[len(fe.grants)-1]
-			if g.Pack != "100-500-usd" && g.Pack != "500-2000-usd" || g.Credits != 100 && g.Credits != 500 {
+			if !(g.Pack == "100-500-usd" && g.Credits == 100 && g.Paid == 500 || g.Pack == "500-2000-usd" && g.Credits == 500 && g.Paid == 2000) || g.Currency != "usd" {
 				t.Fatalf("granted %+v", g)
 			}
 		}
