@@ -238,12 +238,12 @@ func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
 		runNo := engine.NewRunNo(rand.Reader, at) // as the engine makes them: their order matters to bbolt
 		slot := subjects.Of(subjects.KindSlot, strconv.Itoa(1+r%12))
 		run := subjects.Of(subjects.KindRun, runNo)
-		charge, err := ledger.Charge(*a, runNo, 5, 0, at)
+		charge, err := ledger.Charge(*a, runNo, "cold-email-writer", 5, 0, at)
 		if err != nil {
 			return 0, err
 		}
 		*a = ledger.Apply(*a, charge)
-		settle, err := ledger.Settle(*a, runNo, at)
+		settle, err := ledger.Settle(*a, runNo, "cold-email-writer", at)
 		if err != nil {
 			return 0, err
 		}

@@ -45,7 +45,7 @@ func Admit(a Admission) (ledger.Event, error) {
 		return ledger.Event{}, Errorf(CodePricingNotReady, "the price of %q is %d Credits, above your max_credit_cost of %d; nothing was charged",
 			p.Slug, p.CreditCost, *a.MaxCost)
 	}
-	charge, err := ledger.Charge(a.Account, a.RunNo, p.CreditCost, a.OwnerActiveRuns, a.At)
+	charge, err := ledger.Charge(a.Account, a.RunNo, p.Slug, p.CreditCost, a.OwnerActiveRuns, a.At)
 	switch {
 	case errors.Is(err, ledger.ErrInsufficientCredits):
 		return ledger.Event{}, Errorf(CodeInsufficientCredits, "balance is %d Credits, the run costs %d", a.Account.Balance, p.CreditCost)

@@ -61,6 +61,7 @@ func baseSchemas() obj {
 		"StatementLine": object([]string{"type", "amount", "at", "balance"}, obj{
 			"type":   obj{"type": "string", "enum": []string{"grant", "charge", "refund", "purchase", "revocation"}},
 			"amount": obj{"type": "integer", "description": "Signed: a charge and a revocation are negative"}, "run_no": str, "at": stamp,
+			"app_slug":  obj{"type": "string", "description": "A charge's or refund's App, kept by the ledger after the run's log expires (absent on lines written before it was)"},
 			"balance":   obj{"type": "integer", "description": "The balance after this line; below zero only after a revocation"},
 			"reference": obj{"type": "string", "description": "A purchase's or revocation's payment: the Stripe Checkout Session id"}}),
 		"CreditPack": object([]string{"id", "credits", "price", "currency"}, obj{"id": str, "credits": integer,

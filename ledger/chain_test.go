@@ -56,10 +56,10 @@ func history(t *testing.T, s *ledger.Signer) [][]byte {
 	return written(t, s,
 		func(ledger.Account) (ledger.Event, error) { return ledger.Open("acct_1", "a@example.com", 100, at) },
 		func(a ledger.Account) (ledger.Event, error) { return ledger.Grant(a, 50, at) },
-		func(a ledger.Account) (ledger.Event, error) { return ledger.Charge(a, "run_1", 25, 3, at) },
-		func(a ledger.Account) (ledger.Event, error) { return ledger.Settle(a, "run_1", at) },
-		func(a ledger.Account) (ledger.Event, error) { return ledger.Charge(a, "run_2", 25, 3, at) },
-		func(a ledger.Account) (ledger.Event, error) { return ledger.Refund(a, "run_2", 25, at) },
+		func(a ledger.Account) (ledger.Event, error) { return ledger.Charge(a, "run_1", "app", 25, 3, at) },
+		func(a ledger.Account) (ledger.Event, error) { return ledger.Settle(a, "run_1", "app", at) },
+		func(a ledger.Account) (ledger.Event, error) { return ledger.Charge(a, "run_2", "app", 25, 3, at) },
+		func(a ledger.Account) (ledger.Event, error) { return ledger.Refund(a, "run_2", "app", 25, at) },
 		func(a ledger.Account) (ledger.Event, error) {
 			return ledger.Purchase(a, 500, "cs_1", "starter", 2000, "usd", at)
 		},

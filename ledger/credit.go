@@ -44,8 +44,11 @@ type Event struct {
 	Email     string    `json:"email,omitempty"`
 	Amount    int64     `json:"amount"`
 	RunNo     string    `json:"run_no,omitempty"`
-	Balance   int64     `json:"balance"`
-	Active    int       `json:"active"`
+	// App is the run's App, on its charge, settle and refund: the ledger
+	// keeps it, so a statement names it after the run's log expired.
+	App     string `json:"app_slug,omitempty"`
+	Balance int64  `json:"balance"`
+	Active  int    `json:"active"`
 	// Ref, Pack, Paid and Currency are a purchase's or revocation's
 	// reference: the Stripe Checkout Session, the pack, and what was paid
 	// (or refunded) in the currency's smallest unit.
@@ -148,7 +151,7 @@ func Revoke(a Account, credits int64, ref string, refunded int64, currency strin
 // Charge returns the event charging cost for run runNo, or why it may not:
 // the balance is below cost, or the account already has maxActive runs.
 // The balance is checked first (spec rule 3 comes before rule 8).
-func Charge(a Account, runNo string, cost int64, maxActive int, at time.Time) (Event, error) {
+func Charge(a Account, runNo, app string, cost int64, maxActive int, at time.Time) (Event, error) {
 	if cost < 0 {
 		return Event{}, ErrBadAmount
 	}
@@ -158,26 +161,26 @@ func Charge(a Account, runNo string, cost int64, maxActive int, at time.Time) (E
 	if maxActive > 0 && a.Active >= maxActive {
 		return Event{}, ErrTooManyActive
 	}
-	return stamp(a, Event{Type: RunCharged, AccountID: a.ID, Amount: -cost, RunNo: runNo, At: at}), nil
+	return stamp(a, Event{Type: RunCharged, AccountID: a.ID, Amount: -cost, RunNo: runNo, App: app, At: at}), nil
 }
 
 // Settle returns the event ending a completed run: the charge is consumed.
-func Settle(a Account, runNo string, at time.Time) (Event, error) {
+func Settle(a Account, runNo, app string, at time.Time) (Event, error) {
 	if a.Active <= 0 {
 		return Event{}, ErrNoActiveRun
 	}
-	return stamp(a, Event{Type: RunSettled, AccountID: a.ID, RunNo: runNo, At: at}), nil
+	return stamp(a, Event{Type: RunSettled, AccountID: a.ID, RunNo: runNo, App: app, At: at}), nil
 }
 
 // Refund returns the event ending a failed run: its charge comes back.
-func Refund(a Account, runNo string, charged int64, at time.Time) (Event, error) {
+func Refund(a Account, runNo, app string, charged int64, at time.Time) (Event, error) {
 	if a.Active <= 0 {
 		return Event{}, ErrNoActiveRun
 	}
 	if charged < 0 {
 		return Event{}, ErrBadAmount
 	}
-	return stamp(a, Event{Type: RunRefunded, AccountID: a.ID, Amount: charged, RunNo: runNo, At: at}), nil
+	return stamp(a, Event{Type: RunRefunded, AccountID: a.ID, Amount: charged, RunNo: runNo, App: app, At: at}), nil
 }
 
 // stamp fills the version, the link to a's newest event and the state
@@ -199,9 +202,12 @@ func Snapshot(e Event, prev Account) Account {
 // Line is one line of an account's statement: a grant, a charge or a
 // refund, with the balance after it.
 type Line struct {
-	Type    string    `json:"type"` // grant | charge | refund | purchase | revocation
-	Amount  int64     `json:"amount"`
-	RunNo   string    `json:"run_no,omitempty"`
+	Type   string `json:"type"` // grant | charge | refund | purchase | revocation
+	Amount int64  `json:"amount"`
+	RunNo  string `json:"run_no,omitempty"`
+	// AppSlug is a charge's or refund's App (none on lines written
+	// before the ledger kept it).
+	AppSlug string    `json:"app_slug,omitempty"`
 	At      time.Time `json:"at"`
 	Balance int64     `json:"balance"`
 	// Reference names a purchase's or revocation's payment: the Stripe
@@ -219,5 +225,5 @@ func LineOf(e Event) (Line, bool) {
 	if kind == "" || (e.Type == AccountOpened && e.Amount == 0) {
 		return Line{}, false
 	}
-	return Line{Type: kind, Amount: e.Amount, RunNo: e.RunNo, At: e.At, Balance: e.Balance, Reference: e.Ref}, true
+	return Line{Type: kind, Amount: e.Amount, RunNo: e.RunNo, AppSlug: e.App, At: e.At, Balance: e.Balance, Reference: e.Ref}, true
 }

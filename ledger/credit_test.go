@@ -26,7 +26,7 @@ func TestChargeDecidesOnBalanceThenActiveRuns(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ev, err := Charge(c.acct, "run_x", c.cost, c.maxActive, t0)
+			ev, err := Charge(c.acct, "run_x", "app", c.cost, c.maxActive, t0)
 			if !errors.Is(err, c.want) {
 				t.Fatalf("err = %v, want %v", err, c.want)
 			}
@@ -43,19 +43,19 @@ func TestChargeDecidesOnBalanceThenActiveRuns(t *testing.T) {
 func TestEveryChargeEndsInSettleOrRefund(t *testing.T) {
 	open, _ := Open("a", "a@example.com", 100, t0)
 	a := Apply(Account{}, open)
-	c1, _ := Charge(a, "r1", 25, 3, t0)
+	c1, _ := Charge(a, "r1", "app", 25, 3, t0)
 	a = Apply(a, c1)
-	c2, _ := Charge(a, "r2", 25, 3, t0)
+	c2, _ := Charge(a, "r2", "app", 25, 3, t0)
 	a = Apply(a, c2)
 	if a.Balance != 50 || a.Active != 2 {
 		t.Fatalf("after two charges: %+v", a)
 	}
-	s, err := Settle(a, "r1", t0)
+	s, err := Settle(a, "r1", "app", t0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a = Apply(a, s)
-	r, err := Refund(a, "r2", 25, t0)
+	r, err := Refund(a, "r2", "app", 25, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +63,10 @@ func TestEveryChargeEndsInSettleOrRefund(t *testing.T) {
 	if a.Balance != 75 || a.Active != 0 {
 		t.Fatalf("settled one and refunded one: %+v, want balance 75, active 0", a)
 	}
-	if _, err := Refund(a, "r3", 25, t0); !errors.Is(err, ErrNoActiveRun) {
+	if _, err := Refund(a, "r3", "app", 25, t0); !errors.Is(err, ErrNoActiveRun) {
 		t.Fatalf("refund with no active run: %v", err)
 	}
-	if _, err := Settle(a, "r3", t0); !errors.Is(err, ErrNoActiveRun) {
+	if _, err := Settle(a, "r3", "app", t0); !errors.Is(err, ErrNoActiveRun) {
 		t.Fatalf("settle with no active run: %v", err)
 	}
 }
@@ -97,9 +97,9 @@ func TestSnapshotAgreesWithFold(t *testing.T) {
 		case 0:
 			ev, err = Grant(a, 7, t0)
 		case 1:
-			ev, err = Charge(a, "r", 5, 0, t0)
+			ev, err = Charge(a, "r", "app", 5, 0, t0)
 		case 2:
-			ev, err = Refund(a, "r", 5, t0)
+			ev, err = Refund(a, "r", "app", 5, t0)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -125,7 +125,7 @@ func BenchmarkChargeCheck(b *testing.B) {
 	at := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Charge(a, "run_x", 5, 3, at); err != nil {
+		if _, err := Charge(a, "run_x", "app", 5, 3, at); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -46,16 +46,19 @@ func TestRunsExpireAfterRetentionButTheLedgerStays(t *testing.T) {
 	if runs := h.Do("GET", "/api/v1/runs", a.Key, nil).JSON(t)["data"].([]any); len(runs) != 1 {
 		t.Fatalf("history after expiry has %d runs, want only the kept one", len(runs))
 	}
-	// The statement keeps the charges and the refund, with their run numbers.
+	// The statement keeps the charges and the refund, with their run
+	// numbers and their Apps (the ledger's own, not the runs').
 	lines := h.Do("GET", "/api/v1/account/ledger", a.Key, nil).JSON(t)["data"].([]any)
 	seen := map[string]int{}
 	for _, l := range lines {
 		m := l.(map[string]any)
 		if no, _ := m["run_no"].(string); no != "" {
-			seen[no+" "+m["type"].(string)]++
+			app, _ := m["app_slug"].(string)
+			seen[no+" "+m["type"].(string)+" "+app]++
 		}
 	}
-	for _, want := range []string{expiring + " charge", failing + " charge", failing + " refund", kept + " charge"} {
+	for _, want := range []string{expiring + " charge " + TestAppSlug, failing + " charge " + TestAppSlug, failing + " refund " + TestAppSlug,
+		kept + " charge cold-email-writer"} {
 		if seen[want] != 1 {
 			t.Errorf("statement lacks %q after expiry: %v", want, seen)
 		}

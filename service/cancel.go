@@ -48,7 +48,7 @@ func (s *Service) CancelRun(ctx context.Context, accountID, runNo string) (engin
 			return run, last, engine.Errorf(engine.CodeRunFinished, "run %s has already %s; there is nothing to cancel", runNo, run.Status)
 		}
 		at := s.now()
-		refund, err := ledger.Refund(acct, runNo, run.CreditCost, at)
+		refund, err := ledger.Refund(acct, runNo, run.AppSlug, run.CreditCost, at)
 		if err != nil {
 			continue // the account moved since it was read: look again
 		}

@@ -358,10 +358,10 @@ func (x *executor) finish(ctx context.Context, w *runWriter, res *engine.Result,
 		var acctEv ledger.Event
 		if fail == nil {
 			term.Completed = &engine.Completed{Summary: res.Summary, Output: out}
-			acctEv, err = ledger.Settle(acct, w.run.RunNo, at)
+			acctEv, err = ledger.Settle(acct, w.run.RunNo, w.run.AppSlug, at)
 		} else {
 			term.Type, term.Failed = engine.RunFailed, &engine.Failed{Error: fail, Refunded: w.run.CreditCost}
-			acctEv, err = ledger.Refund(acct, w.run.RunNo, w.run.CreditCost, at)
+			acctEv, err = ledger.Refund(acct, w.run.RunNo, w.run.AppSlug, w.run.CreditCost, at)
 		}
 		if errors.Is(err, ledger.ErrNoActiveRun) && fromCache {
 			fromCache = false

@@ -24,7 +24,7 @@ import (
 func (s *Service) AdmissionWrites(acct ledger.Account, acctSeq uint64, keyID string, price engine.Price, slot int, at time.Time) (engine.RunEvent, ledger.Event, []port.Entry, error) {
 	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: s.newRunNo(), At: at, Created: &engine.Created{
 		AccountID: acct.ID, KeyID: keyID, AppSlug: price.Slug, Input: []byte(`{}`), CreditCost: price.CreditCost, Slot: slot}}
-	charge, err := ledger.Charge(acct, created.RunNo, price.CreditCost, 0, at)
+	charge, err := ledger.Charge(acct, created.RunNo, price.Slug, price.CreditCost, 0, at)
 	if err != nil {
 		return engine.RunEvent{}, ledger.Event{}, nil, err
 	}
@@ -51,7 +51,7 @@ func RunEventWrite(last uint64, ev engine.RunEvent) (port.Entry, error) {
 // with its compare-and-set check. It returns the settle and the entries
 // encoded for the Log port.
 func (s *Service) FinishWrites(run engine.Run, last uint64, acct ledger.Account, acctSeq uint64, summary string, output []byte, at time.Time) (ledger.Event, []port.Entry, error) {
-	settle, err := ledger.Settle(acct, run.RunNo, at)
+	settle, err := ledger.Settle(acct, run.RunNo, run.AppSlug, at)
 	if err != nil {
 		return ledger.Event{}, nil, err
 	}
