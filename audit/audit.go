@@ -99,7 +99,7 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	}
 	var mismatches []string
 	if readable(store, damage) {
-		if mismatches, err = compare(rep.AuditReport, store); err != nil {
+		if mismatches, err = compare(rep, store); err != nil {
 			return fmt.Errorf("audit: %w", err)
 		}
 	}
@@ -173,7 +173,7 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported 
 		return report{}, 0, errors.New("the event log is empty: nothing to audit")
 	}
 	a := engine.NewAudit(pub)
-	rep := report{}
+	rep := report{lines: map[string][]ledger.Line{}}
 	var cps *ledger.Checkpoints
 	if pub != nil {
 		cps = ledger.NewCheckpoints(pub)
@@ -194,9 +194,7 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported 
 		}
 		n, err := fetchFrom(ctx, st, "", read+1, last, func(seq uint64, subject string, data []byte) {
 			a.Apply(subject, seq, data)
-			if cps != nil {
-				checkpointed(cps, subject, seq, data)
-			}
+			rep.ledgerMessage(cps, subject, seq, data)
 			read = seq
 		})
 		if n > 0 {
@@ -232,6 +230,9 @@ type report struct {
 	engine.AuditReport
 	checkpoints int // in the log
 	findings    []string
+	// lines are each account's statement as the log gives it, oldest
+	// first: the read models' must be the same.
+	lines map[string][]ledger.Line
 }
 
 // expectLogged reads the checkpoints the log holds through last, before
@@ -264,16 +265,25 @@ func expectLogged(ctx context.Context, st jetstream.Stream, cps *ledger.Checkpoi
 	return n, nil
 }
 
-// checkpointed feeds a message of the log to the checkpoints' check.
-func checkpointed(cps *ledger.Checkpoints, subject string, seq uint64, data []byte) {
-	cps.Reached(seq - 1)
-	switch kind, _ := subjects.Parse(subject); {
+// ledgerMessage takes a message of the log for the statements and, with
+// the ledger's key, the checkpoints' check (cps).
+func (r *report) ledgerMessage(cps *ledger.Checkpoints, subject string, seq uint64, data []byte) {
+	if cps != nil {
+		cps.Reached(seq - 1)
+	}
+	switch kind, id := subjects.Parse(subject); {
 	case kind == subjects.KindAccount:
 		var ev ledger.Event
-		if json.Unmarshal(data, &ev) == nil { // an unreadable event is the audit's finding
+		if json.Unmarshal(data, &ev) != nil {
+			return // an unreadable event is the audit's finding
+		}
+		if line, ok := ledger.LineOf(ev); ok {
+			r.lines[id] = append(r.lines[id], line)
+		}
+		if cps != nil {
 			cps.Event(seq, data, ev)
 		}
-	case subject == subjects.Checkpoint:
+	case subject == subjects.Checkpoint && cps != nil:
 		cps.Logged(seq, data)
 	}
 }
@@ -340,8 +350,15 @@ func readable(store *projections.Store, damage []projections.Damage) bool {
 
 // compare checks the read models against what the log says. A record
 // that is damaged is left to the damage findings.
-func compare(rep engine.AuditReport, store *projections.Store) ([]string, error) {
+func compare(rep report, store *projections.Store) ([]string, error) {
 	var out []string
+	for _, id := range slices.Sorted(maps.Keys(rep.lines)) {
+		diff, err := compareStatement(id, rep.lines[id], store)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, diff...)
+	}
 	for _, id := range slices.Sorted(maps.Keys(rep.Accounts)) {
 		want := rep.Accounts[id]
 		got, err := store.Account(id)
@@ -372,4 +389,46 @@ func compare(rep engine.AuditReport, store *projections.Store) ([]string, error)
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// statementPage is how many lines compareStatement reads at a time.
+const statementPage = 1000
+
+// compareStatement checks an account's statement in the read models
+// against the lines the log gives (want, oldest first), and names the
+// first that differs.
+func compareStatement(id string, want []ledger.Line, store *projections.Store) ([]string, error) {
+	var got []ledger.Line // newest first
+	for before := uint64(0); ; {
+		page, next, err := store.Statement(id, before, statementPage)
+		if errors.Is(err, projections.ErrDamaged) {
+			return nil, nil // the damage findings say so
+		}
+		if err != nil {
+			return nil, err
+		}
+		got = append(got, page...)
+		if next == 0 {
+			break
+		}
+		before = next
+	}
+	slices.Reverse(got)
+	for i := range max(len(got), len(want)) {
+		switch {
+		case i >= len(got):
+			return []string{fmt.Sprintf("account %s: statement lacks the log's line %d (%s %d at %s)", id, i+1, want[i].Type, want[i].Amount, want[i].At.Format(time.RFC3339Nano))}, nil
+		case i >= len(want):
+			return []string{fmt.Sprintf("account %s: statement line %d (%s %d at %s) is not in the log", id, i+1, got[i].Type, got[i].Amount, got[i].At.Format(time.RFC3339Nano))}, nil
+		case !sameLine(got[i], want[i]):
+			return []string{fmt.Sprintf("account %s: statement line %d says %s %d (balance %d) at %s; the log says %s %d (balance %d)", id, i+1,
+				got[i].Type, got[i].Amount, got[i].Balance, got[i].At.Format(time.RFC3339Nano), want[i].Type, want[i].Amount, want[i].Balance)}, nil
+		}
+	}
+	return nil, nil
+}
+
+func sameLine(a, b ledger.Line) bool {
+	return a.Type == b.Type && a.Amount == b.Amount && a.RunNo == b.RunNo && a.AppSlug == b.AppSlug &&
+		a.At.Equal(b.At) && a.Balance == b.Balance && a.Reference == b.Reference
 }
