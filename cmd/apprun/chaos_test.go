@@ -140,14 +140,38 @@ func (c *chaos) command(ctx context.Context, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// newChaos builds the apprun binary and opens a log for its processes.
+// built is the apprun binary the processes run, built once for every
+// test of the package: each build links the whole binary again.
+var built struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// binary builds the apprun binary, once.
+func binary(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "apprun-test-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.bin = filepath.Join(dir, "apprun")
+		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.bin
+}
+
+// newChaos opens a log for processes of the apprun binary.
 func newChaos(t *testing.T) *chaos {
 	t.Helper()
-	c := &chaos{t: t, dir: t.TempDir(), client: &http.Client{Timeout: 10 * time.Second}}
-	c.bin = filepath.Join(t.TempDir(), "apprun")
-	if out, err := exec.Command("go", "build", "-o", c.bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	c := &chaos{t: t, dir: t.TempDir(), client: &http.Client{Timeout: 10 * time.Second}, bin: binary(t)}
 	var err error
 	if c.logs, err = os.Create(filepath.Join(t.TempDir(), "server.log")); err != nil {
 		t.Fatal(err)

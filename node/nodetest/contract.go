@@ -74,10 +74,13 @@ func sum(m map[string]int) (n int) {
 // writes there which documented answers the package's tests saw, one file
 // a package: `go run ./httpapi/contract/report DIR` adds them up over the
 // whole suite and fails when a documented success answer was seen by no
-// test (make test does).
-func Main(m *testing.M) {
+// test (make test does). after runs once the tests have.
+func Main(m *testing.M, after ...func()) {
 	flag.Parse()
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	contracts.Lock()
 	defer contracts.Unlock()
 	report := contract.Report{Seen: map[string]int{}}
