@@ -3,7 +3,6 @@ package audit_test
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"github.com/apprun/apprun/embednats"
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/ledger"
-	"github.com/apprun/apprun/node"
 	. "github.com/apprun/apprun/node/nodetest"
 	"github.com/apprun/apprun/subjects"
 	"github.com/nats-io/nats.go/jetstream"
@@ -80,7 +78,7 @@ func TestCheckpointsFindAnErasedAccountAnErasedNewestGrantAndACutTail(t *testing
 				t.Fatal(err)
 			}
 			h.Stop()
-			pub := dataDirKey(t, h.Dir)
+			pub := DevLedgerKey(t, h.Dir)
 			exported := [][]byte{logged.Body, own.Body}
 			var out bytes.Buffer
 			if err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir, PublicKey: pub, Checkpoints: exported}, &out); err != nil ||
@@ -107,17 +105,6 @@ func TestCheckpointsFindAnErasedAccountAnErasedNewestGrantAndACutTail(t *testing
 			}
 		})
 	}
-}
-
-// dataDirKey is the public key of the signing key a standalone node made
-// in dir.
-func dataDirKey(t *testing.T, dir string) ed25519.PublicKey {
-	t.Helper()
-	key, err := node.ReadSigningKey(filepath.Join(dir, node.DevSigningKeyFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key.Public().(ed25519.PublicKey)
 }
 
 // withStream opens a stopped node's store as an insider with the data

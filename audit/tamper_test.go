@@ -79,7 +79,7 @@ func TestTheAuditFindsAForgedGrantAndAnEventRemovedFromTheMiddle(t *testing.T) {
 			a, _ := Activity(t, h) // its last run failed: charged, then refunded
 			h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 7})
 			h.Stop()
-			pub := dataDirKey(t, h.Dir)
+			pub := DevLedgerKey(t, h.Dir)
 			var out bytes.Buffer
 			if err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir, PublicKey: pub}, &out); err != nil ||
 				!strings.Contains(out.String(), "account events signed and linked, 0 written before the ledger was signed") {

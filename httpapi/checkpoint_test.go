@@ -2,13 +2,10 @@ package httpapi_test
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"net/http"
-	"path/filepath"
 	"testing"
 
 	"github.com/apprun/apprun/ledger"
-	"github.com/apprun/apprun/node"
 	. "github.com/apprun/apprun/node/nodetest"
 )
 
@@ -20,11 +17,7 @@ import (
 func TestCheckpointsAreSignedAndChained(t *testing.T) {
 	t.Parallel()
 	h := Start(t)
-	key, err := node.ReadSigningKey(filepath.Join(h.Dir, node.DevSigningKeyFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub := key.Public().(ed25519.PublicKey)
+	pub := DevLedgerKey(t, h.Dir)
 	a, b := h.Account(100), h.Account(30)
 	checkpoint := func(path, key string) (ledger.Checkpoint, []byte) {
 		t.Helper()

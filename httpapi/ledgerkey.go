@@ -18,19 +18,19 @@ func (a *API) routeLedgerKey() {
 	a.router.HandleFunc("/api/v1/ledger/public-key", a.ledgerKey).Methods(http.MethodGet)
 }
 
-// LedgerKey is the answer: the key raw (base64) and as a PEM file, and
+// ledgerKeyAnswer is the answer: the key raw (base64) and as a PEM file, and
 // its id, the first 16 hex digits of its SHA-256.
-type LedgerKey struct {
+type ledgerKeyAnswer struct {
 	Algorithm string `json:"algorithm"`
 	PublicKey string `json:"public_key"`
 	PEM       string `json:"pem"`
 	KeyID     string `json:"key_id"`
 }
 
-// LedgerKeyOf is pub as the route answers it.
-func LedgerKeyOf(pub ed25519.PublicKey) LedgerKey {
+// ledgerKeyOf is pub as the route answers it.
+func ledgerKeyOf(pub ed25519.PublicKey) ledgerKeyAnswer {
 	sum := sha256.Sum256(pub)
-	return LedgerKey{Algorithm: "Ed25519", PublicKey: base64.StdEncoding.EncodeToString(pub),
+	return ledgerKeyAnswer{Algorithm: "Ed25519", PublicKey: base64.StdEncoding.EncodeToString(pub),
 		PEM: string(ledger.PublicKeyPEM(pub)), KeyID: hex.EncodeToString(sum[:8])}
 }
 
@@ -39,5 +39,5 @@ func (a *API) ledgerKey(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, errorf(engine.CodeNotFound, "this node does not sign its ledger"))
 		return
 	}
-	writeJSON(w, http.StatusOK, LedgerKeyOf(a.cfg.LedgerKey))
+	writeJSON(w, http.StatusOK, ledgerKeyOf(a.cfg.LedgerKey))
 }

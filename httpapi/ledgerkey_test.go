@@ -1,13 +1,10 @@
 package httpapi_test
 
 import (
-	"crypto/ed25519"
 	"net/http"
-	"path/filepath"
 	"testing"
 
 	"github.com/apprun/apprun/ledger"
-	"github.com/apprun/apprun/node"
 	. "github.com/apprun/apprun/node/nodetest"
 )
 
@@ -22,12 +19,8 @@ func TestTheLedgersPublicKeyIsServedToAnyone(t *testing.T) {
 		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
 	m := r.JSON(t)
-	key, err := node.ReadSigningKey(filepath.Join(h.Dir, node.DevSigningKeyFile))
-	if err != nil {
-		t.Fatal(err)
-	}
 	pub, err := ledger.ParsePublicKeyPEM([]byte(m["pem"].(string)))
-	if err != nil || !pub.Equal(key.Public().(ed25519.PublicKey)) {
+	if err != nil || !pub.Equal(DevLedgerKey(t, h.Dir)) {
 		t.Fatalf("served %v (%v), not the signing key's public key", m, err)
 	}
 	if m["algorithm"] != "Ed25519" || len(m["key_id"].(string)) != 16 {

@@ -2,6 +2,7 @@ package nodetest
 
 import (
 	"context"
+	"crypto/ed25519"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -159,6 +160,17 @@ func Dump(t *testing.T, dir string) map[string]map[string]string {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// DevLedgerKey is the public key of the ledger signing key a standalone
+// node made in its data directory dir.
+func DevLedgerKey(t testing.TB, dir string) ed25519.PublicKey {
+	t.Helper()
+	key, err := node.ReadSigningKey(filepath.Join(dir, node.DevSigningKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key.Public().(ed25519.PublicKey)
 }
 
 // LedgerKeyFile writes a new ledger signing key, outside any data
