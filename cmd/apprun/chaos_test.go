@@ -230,7 +230,8 @@ func (r *request) try(round int, status int, err error) {
 
 func TestChaosKillsLoseNoRunAndNoCredit(t *testing.T) {
 	c := newChaos(t)
-	c.env = append(c.env, "APPRUN_TEST_APPS=1") // chaosRun's failing runs
+	c.env = append(c.env, "APPRUN_TEST_APPS=1", // chaosRun's failing runs
+		"APPRUN_LEDGER_CHECKPOINT_EVERY=1s") // checkpoints written between the kills, checked by the audit
 	cpuHog(t)
 
 	const credits = 100_000
@@ -379,6 +380,9 @@ func TestChaosKillsLoseNoRunAndNoCredit(t *testing.T) {
 	out, err := c.command(context.Background(), "audit", "--data", c.dir).CombinedOutput()
 	if err != nil {
 		fail("apprun audit: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "checkpoints: 0 in the log") {
+		fail("no ledger checkpoint was written in the log between the kills:\n%s", out)
 	}
 	t.Logf("chaos: %d runs acknowledged, %d kills survived, %d invariant violations\n%s", len(acked), kills, violations, out)
 }
