@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
@@ -31,7 +32,15 @@ type Checkpoints struct {
 	accounts    int
 	outstanding int64
 	prevLogged  string // hash of the last checkpoint met in the log
-	findings    []string
+	// logged are the log's checkpoints Expect verified, by sequence,
+	// so that Logged does not verify them again.
+	logged   map[uint64]loggedCheckpoint
+	findings []string
+}
+
+type loggedCheckpoint struct {
+	hash, prev string
+	err        error // why it is no checkpoint signed by the key (found once)
 }
 
 type expectedHead struct {
@@ -41,12 +50,27 @@ type expectedHead struct {
 
 // NewCheckpoints checks checkpoints signed by pub's key.
 func NewCheckpoints(pub ed25519.PublicKey) *Checkpoints {
-	return &Checkpoints{pub: pub, pending: map[uint64]expectedHead{}}
+	return &Checkpoints{pub: pub, pending: map[uint64]expectedHead{}, logged: map[uint64]loggedCheckpoint{}}
+}
+
+// verified is data decoded, or why it is no checkpoint signed by the key.
+func (c *Checkpoints) verified(data []byte) (Checkpoint, error) {
+	cp, err := DecodeCheckpoint(data)
+	if err == nil {
+		err = VerifyCheckpoint(c.pub, cp)
+	}
+	return cp, err
 }
 
 // Expect takes a checkpoint the log holds at seq.
 func (c *Checkpoints) Expect(seq uint64, data []byte) {
-	c.expect(data, fmt.Sprintf("the checkpoint at sequence %d", seq))
+	cp, err := c.verified(data)
+	c.logged[seq] = loggedCheckpoint{hash: Hash(data), prev: cp.Prev, err: err}
+	if err != nil {
+		c.finding("the checkpoint at sequence %d: %v", seq, err)
+		return
+	}
+	c.expect(cp, fmt.Sprintf("the checkpoint at sequence %d", seq))
 }
 
 // ExpectExported takes a checkpoint kept outside the log: a log
@@ -57,35 +81,26 @@ func (c *Checkpoints) ExpectExported(data []byte) error {
 	if err := json.Compact(&compact, data); err == nil {
 		data = compact.Bytes() // as the log stores it: no newline, no indent
 	}
-	cp, err := DecodeCheckpoint(data)
+	cp, err := c.verified(data)
 	if err != nil {
-		return err
-	}
-	if err := VerifyCheckpoint(c.pub, cp); err != nil {
 		return fmt.Errorf("the exported checkpoint: %w", err)
 	}
 	if cp.Kind == CheckpointLog {
 		c.exported = append(c.exported, bytes.Clone(data))
 	}
-	c.expect(data, fmt.Sprintf("the exported %s checkpoint through %d (%s)", cp.Kind, cp.Through, cp.At.Format("2006-01-02T15:04:05Z")))
+	c.expect(cp, fmt.Sprintf("the exported %s checkpoint through %d (%s)", cp.Kind, cp.Through, cp.At.Format("2006-01-02T15:04:05Z")))
 	return nil
 }
 
-func (c *Checkpoints) expect(data []byte, by string) {
-	cp, err := DecodeCheckpoint(data)
-	if err == nil {
-		err = VerifyCheckpoint(c.pub, cp)
-	}
-	if err != nil {
-		c.finding("%s: %v", by, err)
-		return
-	}
+// expect takes the heads of a verified checkpoint, and a log
+// checkpoint's totals, in Through's order (the log's come in it already).
+func (c *Checkpoints) expect(cp Checkpoint, by string) {
 	for _, h := range cp.Heads {
 		c.pending[h.Seq] = expectedHead{Head: h, by: by}
 	}
 	if cp.Kind == CheckpointLog {
-		c.due = append(c.due, cp)
-		sort.SliceStable(c.due, func(i, j int) bool { return c.due[i].Through < c.due[j].Through })
+		at, _ := slices.BinarySearchFunc(c.due, cp.Through+1, func(d Checkpoint, t uint64) int { return cmp.Compare(d.Through, t) })
+		c.due = slices.Insert(c.due, at, cp)
 	}
 }
 
@@ -119,17 +134,19 @@ func (c *Checkpoints) Event(seq uint64, data []byte, e Event) {
 // Logged takes the checkpoint the log holds at seq: it must be signed
 // and name the one before it.
 func (c *Checkpoints) Logged(seq uint64, data []byte) {
-	prev := c.prevLogged
-	c.prevLogged = Hash(data)
+	prev, hash := c.prevLogged, Hash(data)
+	c.prevLogged = hash
 	c.exported = slices.DeleteFunc(c.exported, func(d []byte) bool { return bytes.Equal(d, data) })
-	cp, err := DecodeCheckpoint(data)
-	if err == nil {
-		err = VerifyCheckpoint(c.pub, cp)
+	known, ok := c.logged[seq]
+	delete(c.logged, seq)
+	if !ok || known.hash != hash { // not read before the log (or not these bytes)
+		cp, err := c.verified(data)
+		known = loggedCheckpoint{hash: hash, prev: cp.Prev, err: err}
+		if err != nil {
+			c.finding("the checkpoint at sequence %d: %v", seq, err)
+		}
 	}
-	switch {
-	case err != nil:
-		c.finding("the checkpoint at sequence %d: %v", seq, err)
-	case cp.Prev != prev:
+	if known.err == nil && known.prev != prev {
 		c.finding("the checkpoint at sequence %d does not name the hash of the checkpoint before it: a checkpoint was removed or added", seq)
 	}
 }
