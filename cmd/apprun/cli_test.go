@@ -187,6 +187,8 @@ func TestUsageErrorsExitTwoAndRuntimeErrorsOne(t *testing.T) {
 		{[]string{"serve", "extra"}, 2, `apprun serve: unexpected argument "extra"`, "apprun serve [flags]"},
 		{[]string{"serve", "--heartbeat", "banana"}, 2, `apprun serve: invalid value "banana" for flag -heartbeat: parse error`, "apprun serve [flags]"},
 		{[]string{"serve", "--heartbeat", "1ms"}, 2, "apprun serve: heartbeat must be at least 100ms", "apprun serve [flags]"},
+		{[]string{"serve", "--ledger-checkpoint-every", "100ms"}, 2, "apprun serve: ledger-checkpoint-every must be at least 1s", "apprun serve [flags]"},
+		{[]string{"serve", "--retention-sweep", "0s"}, 2, "apprun serve: retention-sweep must be more than 0", "apprun serve [flags]"},
 		{[]string{"audit", "--nope"}, 2, "apprun audit: flag provided but not defined: -nope", "apprun audit [flags]"},
 		{[]string{"bench", "extra"}, 2, `apprun bench: unexpected argument "extra"`, "apprun bench [flags]"},
 		{[]string{"run", "cold-email-writer"}, 2, "apprun run: --input file.json (or - for standard input) is required", "apprun run [flags] <app-slug>"},

@@ -256,8 +256,11 @@ func (s *serveFlags) config() (node.Config, error) {
 	if c.Billing.Packs, err = billing.ParsePacks(*packs); err != nil {
 		return c, fmt.Errorf("serve: %w", err)
 	}
-	if c.CheckpointEvery < time.Second || c.RetentionSweep <= 0 {
-		return c, errors.New("serve: ledger-checkpoint-every must be at least 1s and retention-sweep more than 0")
+	if c.CheckpointEvery < time.Second {
+		return c, errors.New("serve: ledger-checkpoint-every must be at least 1s")
+	}
+	if c.RetentionSweep <= 0 {
+		return c, errors.New("serve: retention-sweep must be more than 0")
 	}
 	if c.Heartbeat < 100*time.Millisecond {
 		return c, errors.New("serve: heartbeat must be at least 100ms")
