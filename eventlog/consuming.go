@@ -135,10 +135,28 @@ func (c *consuming) keep() {
 	}
 }
 
+// stop ends the consumption and returns once its subscription is gone.
+//
+// nats.go's Stop only signals: the subscription is unsubscribed a moment
+// later, on another goroutine, and until then the server may hand a
+// pending pull request an item. An item a stopping handler hands back
+// (Nak) straight after stop would go to that stale pull request, and
+// come back only after AckWait. Waiting for Closed puts the unsubscribe
+// on the connection first; the server then drops the stale pull and
+// hands the item to the next consumer at once.
 func (c *consuming) stop() {
 	c.cancel()
 	c.mu.Lock()
 	cc := c.cc
 	c.mu.Unlock()
 	cc.Stop()
+	select {
+	case <-cc.Closed():
+	case <-time.After(stopWait):
+		c.q.logger.Warn("work queue: the consumption did not close", "consumer", c.spec.Name, "waited", stopWait)
+	}
 }
+
+// stopWait bounds how long stop waits for the subscription to close (it
+// closes at once unless the connection is stuck).
+const stopWait = 5 * time.Second
