@@ -13,8 +13,11 @@ run: build
 	./$(BIN) serve --dev
 
 # stripe-mock (Stripe's own mock of its API, a Go module) serves the
-# billing tests; it is installed in bin/ first. go vet runs with -race, the
-# tests' build: it then compiles what the tests run, once. Every fuzz
+# billing tests; it is installed in bin/ first. The process tests
+# (cmd/apprun, bench) run bin/apprun-test, built once here
+# (APPRUN_TEST_BINARY). go vet runs with -race, the tests' build: it then
+# compiles what the tests run, once, and the contract report links
+# against that build too. Every fuzz
 # target's seed corpus runs with the tests; make fuzz fuzzes (a fuzzing
 # build instruments every package again, about 80 s a target here).
 STRIPE_MOCK := github.com/stripe/stripe-mock@v0.203.0
@@ -22,10 +25,12 @@ STRIPE_MOCK := github.com/stripe/stripe-mock@v0.203.0
 test:
 	@start=$$(date +%s); \
 	GOBIN=$(CURDIR)/bin $(GO) install $(STRIPE_MOCK) && \
+	$(GO) build -o bin/apprun-test ./cmd/apprun && \
 	$(GO) vet -race ./... && \
 	rm -rf .contract-report && \
-	APPRUN_CONTRACT_REPORT=$(CURDIR)/.contract-report $(GO) test -race -vet=off -count=1 -timeout 15m ./... && \
-	$(GO) run ./httpapi/contract/report .contract-report && \
+	APPRUN_TEST_BINARY=$(CURDIR)/bin/apprun-test APPRUN_CONTRACT_REPORT=$(CURDIR)/.contract-report \
+		$(GO) test -race -vet=off -count=1 -timeout 15m ./... && \
+	$(GO) run -race ./httpapi/contract/report .contract-report && \
 	SEEDS=2000 $(GO) test ./sim -run '^TestSimulation$$' -count=1 -v -timeout 5m && \
 	echo "make test: passed in $$(( $$(date +%s) - start )) s"
 

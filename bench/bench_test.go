@@ -13,9 +13,12 @@ import (
 // starts from the real binary, at a size that takes seconds. Figures are
 // not asserted (they are benchmarks); a scenario that fails is.
 func TestEveryScenarioRunsAtSmallScale(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "apprun")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/apprun").CombinedOutput(); err != nil {
-		t.Fatalf("build apprun: %v\n%s", err, out)
+	bin := os.Getenv("APPRUN_TEST_BINARY") // make test builds it once for every test
+	if bin == "" {
+		bin = filepath.Join(t.TempDir(), "apprun")
+		if out, err := exec.Command("go", "build", "-o", bin, "../cmd/apprun").CombinedOutput(); err != nil {
+			t.Fatalf("build apprun: %v\n%s", err, out)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
