@@ -277,7 +277,7 @@ func (r *report) ledgerMessage(cps *ledger.Checkpoints, subject string, seq uint
 		if json.Unmarshal(data, &ev) != nil {
 			return // an unreadable event is the audit's finding
 		}
-		if line, ok := ledger.LineOf(ev); ok {
+		if line, ok := ledger.LineOf(ev, seq, data); ok {
 			r.lines[id] = append(r.lines[id], line)
 		}
 		if cps != nil {

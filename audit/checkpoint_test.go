@@ -67,7 +67,7 @@ func TestCheckpointsFindAnErasedAccountAnErasedNewestGrantAndACutTail(t *testing
 			h := Start(t, WithLimits(NoLimits))
 			a, _ := Activity(t, h)
 			b := h.Account(20)
-			h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 7})
+			h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"reason": "test", "amount": 7})
 			logged := h.Do("POST", "/admin/v1/ledger/checkpoint", AdminToken, nil)
 			own := h.Do("GET", "/api/v1/account/ledger/checkpoint", a.Key, nil)
 			if logged.Status != 200 || own.Status != 200 {

@@ -77,7 +77,7 @@ func TestTheAuditFindsAForgedGrantAndAnEventRemovedFromTheMiddle(t *testing.T) {
 			t.Parallel()
 			h := Start(t, WithLimits(NoLimits))
 			a, _ := Activity(t, h) // its last run failed: charged, then refunded
-			h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 7})
+			h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"reason": "test", "amount": 7})
 			h.Stop()
 			pub := DevLedgerKey(t, h.Dir)
 			var out bytes.Buffer

@@ -41,7 +41,7 @@ func newProbe(ctx context.Context, e *service.Service, ports port.Set, slug stri
 	if price.Seq == 0 || price.Recalibrating {
 		return nil, fmt.Errorf("probe: App %q has no usable price", slug)
 	}
-	a, err := e.OpenAccount(ctx, "probe@example.com", credits)
+	a, err := e.OpenAccount(ctx, "probe@example.com", credits, ledger.By{Actor: "system:bench"})
 	if err != nil {
 		return nil, err
 	}

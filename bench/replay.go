@@ -221,7 +221,7 @@ func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
 	now := time.Now().UTC()
 	for i := range accts {
 		id := fmt.Sprintf("acct_bench%06d", i)
-		ev, err := ledger.Open(id, "bench@example.com", ledger.MaxGrant, now)
+		ev, err := ledger.Open(id, "bench@example.com", ledger.MaxGrant, now, ledger.By{Actor: "system:bench"})
 		if err != nil {
 			return 0, err
 		}

@@ -254,6 +254,10 @@ type PriceEvent struct {
 	Slug          string    `json:"slug"`
 	CreditCost    int64     `json:"credit_cost"`
 	Recalibrating bool      `json:"recalibrating"`
+	// Actor is who set the price ("system:seed" for an App's first) and
+	// Reason why.
+	Actor  string `json:"actor,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // BrandContextEvent records a brand context created by an account.

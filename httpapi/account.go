@@ -9,20 +9,10 @@ func (a *API) routeAccount() {
 	a.router.HandleFunc("/api/v1/account/ledger", a.reader(a.getStatement)).Methods(http.MethodGet)
 }
 
-// getStatement handles GET /api/v1/account/ledger: grants, charges and
-// refunds, newest first, each with the balance after it; paged like runs.
+// getStatement handles GET /api/v1/account/ledger: the account's
+// statement (statement.go).
 func (a *API) getStatement(w http.ResponseWriter, r *http.Request, c caller) {
-	pg, err := pageOf(r)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	lines, next, err := a.cfg.Reads.Statement(c.AccountID, pg.before, pg.limit)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	writePage(w, lines, next)
+	a.writeStatement(w, r, c.AccountID)
 }
 
 // getAccount handles GET /api/v1/account.

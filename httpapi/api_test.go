@@ -55,7 +55,7 @@ func TestCreateRunRules(t *testing.T) {
 	other := h.Account(1000)
 	bc := h.Do("POST", "/api/v1/brand-contexts", other.Key, map[string]any{"name": "Other Co"}).JSON(t)["brand_context_id"].(string)
 	own := h.Do("POST", "/api/v1/brand-contexts", rich.Key, map[string]any{"name": "Rich Co"}).JSON(t)["brand_context_id"].(string)
-	if r := h.Do("PUT", "/admin/v1/apps/"+TestAppSlug+"/price", AdminToken, map[string]any{"recalibrating": true}); r.Status != 200 {
+	if r := h.Do("PUT", "/admin/v1/apps/"+TestAppSlug+"/price", AdminToken, map[string]any{"reason": "test", "recalibrating": true}); r.Status != 200 {
 		t.Fatalf("recalibrate: %d %s", r.Status, r.Body)
 	}
 	cases := []struct {
@@ -118,7 +118,7 @@ func TestBrandContextOnlyForAppsThatAcceptOne(t *testing.T) {
 	h := Start(t, WithLimits(NoLimits))
 	a := h.Account(100)
 	bc := h.Do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme"}).JSON(t)["brand_context_id"].(string)
-	h.Do("PUT", "/admin/v1/apps/unpriced/price", AdminToken, map[string]any{"credit_cost": 1})
+	h.Do("PUT", "/admin/v1/apps/unpriced/price", AdminToken, map[string]any{"reason": "test", "credit_cost": 1})
 	r := h.Do("POST", "/api/v1/runs", a.Key, map[string]any{"app_slug": "unpriced", "input": map[string]any{}, "brand_context_id": bc})
 	if r.Status != 422 || r.ErrorCode(t) != "invalid_brand_context" {
 		t.Fatalf("brand context on an App that takes none: %d %s", r.Status, r.Body)
@@ -150,9 +150,9 @@ func TestEveryErrorIsTheEnvelope(t *testing.T) {
 			var body any
 			switch {
 			case strings.HasSuffix(c.path, "/credits"):
-				body = map[string]any{"amount": 5}
+				body = map[string]any{"amount": 5, "reason": "test"}
 			case strings.HasSuffix(c.path, "/price"):
-				body = map[string]any{"credit_cost": 5}
+				body = map[string]any{"credit_cost": 5, "reason": "test"}
 			case c.method == "POST":
 				body = map[string]any{"email": "x@example.com"}
 			}
@@ -240,7 +240,7 @@ func TestCapabilitiesListRunnableAppsWithCurrentPrices(t *testing.T) {
 	if u := bySlug["unpriced"]; u["credit_cost"] != nil || u["price_ready"] != false {
 		t.Fatalf("an App with no price shows credit_cost %v price_ready %v", u["credit_cost"], u["price_ready"])
 	}
-	if r := h.Do("PUT", "/admin/v1/apps/cold-email-writer/price", AdminToken, map[string]any{"credit_cost": 30}); r.Status != 200 {
+	if r := h.Do("PUT", "/admin/v1/apps/cold-email-writer/price", AdminToken, map[string]any{"reason": "test", "credit_cost": 30}); r.Status != 200 {
 		t.Fatalf("set price: %d %s", r.Status, r.Body)
 	}
 	one := h.Do("GET", "/api/v1/capabilities/cold-email-writer", a.Key, nil)
@@ -253,7 +253,7 @@ func TestPriceChangesApplyToNewRunsOnly(t *testing.T) {
 	h := Start(t, WithLimits(NoLimits))
 	a := h.Account(1000)
 	first := h.Do("POST", "/api/v1/runs", a.Key, RunTestApp("hold")).JSON(t)
-	h.Do("PUT", "/admin/v1/apps/"+TestAppSlug+"/price", AdminToken, map[string]any{"credit_cost": 40})
+	h.Do("PUT", "/admin/v1/apps/"+TestAppSlug+"/price", AdminToken, map[string]any{"reason": "test", "credit_cost": 40})
 	second := h.Do("POST", "/api/v1/runs", a.Key, RunTestApp("ok")).JSON(t)
 	if first["credit_cost"] != float64(10) || second["credit_cost"] != float64(40) {
 		t.Fatalf("credit_cost %v then %v, want 10 then 40", first["credit_cost"], second["credit_cost"])
@@ -298,21 +298,21 @@ func TestRunHistoryIsNewestFirstAndPaginated(t *testing.T) {
 func TestAdminAPI(t *testing.T) {
 	h := Start(t)
 	a := h.Account(10)
-	if r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 15}); r.Status != 200 || r.JSON(t)["balance"] != float64(25) {
+	if r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"reason": "test", "amount": 15}); r.Status != 200 || r.JSON(t)["balance"] != float64(25) {
 		t.Fatalf("grant: %d %s", r.Status, r.Body)
 	}
-	for _, bad := range []any{map[string]any{"amount": 0}, map[string]any{"amount": -5}} {
+	for _, bad := range []any{map[string]any{"amount": 0, "reason": "test"}, map[string]any{"amount": -5, "reason": "test"}} {
 		if r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, bad); r.Status != 422 || r.ErrorCode(t) != "invalid_input" {
 			t.Fatalf("grant %v: %d %s", bad, r.Status, r.Body)
 		}
 	}
-	if r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": "5"}); r.Status != 400 {
+	if r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"reason": "test", "amount": "5"}); r.Status != 400 {
 		t.Fatalf("grant with a string amount: %d %s", r.Status, r.Body)
 	}
 	if r := h.Do("POST", "/admin/v1/accounts", AdminToken, map[string]any{"email": "not-an-email"}); r.Status != 422 {
 		t.Fatalf("bad email: %d %s", r.Status, r.Body)
 	}
-	if r := h.Do("PUT", "/admin/v1/apps/cold-email-writer/price", AdminToken, map[string]any{"credit_cost": -1}); r.Status != 422 {
+	if r := h.Do("PUT", "/admin/v1/apps/cold-email-writer/price", AdminToken, map[string]any{"reason": "test", "credit_cost": -1}); r.Status != 422 {
 		t.Fatalf("negative price: %d %s", r.Status, r.Body)
 	}
 	if r := h.Do("GET", "/api/v1/account", a.Key, nil); r.JSON(t)["balance"] != float64(25) {

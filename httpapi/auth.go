@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"net/http"
 	"strconv"
@@ -215,16 +214,26 @@ func (a *API) RequireKey(next http.Handler) http.Handler {
 
 // admin guards the admin API with the admin token.
 func (a *API) admin(h http.HandlerFunc) http.HandlerFunc {
+	return a.adminAs(func(w http.ResponseWriter, r *http.Request, _ admin) { h(w, r) })
+}
+
+// adminAs guards the admin API with the admin tokens and tells h which
+// one was used.
+func (a *API) adminAs(h func(http.ResponseWriter, *http.Request, admin)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		tok, err := bearer(r)
-		if err == nil && (tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(a.cfg.AdminToken)) != 1) {
+		name := ""
+		if err == nil {
+			name = a.adminNamed(tok)
+		}
+		if err == nil && name == "" {
 			err = errorf(engine.CodeUnauthorized, "missing or invalid admin token")
 		}
 		if err != nil {
 			a.fail(w, r, err)
 			return
 		}
-		h(w, r)
+		h(w, r, admin{name: name})
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 type Seller = billing.Seller
 
 // howToAdd is what a server that sells no Credits says about adding them.
-const howToAdd = "This server does not sell Credits. Its operator adds them: apprun admin credits grant <account_id> <credits>."
+const howToAdd = "This server does not sell Credits. Its operator adds them: apprun admin credits grant --reason <why> <account_id> <credits>."
 
 func (a *API) routeBilling() {
 	a.router.HandleFunc("/api/v1/billing/packs", a.reader(a.listPacks)).Methods(http.MethodGet)

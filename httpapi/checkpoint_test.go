@@ -49,7 +49,7 @@ func TestCheckpointsAreSignedAndChained(t *testing.T) {
 	if _, again := checkpoint("/admin/v1/ledger/checkpoint", AdminToken); !bytes.Equal(again, firstData) {
 		t.Fatalf("nothing moved, yet a new checkpoint:\n%s\n%s", firstData, again)
 	}
-	h.Do("POST", "/admin/v1/accounts/"+b.ID+"/credits", AdminToken, map[string]any{"amount": 5})
+	h.Do("POST", "/admin/v1/accounts/"+b.ID+"/credits", AdminToken, map[string]any{"reason": "test", "amount": 5})
 	second, _ := checkpoint("/admin/v1/ledger/checkpoint", AdminToken)
 	if second.Prev != ledger.Hash(firstData) || second.Accounts != 2 || second.Outstanding != 135 ||
 		len(second.Heads) != 1 || second.Heads[0].Account != b.ID || second.Heads[0].Balance != 35 {

@@ -48,7 +48,7 @@ func TestIdempotencyKeyOfAFailedRequestCanBeRetried(t *testing.T) {
 	if r := h.Do("POST", "/api/v1/runs", a.Key, RunTestApp("ok"), "Idempotency-Key", "k1"); r.Status != 402 {
 		t.Fatalf("first try without credits: %d %s", r.Status, r.Body)
 	}
-	h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 10})
+	h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"reason": "test", "amount": 10})
 	if r := h.Do("POST", "/api/v1/runs", a.Key, RunTestApp("ok"), "Idempotency-Key", "k1"); r.Status != 201 || r.Header.Get("Idempotent-Replayed") != "" {
 		t.Fatalf("retry after the grant: %d %s", r.Status, r.Body)
 	}

@@ -50,7 +50,7 @@ func TestReadRateLimitPerKey(t *testing.T) {
 		t.Fatalf("another key was limited: %d", r.Status)
 	}
 	// Creation has its own budget, untouched by reads.
-	h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 100})
+	h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"reason": "test", "amount": 100})
 	if r := h.Do("POST", "/api/v1/runs", a.Key, RunTestApp("ok")); r.Status != 201 {
 		t.Fatalf("create after the read budget was spent: %d %s", r.Status, r.Body)
 	}

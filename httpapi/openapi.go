@@ -66,7 +66,7 @@ var operations = []operation{
 		"", 200, "Capability", []engine.Code{cAuth, cAppNF, cRate}},
 	{http.MethodGet, "/api/v1/account", "getAccount", "The key owner's balance and active runs", "key", nil, nil,
 		"", 200, "Account", []engine.Code{cAuth, cRate}},
-	{http.MethodGet, "/api/v1/account/ledger", "getStatement", "The Credits statement, newest first", "key", []string{"limit", "cursor"}, nil,
+	{http.MethodGet, "/api/v1/account/ledger", "getStatement", "The Credits statement over a period: opening and closing balance, totals by type and by App, and the lines, newest first (format=csv: every line, oldest first, between an opening and a closing row)", "key", []string{"limit", "cursor", "from", "to", "format"}, nil,
 		"", 200, "StatementPage", []engine.Code{cBad, cAuth, cRate}},
 	{http.MethodGet, "/api/v1/account/ledger/checkpoint", "getLedgerCheckpoint", "The account's signed checkpoint: its newest ledger event's sequence, hash and balance, to keep; `apprun audit --checkpoint` proves the log still holds it (docs/guarantees.md)", "key", nil, nil,
 		"", 200, "Checkpoint", []engine.Code{cAuth, cRate}},
@@ -255,6 +255,7 @@ func headerDocs() obj {
 		"Retry-After":         obj{"description": "Seconds to wait before retrying", "schema": integer},
 		"Location":            obj{"description": "The run's result_url", "required": true, "schema": obj{"type": "string"}},
 		"Idempotent-Replayed": obj{"description": "true when the answer is the original 201 of an earlier request with the same Idempotency-Key", "schema": obj{"type": "string", "enum": []string{"true"}}},
+		"Content-Disposition": obj{"description": "format=csv: attachment, with a file name", "schema": obj{"type": "string"}},
 		"WWW-Authenticate":    obj{"description": "The scheme to authenticate with: Bearer realm=\"apprun\"", "required": true, "schema": obj{"type": "string"}},
 	}
 }
@@ -311,6 +312,11 @@ func operationDoc(op operation) obj {
 	default:
 		ok["content"] = obj{"application/json": obj{"schema": ref(op.result)}}
 	}
+	if op.id == "getStatement" {
+		ok["headers"].(obj)["Content-Disposition"] = hdr("Content-Disposition")
+		ok["content"].(obj)["text/csv"] = obj{"schema": obj{"type": "string", "description": "format=csv: a header, an opening_balance row, " +
+			"the lines oldest first, a closing_balance row; columns " + strings.Join(statementColumns, ", ")}}
+	}
 	if op.id == "createRun" {
 		ok["headers"].(obj)["Location"] = hdr("Location")
 		ok["headers"].(obj)["Idempotent-Replayed"] = hdr("Idempotent-Replayed")
@@ -350,6 +356,9 @@ func operationDoc(op operation) obj {
 var paramSchemas = map[string]obj{
 	"limit":            {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
 	"cursor":           {"type": "string", "pattern": "^[0-9]+$", "description": "The previous page's next_cursor"},
+	"from":             {"type": "string", "description": "The period's start, included: RFC 3339, or a date (YYYY-MM-DD, UTC midnight)"},
+	"to":               {"type": "string", "description": "The period's end, excluded: RFC 3339, or a date, whose whole day is included"},
+	"format":           {"type": "string", "enum": []string{"json", "csv"}, "default": "json"},
 	"lastEventSeq":     {"type": "integer", "minimum": 0, "description": "Resume after this event id (as Last-Event-ID)"},
 	"token":            {"type": "string", "maxLength": 512, "description": "A stream token (POST …/stream-token)"},
 	"Last-Event-ID":    {"type": "string", "pattern": "^[0-9]*$", "description": "Resume after this event id"},

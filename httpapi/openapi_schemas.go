@@ -3,6 +3,7 @@ package httpapi
 import (
 	"github.com/apprun/apprun/billing"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 )
 
 // object is a closed JSON object schema: the members listed in required
@@ -58,9 +59,15 @@ func baseSchemas() obj {
 			"input_schema":          obj{"type": "object", "description": "The JSON Schema (2020-12) of the App's input"}}),
 		"CapabilityList": list("Capability"),
 		"Account":        object([]string{"account_id", "balance", "active_runs"}, obj{"account_id": str, "balance": integer, "active_runs": integer}),
-		"StatementLine": object([]string{"type", "amount", "at", "balance"}, obj{
-			"type":   obj{"type": "string", "enum": []string{"grant", "charge", "refund", "purchase", "revocation"}},
-			"amount": obj{"type": "integer", "description": "Signed: a charge and a revocation are negative"}, "run_no": str, "at": stamp,
+		"StatementLine": object([]string{"type", "amount", "at", "balance", "seq", "hash"}, obj{
+			"type":   obj{"type": "string", "enum": ledger.LineTypes},
+			"seq":    obj{"type": "integer", "description": "The event's sequence in the log"},
+			"hash":   obj{"type": "string", "description": "The SHA-256 of the event's bytes in the log, hex: the next event of the account names it as prev"},
+			"actor":  obj{"type": "string", "description": "Who wrote it: admin:<token name>, web:<account>, stripe:<payment>, system:<what>; absent on a run's lines"},
+			"reason": obj{"type": "string", "description": "Why, as the operator said (grants, adjustments)"},
+			"pack":   str, "paid": obj{"type": "integer", "description": "A purchase's payment (a revocation's refund), in the currency's smallest unit"},
+			"currency": str,
+			"amount":   obj{"type": "integer", "description": "Signed: a charge and a revocation are negative"}, "run_no": str, "at": stamp,
 			"app_slug":  obj{"type": "string", "description": "A charge's or refund's App, kept by the ledger after the run's log expires (absent on lines written before it was)"},
 			"balance":   obj{"type": "integer", "description": "The balance after this line; below zero only after a revocation"},
 			"reference": obj{"type": "string", "description": "A purchase's or revocation's payment: the Stripe Checkout Session id"}}),
@@ -74,8 +81,19 @@ func baseSchemas() obj {
 		"StripeEvent": obj{"type": "object", "required": []string{"id", "type"}, "additionalProperties": true,
 			"description": "A Stripe event (https://docs.stripe.com/api/events/object), API version " + billing.APIVersion,
 			"properties":  obj{"id": str, "type": str}},
-		"StripeReceipt":          object([]string{"received"}, obj{"received": obj{"const": true}}),
-		"StatementPage":          page("StatementLine"),
+		"StripeReceipt": object([]string{"received"}, obj{"received": obj{"const": true}}),
+		"StatementPage": func() obj {
+			p := page("StatementLine")
+			p["required"] = append(p["required"].([]string), "account_id", "opening_balance", "closing_balance", "totals", "by_app")
+			props := p["properties"].(obj)
+			props["account_id"], props["from"], props["to"] = str, stamp, stamp
+			props["opening_balance"] = obj{"type": "integer", "description": "The balance just before from: opening_balance plus every line's amount in the period is closing_balance"}
+			props["closing_balance"] = obj{"type": "integer", "description": "The balance at to (or now)"}
+			props["totals"] = obj{"type": "object", "additionalProperties": integer, "description": "The period's amounts summed by line type"}
+			props["by_app"] = obj{"type": "array", "items": object([]string{"app_slug", "runs", "charged", "refunded", "net"},
+				obj{"app_slug": str, "runs": integer, "charged": integer, "refunded": integer, "net": integer})}
+			return p
+		}(),
 		"WebhookSecret":          object([]string{"secret"}, obj{"secret": obj{"type": "string", "pattern": "^whsec_"}}),
 		"WebhookEndpoint":        object([]string{"endpoint_id", "url", "created_at"}, obj{"endpoint_id": str, "url": str, "created_at": stamp}),
 		"WebhookEndpointRequest": object([]string{"url"}, obj{"url": httpURL}),

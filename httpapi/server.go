@@ -37,12 +37,14 @@ type Engine interface {
 	AllowReadQuota(ctx context.Context, keyID string) (service.Quota, error)
 	Watch(ctx context.Context, runNo string, after uint64, idle time.Duration,
 		send func([]live.StreamEvent) (bool, error), quiet func(uint64) (bool, error)) error
-	OpenAccount(ctx context.Context, email string, credits int64) (service.NewAccount, error)
-	GrantCredits(ctx context.Context, id string, amount int64) (int64, uint64, error)
+	OpenAccount(ctx context.Context, email string, credits int64, by ledger.By) (service.NewAccount, error)
+	GrantCredits(ctx context.Context, id string, amount int64, by ledger.By) (int64, uint64, error)
+	AdjustCredits(ctx context.Context, id string, amount int64, by ledger.By) (int64, uint64, error)
 	CreateKey(ctx context.Context, accountID, name string) (service.NewKey, error)
 	RevokeKey(ctx context.Context, keyID string) (uint64, error)
 	TouchKey(ctx context.Context, keyID string) error
-	SetPrice(ctx context.Context, slug string, cost int64, recalibrating bool) (engine.Price, uint64, error)
+	SetPrice(ctx context.Context, slug string, cost int64, recalibrating bool, by ledger.By) (engine.Price, uint64, error)
+	PriceHistory(ctx context.Context, slug string) ([]service.PricePoint, error)
 	CreateBrandContext(ctx context.Context, accountID string, bc engine.BrandContext) (engine.BrandContext, uint64, error)
 	LogHead(ctx context.Context) (uint64, error)
 	Writable() bool
@@ -61,7 +63,8 @@ type ReadModel interface {
 	Account(id string) (ledger.Account, error)
 	Run(runNo string) (engine.Run, error)
 	RunsOf(accountID string, before uint64, limit int) ([]engine.Run, uint64, error)
-	Statement(accountID string, before uint64, limit int) ([]ledger.Line, uint64, error)
+	Lines(accountID string, limit int) ([]ledger.Line, bool, error)
+	Accounts(after string, limit int) ([]ledger.Account, string, error)
 	Price(slug string) (engine.Price, error)
 	WaitFor(ctx context.Context, seq uint64) error
 	Ready() bool
@@ -78,9 +81,13 @@ type Sessions interface {
 
 // Config configures the HTTP surface.
 type Config struct {
-	Engine     Engine
-	Reads      ReadModel
-	AdminToken string
+	Engine Engine
+	Reads  ReadModel
+	// AdminToken is the admin token named "admin", and AdminTokens more
+	// admin tokens by name: an admin call's events and log line name the
+	// token's name as their actor ("admin:<name>").
+	AdminToken  string
+	AdminTokens map[string]string
 	// LedgerKey verifies the ledger's signatures: served to anyone.
 	LedgerKey ed25519.PublicKey
 	// Heartbeat is the SSE comment interval (default 15s).
@@ -140,6 +147,8 @@ type API struct {
 	keyMisses *rate.Limiter
 	// tokenKey signs stream tokens.
 	tokenKey []byte
+	// admins are the admin tokens, by name.
+	admins []adminToken
 	// touched is when this node last recorded each key's use (key id →
 	// time.Time): a key's last-used time is kept to the minute.
 	touched sync.Map
@@ -154,8 +163,9 @@ func New(cfg Config) (*API, error) {
 	if cfg.Engine == nil || cfg.Reads == nil {
 		return nil, errors.New("httpapi: Engine and Reads are required")
 	}
-	if cfg.AdminToken == "" {
-		return nil, errors.New("httpapi: AdminToken is required")
+	admins, err := adminTokens(cfg.AdminToken, cfg.AdminTokens)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = 15 * time.Second
@@ -206,7 +216,8 @@ func New(cfg Config) (*API, error) {
 	// middleware runs on matched routes only).
 	a.router.NotFoundHandler = a.metrics.observe(a.router.NotFoundHandler)
 	a.router.MethodNotAllowedHandler = a.metrics.observe(a.router.MethodNotAllowedHandler)
-	a.tokenKey = streamTokenKey(cfg.AdminToken)
+	a.admins = admins
+	a.tokenKey = streamTokenKey(admins)
 	a.router.Use(a.middleware()...)
 	a.fastRun = a.chain(a.reader(a.getRun))
 	a.routeRuns() // first: see there

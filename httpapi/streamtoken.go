@@ -22,8 +22,12 @@ import (
 // nothing is stored.
 
 // streamTokenKey derives the signing key.
-func streamTokenKey(adminToken string) []byte {
-	m := hmac.New(sha256.New, []byte(adminToken))
+func streamTokenKey(admins []adminToken) []byte {
+	secret := []byte{}
+	for _, t := range admins { // sorted by name
+		secret = append(append(append(secret, t.name...), 0), t.token...)
+	}
+	m := hmac.New(sha256.New, secret)
 	m.Write([]byte("apprun stream tokens v1"))
 	return m.Sum(nil)
 }

@@ -54,8 +54,10 @@ var at = time.Date(2026, 11, 28, 1, 2, 3, 4_000_000, time.UTC)
 // Every kind of account event, as a writer stores it.
 func history(t *testing.T, s *ledger.Signer) [][]byte {
 	return written(t, s,
-		func(ledger.Account) (ledger.Event, error) { return ledger.Open("acct_1", "a@example.com", 100, at) },
-		func(a ledger.Account) (ledger.Event, error) { return ledger.Grant(a, 50, at) },
+		func(ledger.Account) (ledger.Event, error) {
+			return ledger.Open("acct_1", "a@example.com", 100, at, ledger.By{})
+		},
+		func(a ledger.Account) (ledger.Event, error) { return ledger.Grant(a, 50, at, ledger.By{}) },
 		func(a ledger.Account) (ledger.Event, error) { return ledger.Charge(a, "run_1", "app", 25, 3, at) },
 		func(a ledger.Account) (ledger.Event, error) { return ledger.Settle(a, "run_1", "app", at) },
 		func(a ledger.Account) (ledger.Event, error) { return ledger.Charge(a, "run_2", "app", 25, 3, at) },
@@ -145,7 +147,7 @@ func TestTamperingBreaksTheChain(t *testing.T) {
 func TestHistoryBeforeSigningIsCountedNotRefused(t *testing.T) {
 	t.Parallel()
 	s, pub := signer(t)
-	old, err := ledger.Open("acct_0", "old@example.com", 10, at)
+	old, err := ledger.Open("acct_0", "old@example.com", 10, at, ledger.By{})
 	if err != nil {
 		t.Fatal(err)
 	}

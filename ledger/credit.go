@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"errors"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // EventType names what happened to an account, in the past tense.
@@ -23,6 +25,9 @@ const (
 	// (Ref names the purchase), Amount < 0. The only event that may take
 	// a balance below zero.
 	CreditsRevoked EventType = "credits_revoked"
+	// CreditsAdjusted: an operator's correction, Amount ≠ 0 in either
+	// direction, never taking the balance below zero; Reason says why.
+	CreditsAdjusted EventType = "credits_adjusted"
 )
 
 // Version is the schema version of Event.
@@ -60,6 +65,31 @@ type Event struct {
 	// the first), and Sig the ledger key's signature (chain.go).
 	Prev string `json:"prev,omitempty"`
 	Sig  string `json:"sig,omitempty"`
+	// Actor is who wrote the event (By.Actor) and Reason why, when an
+	// operator gave one. Both are signed with the rest.
+	Actor  string `json:"actor,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// By is who writes an event and why: the actor, for example
+// "admin:finance", "web:<account id>", "stripe:<event id>" or
+// "system:<what>", and the reason an operator gave.
+type By struct {
+	Actor, Reason string
+}
+
+// MaxReason bounds a reason, in bytes.
+const MaxReason = 500
+
+// ValidReason says whether a reason is given, bounded and on one line.
+func ValidReason(r string) bool {
+	return strings.TrimSpace(r) != "" && len(r) <= MaxReason && utf8.ValidString(r) && !strings.ContainsAny(r, "\r\n")
+}
+
+// sign is e with b's actor and reason.
+func (b By) sign(e Event) Event {
+	e.Actor, e.Reason = b.Actor, b.Reason
+	return e
 }
 
 // Account is the state of one account.
@@ -81,6 +111,7 @@ var (
 	ErrBadAmount           = errors.New("ledger: amount out of range")
 	ErrBalanceOverflow     = errors.New("ledger: balance would exceed the maximum")
 	ErrNoActiveRun         = errors.New("ledger: no active run to end")
+	ErrBelowZero           = errors.New("ledger: the adjustment would take the balance below zero")
 )
 
 // Apply folds e into a: a pure function of (state, event).
@@ -89,7 +120,7 @@ func Apply(a Account, e Event) Account {
 	case AccountOpened:
 		a = Account{ID: e.AccountID, Email: e.Email, CreatedAt: e.At}
 		a.Balance = e.Amount
-	case CreditsGranted, CreditsPurchased, CreditsRevoked:
+	case CreditsGranted, CreditsPurchased, CreditsRevoked, CreditsAdjusted:
 		a.Balance += e.Amount
 	case RunCharged:
 		a.Balance += e.Amount
@@ -103,23 +134,38 @@ func Apply(a Account, e Event) Account {
 	return a
 }
 
-// Open returns the event opening an account with an initial grant.
-func Open(id, email string, credits int64, at time.Time) (Event, error) {
+// Open returns the event opening an account with an opening grant.
+func Open(id, email string, credits int64, at time.Time, by By) (Event, error) {
 	if credits < 0 || credits > MaxGrant {
 		return Event{}, ErrBadAmount
 	}
-	return stamp(Account{}, Event{Type: AccountOpened, AccountID: id, Email: email, Amount: credits, At: at}), nil
+	return stamp(Account{}, by.sign(Event{Type: AccountOpened, AccountID: id, Email: email, Amount: credits, At: at})), nil
 }
 
 // Grant returns the event adding amount Credits to a.
-func Grant(a Account, amount int64, at time.Time) (Event, error) {
+func Grant(a Account, amount int64, at time.Time, by By) (Event, error) {
 	if amount <= 0 || amount > MaxGrant {
 		return Event{}, ErrBadAmount
 	}
 	if a.Balance+amount > MaxBalance {
 		return Event{}, ErrBalanceOverflow
 	}
-	return stamp(a, Event{Type: CreditsGranted, AccountID: a.ID, Amount: amount, At: at}), nil
+	return stamp(a, by.sign(Event{Type: CreditsGranted, AccountID: a.ID, Amount: amount, At: at})), nil
+}
+
+// Adjust returns the event correcting a's balance by amount, in either
+// direction: never to below zero (ErrBelowZero), nor above MaxBalance.
+func Adjust(a Account, amount int64, at time.Time, by By) (Event, error) {
+	if amount == 0 || amount > MaxGrant || amount < -MaxGrant {
+		return Event{}, ErrBadAmount
+	}
+	if a.Balance+amount < 0 {
+		return Event{}, ErrBelowZero
+	}
+	if a.Balance+amount > MaxBalance {
+		return Event{}, ErrBalanceOverflow
+	}
+	return stamp(a, by.sign(Event{Type: CreditsAdjusted, AccountID: a.ID, Amount: amount, At: at})), nil
 }
 
 // Purchase adds the Credits a payment bought: a pack's credits, the
@@ -200,9 +246,11 @@ func Snapshot(e Event, prev Account) Account {
 }
 
 // Line is one line of an account's statement: a grant, a charge or a
-// refund, with the balance after it.
+// refund, with the balance after it, and where it is in the log.
 type Line struct {
-	Type   string `json:"type"` // grant | charge | refund | purchase | revocation
+	// Type: opening_grant | grant | adjustment | charge | refund |
+	// purchase | revocation.
+	Type   string `json:"type"`
 	Amount int64  `json:"amount"`
 	RunNo  string `json:"run_no,omitempty"`
 	// AppSlug is a charge's or refund's App (none on lines written
@@ -213,17 +261,35 @@ type Line struct {
 	// Reference names a purchase's or revocation's payment: the Stripe
 	// Checkout Session.
 	Reference string `json:"reference,omitempty"`
+	// Pack, Paid and Currency are a purchase's pack and what was paid
+	// (a revocation's: refunded), in the currency's smallest unit.
+	Pack     string `json:"pack,omitempty"`
+	Paid     int64  `json:"paid,omitempty"`
+	Currency string `json:"currency,omitempty"`
+	// Actor and Reason are the event's (By).
+	Actor  string `json:"actor,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Seq is the event's sequence in the log, and Hash the hash of its
+	// bytes there (the next event of the account names it as prev).
+	Seq  uint64 `json:"seq"`
+	Hash string `json:"hash"`
 }
 
-var lineTypes = map[EventType]string{AccountOpened: "grant", CreditsGranted: "grant", RunCharged: "charge", RunRefunded: "refund",
-	CreditsPurchased: "purchase", CreditsRevoked: "revocation"}
+var lineTypes = map[EventType]string{AccountOpened: "opening_grant", CreditsGranted: "grant", CreditsAdjusted: "adjustment",
+	RunCharged: "charge", RunRefunded: "refund", CreditsPurchased: "purchase", CreditsRevoked: "revocation"}
 
-// LineOf is the statement line of an event. Settling a completed run moves
-// no Credits and makes none; neither does opening an account with none.
-func LineOf(e Event) (Line, bool) {
+// LineTypes are the types of statement lines, in the order a statement's
+// totals list them.
+var LineTypes = []string{"opening_grant", "grant", "adjustment", "purchase", "revocation", "charge", "refund"}
+
+// LineOf is the statement line of an event, the message data at sequence
+// seq of the log. Settling a completed run moves no Credits and makes
+// none; neither does opening an account with none.
+func LineOf(e Event, seq uint64, data []byte) (Line, bool) {
 	kind := lineTypes[e.Type]
 	if kind == "" || (e.Type == AccountOpened && e.Amount == 0) {
 		return Line{}, false
 	}
-	return Line{Type: kind, Amount: e.Amount, RunNo: e.RunNo, AppSlug: e.App, At: e.At, Balance: e.Balance, Reference: e.Ref}, true
+	return Line{Type: kind, Amount: e.Amount, RunNo: e.RunNo, AppSlug: e.App, At: e.At, Balance: e.Balance, Reference: e.Ref,
+		Pack: e.Pack, Paid: e.Paid, Currency: e.Currency, Actor: e.Actor, Reason: e.Reason, Seq: seq, Hash: Hash(data)}, true
 }

@@ -41,7 +41,7 @@ func TestChargeDecidesOnBalanceThenActiveRuns(t *testing.T) {
 }
 
 func TestEveryChargeEndsInSettleOrRefund(t *testing.T) {
-	open, _ := Open("a", "a@example.com", 100, t0)
+	open, _ := Open("a", "a@example.com", 100, t0, By{})
 	a := Apply(Account{}, open)
 	c1, _ := Charge(a, "r1", "app", 25, 3, t0)
 	a = Apply(a, c1)
@@ -74,20 +74,20 @@ func TestEveryChargeEndsInSettleOrRefund(t *testing.T) {
 func TestGrantBounds(t *testing.T) {
 	a := Account{ID: "a", Balance: MaxBalance - 10}
 	for _, amount := range []int64{0, -5, MaxGrant + 1} {
-		if _, err := Grant(Account{ID: "a"}, amount, t0); !errors.Is(err, ErrBadAmount) {
+		if _, err := Grant(Account{ID: "a"}, amount, t0, By{}); !errors.Is(err, ErrBadAmount) {
 			t.Errorf("grant %d: %v, want ErrBadAmount", amount, err)
 		}
 	}
-	if _, err := Grant(a, 11, t0); !errors.Is(err, ErrBalanceOverflow) {
+	if _, err := Grant(a, 11, t0, By{}); !errors.Is(err, ErrBalanceOverflow) {
 		t.Errorf("grant past MaxBalance: %v", err)
 	}
-	if ev, err := Grant(a, 10, t0); err != nil || ev.Balance != MaxBalance {
+	if ev, err := Grant(a, 10, t0, By{}); err != nil || ev.Balance != MaxBalance {
 		t.Errorf("grant up to MaxBalance: %+v %v", ev, err)
 	}
 }
 
 func TestSnapshotAgreesWithFold(t *testing.T) {
-	open, _ := Open("a", "a@example.com", 40, t0)
+	open, _ := Open("a", "a@example.com", 40, t0, By{})
 	events := []Event{open}
 	a := Apply(Account{}, open)
 	for i := 0; i < 5; i++ {
@@ -95,7 +95,7 @@ func TestSnapshotAgreesWithFold(t *testing.T) {
 		var err error
 		switch i % 3 {
 		case 0:
-			ev, err = Grant(a, 7, t0)
+			ev, err = Grant(a, 7, t0, By{})
 		case 1:
 			ev, err = Charge(a, "r", "app", 5, 0, t0)
 		case 2:
@@ -147,10 +147,10 @@ func TestPurchasesAndRevocations(t *testing.T) {
 	if err != nil || r.Balance != -95 || r.Amount != -100 {
 		t.Fatalf("revoke: %+v %v", r, err)
 	}
-	if l, ok := LineOf(r); !ok || l.Type != "revocation" || l.Reference != "cs_test_1" {
+	if l, ok := LineOf(r, 1, nil); !ok || l.Type != "revocation" || l.Reference != "cs_test_1" {
 		t.Fatalf("revocation line: %+v", l)
 	}
-	if l, ok := LineOf(p); !ok || l.Type != "purchase" || l.Reference != "cs_test_1" {
+	if l, ok := LineOf(p, 1, nil); !ok || l.Type != "purchase" || l.Reference != "cs_test_1" {
 		t.Fatalf("purchase line: %+v", l)
 	}
 	for _, bad := range []func() error{

@@ -36,7 +36,11 @@ type Config struct {
 	// ClusterSecret (APPRUN_CLUSTER_SECRET) authenticates routes and
 	// clients of an embedded server that opens a port: required then.
 	ClusterSecret string
-	AdminToken    string
+	// AdminToken (APPRUN_ADMIN_TOKEN) is the admin token named "admin",
+	// AdminTokens (APPRUN_ADMIN_TOKENS) more, by name: the admin API
+	// records the name as the actor of what each does.
+	AdminToken  string
+	AdminTokens map[string]string
 	// LedgerKeyFile (APPRUN_LEDGER_SIGNING_KEY) is the Ed25519 key that
 	// signs the ledger (signingkey.go): a file outside the data directory.
 	LedgerKeyFile string
@@ -202,11 +206,23 @@ func (c Config) validate() error {
 	if c.DataDir == "" {
 		return errors.New("config: data directory is required")
 	}
-	if c.AdminToken == "" {
-		return errors.New("config: APPRUN_ADMIN_TOKEN is required outside dev mode")
+	if c.AdminToken == "" && len(c.AdminTokens) == 0 {
+		return errors.New("config: APPRUN_ADMIN_TOKEN or APPRUN_ADMIN_TOKENS is required outside dev mode")
 	}
-	if len(c.AdminToken) < 16 {
-		return errors.New("config: APPRUN_ADMIN_TOKEN must be at least 16 characters")
+	if c.AdminToken != "" && len(c.AdminToken) < httpapi.MinAdminToken {
+		return fmt.Errorf("config: APPRUN_ADMIN_TOKEN must be at least %d characters", httpapi.MinAdminToken)
+	}
+	for name, tok := range c.AdminTokens {
+		switch {
+		case !httpapi.AdminNamePattern.MatchString(name):
+			return fmt.Errorf("config: APPRUN_ADMIN_TOKENS: the name %q: lower-case letters, digits, '.', '_' and '-', at most 32", name)
+		case len(tok) < httpapi.MinAdminToken:
+			return fmt.Errorf("config: APPRUN_ADMIN_TOKENS: the token named %s must be at least %d characters", name, httpapi.MinAdminToken)
+		case name == "admin" && c.AdminToken != "":
+			return errors.New("config: APPRUN_ADMIN_TOKENS names a token admin, which is APPRUN_ADMIN_TOKEN's name")
+		case tok == c.AdminToken:
+			return fmt.Errorf("config: APPRUN_ADMIN_TOKENS: the token named %s is APPRUN_ADMIN_TOKEN", name)
+		}
 	}
 	if _, err := billing.New(c.Billing, nil); err != nil {
 		return fmt.Errorf("config: %w", err)

@@ -57,7 +57,7 @@ func TestAFullDiskTakesTheNodeOutOfServiceUntilItRestarts(t *testing.T) {
 	// page fails, and the stream keeps the failure.
 	granted, unknown := int64(0), int64(0)
 	for i := 0; ; i++ {
-		r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 1})
+		r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"reason": "test", "amount": 1})
 		if r.Status == 503 {
 			break
 		}

@@ -189,7 +189,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		SignupCredits: n.cfg.SignupCredits, SecureCookies: n.cfg.SecureCookies, Examples: exampleIn, ExampleOutputs: exampleOut, Seller: seller, Logger: n.cfg.Logger}); err != nil {
 		return err
 	}
-	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.reads, AdminToken: n.cfg.AdminToken, LedgerKey: n.signer.PublicKey(), Sessions: n.site, Billing: seller,
+	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.reads, AdminToken: n.cfg.AdminToken, AdminTokens: n.cfg.AdminTokens, LedgerKey: n.signer.PublicKey(), Sessions: n.site, Billing: seller,
 		StreamTokenTTL: n.cfg.StreamTokenTTL,
 		Heartbeat:      n.cfg.Heartbeat, Logger: n.cfg.Logger, StreamsPerKey: n.cfg.StreamsPerKey,
 		StreamsPerAccount: n.cfg.StreamsPerAccount, RequestTimeout: n.cfg.RequestTimeout, WriteWait: n.cfg.WriteWait,

@@ -44,7 +44,7 @@ func TestAStoredWriteIsAnsweredAsStoredWhenTheReadModelsLag(t *testing.T) {
 	h := Start(t, WithLimits(NoLimits), WithWriteWait(100*time.Millisecond))
 	a := h.Account(100)
 	h.Node.Projections().Stop() // the read models apply nothing more
-	if r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 50}); r.Status != 200 || r.JSON(t)["balance"] != float64(150) {
+	if r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"reason": "test", "amount": 50}); r.Status != 200 || r.JSON(t)["balance"] != float64(150) {
 		t.Errorf("a grant the log stored: %d %s, want 200 with the balance 150", r.Status, r.Body)
 	}
 	if r := h.Do("POST", "/admin/v1/accounts", AdminToken, map[string]any{"email": "b@example.com", "credits": 5}); r.Status != 201 {

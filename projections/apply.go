@@ -111,7 +111,7 @@ func (b *batch) apply(m event) error {
 		if a.ID == "" && ev.Type != ledger.AccountOpened {
 			return port.ErrNotFound
 		}
-		if entry, ok := ledger.LineOf(ev); ok {
+		if entry, ok := ledger.LineOf(ev, seq, data); ok {
 			if err := putJSON(tx.Bucket(bucketLedger), accountSeqKey(id, seq), entry); err != nil {
 				return err
 			}

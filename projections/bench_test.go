@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 )
 
 // BenchmarkAuthenticateKey measures what authenticating a request costs
@@ -14,7 +15,7 @@ import (
 //	go test ./projections -run '^$' -bench AuthenticateKey
 func BenchmarkAuthenticateKey(b *testing.B) {
 	f := setup(b)
-	acct, err := f.eng.OpenAccount(context.Background(), "a@example.com", 10)
+	acct, err := f.eng.OpenAccount(context.Background(), "a@example.com", 10, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		b.Fatal(err)
 	}

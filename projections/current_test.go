@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/projections"
 	"github.com/apprun/apprun/service"
@@ -18,7 +19,7 @@ import (
 func accountInStore(t *testing.T) (*fixture, *projections.Store, service.NewAccount) {
 	t.Helper()
 	f := setup(t)
-	acct, err := f.eng.OpenAccount(context.Background(), "a@example.com", 10)
+	acct, err := f.eng.OpenAccount(context.Background(), "a@example.com", 10, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestCurrentWaitsForTheLogOrAnswersUnavailable(t *testing.T) {
 	t.Parallel()
 	f, s, acct := behindStore(t)
 	ctx := context.Background()
-	if _, _, err := f.eng.GrantCredits(ctx, acct.AccountID, 5); err != nil {
+	if _, _, err := f.eng.GrantCredits(ctx, acct.AccountID, 5, ledger.By{Actor: "system:test", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	cur := projections.NewCurrent(s, f.eng, noFloor, 200*time.Millisecond)
@@ -149,7 +150,7 @@ func TestAWriteAnsweredBeforeTheStoreAppliedItIsWaitedFor(t *testing.T) {
 	t.Parallel()
 	f, s, acct := behindStore(t)
 	ctx := context.Background()
-	_, seq, err := f.eng.GrantCredits(ctx, acct.AccountID, 5)
+	_, seq, err := f.eng.GrantCredits(ctx, acct.AccountID, 5, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

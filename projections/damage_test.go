@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/internal/logbuf"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/projections"
 	"github.com/apprun/apprun/service"
 	bolt "go.etcd.io/bbolt"
@@ -23,7 +24,7 @@ func damagedFixture(t *testing.T) (f *fixture, want map[string]map[string]string
 	t.Helper()
 	f = setup(t)
 	ctx := context.Background()
-	acct, err := f.eng.OpenAccount(ctx, "a@example.com", 100)
+	acct, err := f.eng.OpenAccount(ctx, "a@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

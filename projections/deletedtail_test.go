@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/ledger"
 )
 
 // A log whose newest message was deleted keeps its last sequence: a store
@@ -15,14 +16,14 @@ import (
 func TestAStoreIsReadyWhenTheLogsNewestMessageWasDeleted(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
-	acct, err := f.eng.OpenAccount(ctx, "a@example.com", 10)
+	acct, err := f.eng.OpenAccount(ctx, "a@example.com", 10, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := f.open(t)
 	waitFor(t, s, acct.Seq)
 	s.Close()
-	_, seq, err := f.eng.GrantCredits(ctx, acct.AccountID, 5)
+	_, seq, err := f.eng.GrantCredits(ctx, acct.AccountID, 5, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

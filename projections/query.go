@@ -155,6 +155,57 @@ func (s *Store) Statement(accountID string, before uint64, limit int) ([]ledger.
 	return out, next, err
 }
 
+// Lines lists an account's statement lines, oldest first: what a
+// statement over a period is made of (ledger.StatementOf). At most limit:
+// more says there were more.
+func (s *Store) Lines(accountID string, limit int) (lines []ledger.Line, more bool, err error) {
+	prefix := []byte(accountID + "/")
+	err = s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketLedger).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(lines) == limit {
+				more = true
+				return nil
+			}
+			var l ledger.Line
+			if err := unsealJSON(k, v, &l); err != nil {
+				return err
+			}
+			lines = append(lines, l)
+		}
+		return nil
+	})
+	return lines, more, err
+}
+
+// Accounts lists up to limit accounts by id, from the first id after
+// `after` ("": the first), and the id to pass as after for the next page
+// ("" when there is none).
+func (s *Store) Accounts(after string, limit int) ([]ledger.Account, string, error) {
+	var out []ledger.Account
+	next := ""
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketAccounts).Cursor()
+		k, v := c.Seek([]byte(after))
+		if k != nil && string(k) == after {
+			k, v = c.Next()
+		}
+		for ; k != nil; k, v = c.Next() {
+			if len(out) == limit {
+				next = out[len(out)-1].ID
+				return nil
+			}
+			var a ledger.Account
+			if err := unsealJSON(k, v, &a); err != nil {
+				return err
+			}
+			out = append(out, a)
+		}
+		return nil
+	})
+	return out, next, err
+}
+
 // newestFirst walks the keys accountID/<seq> of an index bucket from the
 // newest down, starting below `before` (0: the newest), calling visit with
 // each value, and returns the sequence to pass as `before` for the next

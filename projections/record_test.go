@@ -34,7 +34,7 @@ func FuzzRecordEncodersAgree(f *testing.F) {
 		var ev ledger.Event
 		if json.Unmarshal(data, &ev) == nil {
 			encodersAgree(t, data, ledger.Snapshot(ev, ledger.Account{}))
-			if line, ok := ledger.LineOf(ev); ok {
+			if line, ok := ledger.LineOf(ev, 1, data); ok {
 				encodersAgree(t, data, line)
 			}
 		}

@@ -38,7 +38,7 @@ var (
 
 // schemaVersion changes whenever the read models change shape; a file of
 // another version is emptied and rebuilt from the log.
-const schemaVersion = "7" // 7: a canceled run is failed with the error code canceled
+const schemaVersion = "8" // 8: statement lines carry their sequence, hash, actor and purchase
 
 // maxBatch bounds how many events one transaction applies.
 const maxBatch = 4096

@@ -13,6 +13,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/inputschema"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/projections"
 	"github.com/apprun/apprun/service"
@@ -88,7 +89,7 @@ func waitFor(t testing.TB, s *projections.Store, seq uint64) {
 func TestStoreResumesAfterItsAppliedSequence(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
-	acct, err := f.eng.OpenAccount(ctx, "a@example.com", 10)
+	acct, err := f.eng.OpenAccount(ctx, "a@example.com", 10, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestStoreResumesAfterItsAppliedSequence(t *testing.T) {
 	applied := s.Applied()
 	s.Close()
 
-	_, seq, err := f.eng.GrantCredits(ctx, acct.AccountID, 5)
+	_, seq, err := f.eng.GrantCredits(ctx, acct.AccountID, 5, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +135,8 @@ func TestStoreResumesAfterItsAppliedSequence(t *testing.T) {
 func TestRunHistoryPages(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
-	acct, _ := f.eng.OpenAccount(ctx, "a@example.com", 100)
-	other, _ := f.eng.OpenAccount(ctx, "b@example.com", 100)
+	acct, _ := f.eng.OpenAccount(ctx, "a@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"})
+	other, _ := f.eng.OpenAccount(ctx, "b@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"})
 	var made []string
 	var last uint64
 	for i := 0; i < 5; i++ {
@@ -176,7 +177,7 @@ func TestRunHistoryPages(t *testing.T) {
 
 func TestAFileOfAnotherSchemaIsRebuiltFromTheLog(t *testing.T) {
 	f := setup(t)
-	acct, err := f.eng.OpenAccount(context.Background(), "a@example.com", 10)
+	acct, err := f.eng.OpenAccount(context.Background(), "a@example.com", 10, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestAFileOfAnotherSchemaIsRebuiltFromTheLog(t *testing.T) {
 func TestObserveSeesEveryAppliedMessageOnce(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
-	acct, err := f.eng.OpenAccount(ctx, "o@example.com", 10)
+	acct, err := f.eng.OpenAccount(ctx, "o@example.com", 10, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestObserveSeesEveryAppliedMessageOnce(t *testing.T) {
 		}
 	}
 
-	_, seq, err := f.eng.GrantCredits(ctx, acct.AccountID, 5)
+	_, seq, err := f.eng.GrantCredits(ctx, acct.AccountID, 5, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +266,7 @@ func TestAKeyUseRecordedAfterItsRevocationLeavesItRevoked(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	ctx := context.Background()
-	acct, err := f.eng.OpenAccount(ctx, "a@example.com", 10)
+	acct, err := f.eng.OpenAccount(ctx, "a@example.com", 10, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

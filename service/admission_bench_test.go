@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 
 	"github.com/apprun/apprun/service"
 )
@@ -27,7 +28,7 @@ func BenchmarkAdmission(b *testing.B) {
 			e.StopExecutor() // measure admission alone
 			accts := make([]service.NewAccount, 64)
 			for i := range accts {
-				accts[i], _ = e.OpenAccount(context.Background(), "a@example.com", 1_000_000)
+				accts[i], _ = e.OpenAccount(context.Background(), "a@example.com", 1_000_000, ledger.By{Actor: "system:test", Reason: "test"})
 			}
 			var n atomic.Int64
 			b.SetParallelism(16)

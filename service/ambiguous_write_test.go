@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
@@ -55,12 +56,12 @@ func TestAWriteWhoseAnswerWasLostIsMadeOnce(t *testing.T) {
 		lost := &lostAnswers{mark: `"credits_granted"`}
 		e := startEngineWith(t, false, engine.Limits{}, func(l port.Log) port.Log { lost.Log = l; return lost })
 		ctx := context.Background()
-		acct, err := e.OpenAccount(ctx, "a@example.com", 10)
+		acct, err := e.OpenAccount(ctx, "a@example.com", 10, ledger.By{Actor: "system:test", Reason: "test"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		lost.stored = []bool{stored, stored, stored}
-		balance, _, err := e.GrantCredits(ctx, acct.AccountID, 5)
+		balance, _, err := e.GrantCredits(ctx, acct.AccountID, 5, ledger.By{Actor: "system:test", Reason: "test"})
 		if err != nil || balance != 15 {
 			t.Fatalf("a grant whose answers were lost (stored: %v): %d %v, want 15 and no error", stored, balance, err)
 		}
@@ -69,7 +70,7 @@ func TestAWriteWhoseAnswerWasLostIsMadeOnce(t *testing.T) {
 		}
 
 		lost.mark, lost.stored = `"account_opened"`, []bool{stored, stored}
-		opened, err := e.OpenAccount(ctx, "b@example.com", 7)
+		opened, err := e.OpenAccount(ctx, "b@example.com", 7, ledger.By{Actor: "system:test", Reason: "test"})
 		if err != nil {
 			t.Fatalf("an account opening whose answers were lost (stored: %v): %v", stored, err)
 		}
@@ -152,7 +153,7 @@ func TestAKeyedCreateAnswered503IsVoidedAndItsKeyFreed(t *testing.T) {
 	gd := &goesDown{}
 	e := startEngineWith(t, false, engine.Limits{}, func(l port.Log) port.Log { gd.Log = l; return gd }, held)
 	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func TestCreateRunChecksWhatEverySurfaceSends(t *testing.T) {
 	t.Parallel()
 	e := startEngineWith(t, false, engine.Limits{}, nil, okApp())
 	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -73,6 +73,7 @@ func (s *Service) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
 			return false, err
 		}
 		ev, err := ledger.Purchase(a, p.Credits, p.Ref, p.Pack, p.Paid, p.Currency, p.At)
+		ev.Actor = "stripe:" + p.Ref
 		if err != nil {
 			return false, engine.Errorf(engine.CodeInvalidInput, "purchase of %d Credits: %v", p.Credits, err)
 		}
@@ -159,6 +160,7 @@ func (s *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refu
 		entries := []store.Entry{{Subject: subjects.PurchasePrefix + link.Ref, Value: p, Expect: store.ExpectSeq(pseq)}}
 		if take > 0 {
 			ev, err := ledger.Revoke(a, take, link.Ref, refundDelta, p.Currency, s.now())
+			ev.Actor = "stripe:" + paymentIntent
 			if err != nil {
 				return 0, engine.Errorf(engine.CodeInvalidInput, "revoke %d Credits: %v", take, err)
 			}

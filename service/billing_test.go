@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/service"
 )
 
@@ -19,7 +20,7 @@ func TestAPurchaseIsGrantedOnceUnderConcurrentNotices(t *testing.T) {
 	t.Parallel()
 	e := newTestEngine(t)
 	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "buyer@example.com", 0)
+	acct, err := e.OpenAccount(ctx, "buyer@example.com", 0, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestARefundRevokesItsShareOnce(t *testing.T) {
 	t.Parallel()
 	e := newTestEngine(t)
 	ctx := context.Background()
-	acct, _ := e.OpenAccount(ctx, "refund@example.com", 0)
+	acct, _ := e.OpenAccount(ctx, "refund@example.com", 0, ledger.By{Actor: "system:test", Reason: "test"})
 	if _, err := e.GrantPurchase(ctx, purchase(acct.AccountID, "cs_test_r")); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestARevocationMayTakeTheBalanceBelowZero(t *testing.T) {
 	t.Parallel()
 	e := newTestEngine(t)
 	ctx := context.Background()
-	acct, _ := e.OpenAccount(ctx, "spent@example.com", 0)
+	acct, _ := e.OpenAccount(ctx, "spent@example.com", 0, ledger.By{Actor: "system:test", Reason: "test"})
 	_, _ = e.GrantPurchase(ctx, purchase(acct.AccountID, "cs_test_spent"))
 	price, err := e.CurrentPrice(ctx, "ok")
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 )
@@ -99,7 +100,7 @@ func TestNRunsLeaveABoundedLogOutsideTheBillingHistory(t *testing.T) {
 			c.Webhooks.AllowPrivate = true
 		}, okApp())
 	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 1000)
+	acct, err := e.OpenAccount(ctx, "a@example.com", 1000, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

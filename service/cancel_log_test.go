@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 
 	"github.com/apprun/apprun/internal/logbuf"
 	"github.com/apprun/apprun/port"
@@ -42,7 +43,7 @@ func TestACancelMetByTheNextStepIsLoggedOnceAtInfo(t *testing.T) {
 	if err := e.Prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

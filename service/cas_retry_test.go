@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
@@ -83,7 +84,7 @@ func startPaced(t *testing.T, app engine.App) paced {
 	pc.Service = startEngineConfig(t, false, engine.Limits{}, func(l port.Log) port.Log { refusing.Log = l; return refusing },
 		func(c *service.Config) { c.Sleep = pc.pauses.sleep }, app)
 	var err error
-	if pc.acct, err = pc.OpenAccount(context.Background(), "a@example.com", 100); err != nil {
+	if pc.acct, err = pc.OpenAccount(context.Background(), "a@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	return pc
@@ -129,7 +130,7 @@ func TestEveryCompareAndSetLoopPausesBetweenRefusedTries(t *testing.T) {
 		want  string
 	}{
 		{name: "grant", want: "account busy", do: func(ctx context.Context, pc paced) error {
-			_, _, err := pc.GrantCredits(ctx, pc.acct.AccountID, 5)
+			_, _, err := pc.GrantCredits(ctx, pc.acct.AccountID, 5, ledger.By{Actor: "system:test", Reason: "test"})
 			return err
 		}},
 		{name: "key", want: "contention", do: func(ctx context.Context, pc paced) error {

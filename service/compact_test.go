@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 )
@@ -18,7 +19,7 @@ func TestSlotHistoryIsCompactedToOneMessagePerSlot(t *testing.T) {
 	e := startEngineWith(t, false, engine.Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 3},
 		func(l port.Log) port.Log { log = l; return l }, okApp())
 	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 1000)
+	acct, err := e.OpenAccount(ctx, "a@example.com", 1000, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 )
 
 // An email that is not UTF-8 is refused wherever an account is opened:
@@ -18,7 +19,7 @@ func TestAnEmailThatIsNotUTF8IsRefused(t *testing.T) {
 	if _, _, err := e.SignUp(ctx, bad, "a long password", 10); engine.ErrorCode(err) != engine.CodeInvalidInput {
 		t.Errorf("sign-up with %q: %v, want %s", bad, err, engine.CodeInvalidInput)
 	}
-	if _, err := e.OpenAccount(ctx, bad, 10); engine.ErrorCode(err) != engine.CodeInvalidInput {
+	if _, err := e.OpenAccount(ctx, bad, 10, ledger.By{Actor: "system:test", Reason: "test"}); engine.ErrorCode(err) != engine.CodeInvalidInput {
 		t.Errorf("opening an account for %q: %v, want %s", bad, err, engine.CodeInvalidInput)
 	}
 	if _, _, err := e.SignUp(ctx, "café@example.com", "a long password", 10); err != nil {

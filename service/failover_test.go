@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
@@ -59,7 +60,7 @@ func TestAFailedProgressWriteNeverRestartsTheRun(t *testing.T) {
 	flaky := &flakyProgress{fail: []error{port.ErrUnavailable, port.ErrAmbiguous, port.ErrUnavailable, port.ErrUnavailable}}
 	e := startEngineWith(t, false, engine.Limits{}, func(l port.Log) port.Log { flaky.Log = l; return flaky }, app)
 	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 10)
+	acct, err := e.OpenAccount(ctx, "a@example.com", 10, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestAnAdmissionRefusedDuringAnElectionIsTriedAgain(t *testing.T) {
 	e := startEngineWith(t, false, engine.Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12},
 		func(l port.Log) port.Log { refusing.Log = l; return refusing }, okApp())
 	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 )
 
 // A key's name is a label of at most MaxKeyName characters of UTF-8 text
@@ -14,7 +15,7 @@ func TestAKeysNameIsOneLineOfUTF8Text(t *testing.T) {
 	t.Parallel()
 	e := startEngineWith(t, false, engine.Limits{}, nil, okApp())
 	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "names@example.com", 10)
+	acct, err := e.OpenAccount(ctx, "names@example.com", 10, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

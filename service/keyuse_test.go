@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 )
@@ -16,7 +17,7 @@ func TestAKeysUseIsRecordedOncePerInterval(t *testing.T) {
 	rec := &recordingLog{}
 	e := startEngineWith(t, false, engine.Limits{}, func(l port.Log) port.Log { rec.Log = l; return rec }, okApp())
 	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 10)
+	acct, err := e.OpenAccount(ctx, "a@example.com", 10, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func (s *Service) SignUp(ctx context.Context, email, password string, credits in
 		return "", 0, internal("hash password", err)
 	}
 	id := s.id(engine.PrefixAccount, 10)
-	open, err := ledger.Open(id, email, credits, s.now())
+	open, err := ledger.Open(id, email, credits, s.now(), ledger.By{Actor: "web:" + id, Reason: "signup"})
 	if err != nil {
 		return "", 0, engine.Errorf(engine.CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)
 	}

@@ -2,10 +2,14 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
+	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service/store"
 	"github.com/apprun/apprun/subjects"
@@ -74,9 +78,13 @@ func (s *Service) movePriceCopyFrom(slug, check string) bool {
 
 // SetPrice sets an App's price, or marks it recalibrating (runs of it answer
 // pricing_not_ready until a price is set).
-func (s *Service) SetPrice(ctx context.Context, slug string, cost int64, recalibrating bool) (engine.Price, uint64, error) {
+// by names who sets it, and why: a reason is required.
+func (s *Service) SetPrice(ctx context.Context, slug string, cost int64, recalibrating bool, by ledger.By) (engine.Price, uint64, error) {
 	if _, ok := s.cfg.Catalog.Get(slug); !ok {
 		return engine.Price{}, 0, engine.Errorf(engine.CodeAppNotFound, "no App with slug %q", slug)
+	}
+	if !ledger.ValidReason(by.Reason) {
+		return engine.Price{}, 0, badReason()
 	}
 	if !recalibrating && (cost < 0 || cost > engine.MaxPrice) {
 		return engine.Price{}, 0, engine.Errorf(engine.CodeInvalidInput, "credit_cost: must be between 0 and %d", engine.MaxPrice)
@@ -84,7 +92,8 @@ func (s *Service) SetPrice(ctx context.Context, slug string, cost int64, recalib
 	if recalibrating {
 		cost = 0
 	}
-	ev := engine.PriceEvent{Type: "price_set", V: engine.EventVersion, At: s.now(), Slug: slug, CreditCost: cost, Recalibrating: recalibrating}
+	ev := engine.PriceEvent{Type: "price_set", V: engine.EventVersion, At: s.now(), Slug: slug, CreditCost: cost, Recalibrating: recalibrating,
+		Actor: by.Actor, Reason: by.Reason}
 	last, err := s.log.Append(ctx, priceWrites(ev, nil)...)
 	if err != nil {
 		return engine.Price{}, 0, internal("set price", err)
@@ -128,7 +137,8 @@ func (s *Service) seedPrice(ctx context.Context, a *engine.App) error {
 		var ev engine.PriceEvent
 		seq, err := s.log.Last(ctx, subjects.Price(a.Slug), &ev)
 		if errors.Is(err, port.ErrNoMessage) {
-			ev = engine.PriceEvent{Type: "price_set", V: engine.EventVersion, At: s.now(), Slug: a.Slug, CreditCost: a.Price}
+			ev = engine.PriceEvent{Type: "price_set", V: engine.EventVersion, At: s.now(), Slug: a.Slug, CreditCost: a.Price,
+				Actor: "system:seed", Reason: "the App definition's price"}
 			_, err = s.log.Append(ctx, priceWrites(ev, store.ExpectSeq(0))...)
 			if errors.Is(err, port.ErrConflict) {
 				continue
@@ -165,4 +175,36 @@ func (s *Service) copyPrice(ctx context.Context, ev engine.PriceEvent, seq uint6
 func (s *Service) CurrentPrice(ctx context.Context, slug string) (engine.Price, error) {
 	p, _, err := s.log.Price(ctx, slug, false)
 	return p.Price, err
+}
+
+// PricePoint is one price an App had: from At, set by Actor for Reason,
+// at sequence Seq of the log.
+type PricePoint struct {
+	Seq           uint64    `json:"seq"`
+	At            time.Time `json:"at"`
+	CreditCost    int64     `json:"credit_cost"`
+	Recalibrating bool      `json:"recalibrating"`
+	Actor         string    `json:"actor,omitempty"`
+	Reason        string    `json:"reason,omitempty"`
+}
+
+// PriceHistory lists every price an App had, oldest first, as the log
+// holds them.
+func (s *Service) PriceHistory(ctx context.Context, slug string) ([]PricePoint, error) {
+	if _, ok := s.cfg.Catalog.Get(slug); !ok {
+		return nil, engine.Errorf(engine.CodeAppNotFound, "no App with slug %q", slug)
+	}
+	var out []PricePoint
+	err := s.ports.Log.Read(ctx, subjects.Price(slug), 0, func(m port.Message) error {
+		var ev engine.PriceEvent
+		if err := json.Unmarshal(m.Data, &ev); err != nil {
+			return fmt.Errorf("price at %d: %w", m.Seq, err)
+		}
+		out = append(out, PricePoint{Seq: m.Seq, At: ev.At, CreditCost: ev.CreditCost, Recalibrating: ev.Recalibrating, Actor: ev.Actor, Reason: ev.Reason})
+		return nil
+	})
+	if err != nil {
+		return nil, internal("read price history", err)
+	}
+	return out, nil
 }

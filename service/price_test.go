@@ -14,6 +14,7 @@ import (
 
 	"github.com/apprun/apprun/embednats/natstest"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/inputschema"
@@ -95,7 +96,7 @@ func (s *sharedLog) prepared(copyIndex int) (*service.Service, *recordingLog, st
 	if err := e.Prepare(ctx); err != nil {
 		s.t.Fatal(err)
 	}
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestAPriceIsWrittenWithItsCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	log.copiesOf("ok")
-	if _, _, err := e.SetPrice(ctx, "ok", 7, false); err != nil {
+	if _, _, err := e.SetPrice(ctx, "ok", 7, false, ledger.By{Actor: "system:test", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	log.copiesOf("ok")
@@ -179,7 +180,7 @@ func TestEachEngineChecksItsOwnCopyOfThePrice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	acct, err := a.OpenAccount(ctx, "a@example.com", 100)
+	acct, err := a.OpenAccount(ctx, "a@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestEachEngineChecksItsOwnCopyOfThePrice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := a.SetPrice(ctx, "ok", 7, false); err != nil {
+	if _, _, err := a.SetPrice(ctx, "ok", 7, false, ledger.By{Actor: "system:test", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.AdmitAtRead(ctx, acct.AccountID, "ok", read); engine.ErrorCode(err) != engine.CodePricingNotReady {
@@ -230,7 +231,7 @@ func TestALogFromBeforeCopiesIsCopiedAtStart(t *testing.T) {
 	legacyPrice(t, log.ports.Log, "ok", 4)
 	e, rec := log.engine(5)
 	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestCopiesOfAChangedPriceAreNeverWritten(t *testing.T) {
 	if _, err := log.ports.Log.Last(ctx, service.PriceCopySubject("ok", 2)); err != port.ErrNoMessage {
 		t.Fatalf("a copy of a price that changed meanwhile was written: %v", err)
 	}
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +319,7 @@ func TestARetriedAdmissionKeepsAPriceReadOnAnotherSubject(t *testing.T) {
 		return kind == subjects.KindAccount && len(entries) > 1
 	}
 	rec.inject = func() {
-		if _, _, err := e.GrantCredits(ctx, acct, 10); err != nil {
+		if _, _, err := e.GrantCredits(ctx, acct, 10, ledger.By{Actor: "system:test", Reason: "test"}); err != nil {
 			t.Error(err)
 		}
 	}

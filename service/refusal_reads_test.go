@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 	"github.com/apprun/apprun/subjects"
@@ -45,7 +46,7 @@ func TestACreateRefusedForItsAccountReadsNoSlot(t *testing.T) {
 	e := startEngineWith(t, true, engine.Limits{OwnerActiveRuns: 1, PlatformActiveRuns: 1},
 		func(l port.Log) port.Log { log = &slotReads{Log: l}; return log }, held)
 	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

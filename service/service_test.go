@@ -13,6 +13,7 @@ import (
 
 	"github.com/apprun/apprun/embednats/natstest"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/service/live"
 
 	"github.com/apprun/apprun/eventlog"
@@ -151,7 +152,7 @@ func finishedOkRun(t *testing.T, e *service.Service) (service.CreatedRun, []live
 // openAccount opens an account holding credits.
 func openAccount(t *testing.T, e *service.Service, credits int64) service.NewAccount {
 	t.Helper()
-	acct, err := e.OpenAccount(context.Background(), "a@example.com", credits)
+	acct, err := e.OpenAccount(context.Background(), "a@example.com", credits, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestFollowerRecoversMissedLiveEventsFromTheLog(t *testing.T) {
 func TestPriceChangedDuringAdmissionIsPricingNotReady(t *testing.T) {
 	e := newTestEngine(t)
 	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+	acct, err := e.OpenAccount(ctx, "a@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestPriceChangedDuringAdmissionIsPricingNotReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The price moves after the request read it and before it commits.
-	if _, _, err := e.SetPrice(ctx, "ok", 7, false); err != nil {
+	if _, _, err := e.SetPrice(ctx, "ok", 7, false, ledger.By{Actor: "system:test", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	runNo, err := e.AdmitAtPrice(ctx, acct.AccountID, "ok", read)
@@ -225,7 +226,7 @@ func TestPriceChangedDuringAdmissionIsPricingNotReady(t *testing.T) {
 func TestConcurrentAdmissionsNeverOverspend(t *testing.T) {
 	e := newTestEngine(t)
 	ctx := context.Background()
-	acct, err := e.OpenAccount(ctx, "a@example.com", 12) // two runs at 5, not three
+	acct, err := e.OpenAccount(ctx, "a@example.com", 12, ledger.By{Actor: "system:test", Reason: "test"}) // two runs at 5, not three
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,10 +285,10 @@ func TestRunInterruptedTooOftenFailsAndIsRefunded(t *testing.T) {
 			return engine.Result{}, ctx.Err()
 		})}
 	e := startEngine(t, true, engine.Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}, okApp(), app)
-	if _, _, err := e.SetPrice(ctx, "stuck", 5, false); err != nil {
+	if _, _, err := e.SetPrice(ctx, "stuck", 5, false, ledger.By{Actor: "system:test", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	acct, _ := e.OpenAccount(ctx, "a@example.com", 20)
+	acct, _ := e.OpenAccount(ctx, "a@example.com", 20, ledger.By{Actor: "system:test", Reason: "test"})
 	run, err := e.CreateRun(ctx, service.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "stuck", Input: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
@@ -350,11 +351,11 @@ func TestRedeliveredRunOnAnEmptyReadModelHasItsBrandContext(t *testing.T) {
 			return engine.Result{Summary: "s", Output: map[string]any{}}, nil
 		})}
 	e := startEngine(t, true, engine.Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12}, okApp(), app)
-	if _, _, err := e.SetPrice(ctx, "branded", 5, false); err != nil {
+	if _, _, err := e.SetPrice(ctx, "branded", 5, false, ledger.By{Actor: "system:test", Reason: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	e.StopExecutor() // the first delivery is lost with this node's executor
-	acct, _ := e.OpenAccount(ctx, "a@example.com", 20)
+	acct, _ := e.OpenAccount(ctx, "a@example.com", 20, ledger.By{Actor: "system:test", Reason: "test"})
 	bc, _, err := e.CreateBrandContext(ctx, acct.AccountID, engine.BrandContext{Name: "Acme"})
 	if err != nil {
 		t.Fatal(err)
@@ -413,7 +414,7 @@ func TestAdmissionWithAnUnknownOutcomeAnswersWhatHappened(t *testing.T) {
 			e := startEngineWith(t, false, engine.Limits{OwnerActiveRuns: 3, PlatformActiveRuns: 12},
 				func(l port.Log) port.Log { lossy.Log = l; return lossy }, okApp())
 			ctx := context.Background()
-			acct, err := e.OpenAccount(ctx, "a@example.com", 100)
+			acct, err := e.OpenAccount(ctx, "a@example.com", 100, ledger.By{Actor: "system:test", Reason: "test"})
 			if err != nil {
 				t.Fatal(err)
 			}

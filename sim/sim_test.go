@@ -209,7 +209,7 @@ func runSeed(seed uint64, trace bool) []string {
 		return []string{"set-up: " + err.Error()}
 	}
 	for i := range accounts {
-		a, err := w.nodes[0].eng.OpenAccount(ctx, fmt.Sprintf("sim%d@example.com", i), int64(10+w.s.Rng.IntN(40)))
+		a, err := w.nodes[0].eng.OpenAccount(ctx, fmt.Sprintf("sim%d@example.com", i), int64(10+w.s.Rng.IntN(40)), ledger.By{Actor: "system:sim", Reason: "sim"})
 		if err != nil {
 			return []string{"set-up: " + err.Error()}
 		}
@@ -288,7 +288,7 @@ func (w *world) client(ctx context.Context) {
 			w.cancel(ctx)
 		case r < 93:
 			call(ctx, w.pick(), func(ctx context.Context, e *service.Service) {
-				_, _, _ = e.SetPrice(ctx, "sim", int64(3+w.s.Rng.IntN(6)), false)
+				_, _, _ = e.SetPrice(ctx, "sim", int64(3+w.s.Rng.IntN(6)), false, ledger.By{Actor: "system:sim", Reason: "sim"})
 			})
 		case r < 95:
 			call(ctx, w.pick(), func(ctx context.Context, e *service.Service) {
@@ -299,7 +299,7 @@ func (w *world) client(ctx context.Context) {
 			w.grants = append(w.grants, g)
 			var err error
 			answered := call(ctx, w.pick(), func(ctx context.Context, e *service.Service) {
-				_, _, err = e.GrantCredits(ctx, g.acct, g.amount)
+				_, _, err = e.GrantCredits(ctx, g.acct, g.amount, ledger.By{Actor: "system:sim", Reason: "sim"})
 			})
 			g.made = answered && err == nil
 			g.unknown = !answered || (err != nil && strings.Contains(err.Error(), "may or may not have been made"))

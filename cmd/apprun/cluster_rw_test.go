@@ -32,7 +32,7 @@ func clusterReadsItsOwnWritesAndNeverHidesACharge(t *testing.T) {
 			t.Fatalf("iteration %d: open account: %d %v %v", i, st, m, err)
 		}
 		key, id := m["api_key"].(string), m["account_id"].(string)
-		st, m, err = c.call(b, "POST", "/admin/v1/accounts/"+id+"/credits", AdminToken, map[string]any{"amount": 5})
+		st, m, err = c.call(b, "POST", "/admin/v1/accounts/"+id+"/credits", AdminToken, map[string]any{"reason": "test", "amount": 5})
 		if err != nil || st != 200 || m["balance"] != float64(15) {
 			t.Fatalf("iteration %d: grant on another node: %d %v %v", i, st, m, err)
 		}

@@ -32,6 +32,26 @@ func parseDurations(s string) (map[string]time.Duration, error) {
 	return out, nil
 }
 
+// parseAdminTokens reads name:token,... (a token may hold ':').
+func parseAdminTokens(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, tok, ok := strings.Cut(part, ":")
+		if !ok || name == "" || tok == "" {
+			return nil, fmt.Errorf("%q: want name:token, for example finance:<32 random characters>", strings.SplitN(part, ":", 2)[0]+":…")
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("the name %q is given twice", name)
+		}
+		out[name] = tok
+	}
+	return out, nil
+}
+
 func env(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok && v != "" {
 		return v
@@ -71,6 +91,7 @@ type serveFlags struct {
 	c                                  *node.Config
 	fs                                 *flag.FlagSet
 	routes, timeouts, retention, packs *string
+	admins                             *string
 }
 
 // declareServe declares serve's flags on fs, each bound to its variable.
@@ -104,6 +125,8 @@ func declareServe(fs *flag.FlagSet, vars *envFlags) *serveFlags {
 	vars.bind("routes", "APPRUN_ROUTES")
 	fs.StringVar(&c.AdminToken, "admin-token", "", "admin API token (APPRUN_ADMIN_TOKEN)")
 	vars.bind("admin-token", "APPRUN_ADMIN_TOKEN")
+	admins := fs.String("admin-tokens", "", "named admin tokens, name:token,... each call's events and log line name its token's name (APPRUN_ADMIN_TOKENS)")
+	vars.bind("admin-tokens", "APPRUN_ADMIN_TOKENS")
 	fs.StringVar(&c.LedgerKeyFile, "ledger-signing-key", "", "the Ed25519 key file that signs the ledger, kept outside --data (APPRUN_LEDGER_SIGNING_KEY; apprun ledger new-key makes one)")
 	vars.bind("ledger-signing-key", "APPRUN_LEDGER_SIGNING_KEY")
 	fs.BoolVar(&c.Dev, "dev", false, "dev mode: demo account and printed credentials (APPRUN_DEV=1)")
@@ -183,7 +206,7 @@ func declareServe(fs *flag.FlagSet, vars *envFlags) *serveFlags {
 	vars.bind("sources-allow-private", "APPRUN_SOURCES_ALLOW_PRIVATE")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", false, "mark the session cookie Secure: TLS ends at a proxy in front (APPRUN_SECURE_COOKIES=1)")
 	vars.bind("secure-cookies", "APPRUN_SECURE_COOKIES")
-	return &serveFlags{&c, fs, routes, timeouts, retention, packs}
+	return &serveFlags{&c, fs, routes, timeouts, retention, packs, admins}
 }
 
 // config reads and checks serve's flags once their set is parsed.
@@ -204,6 +227,9 @@ func (s *serveFlags) config() (node.Config, error) {
 	}
 	if c.AppRetention, err = parseDurations(*retention); err != nil {
 		return c, fmt.Errorf("serve: app-retention: %w", err)
+	}
+	if c.AdminTokens, err = parseAdminTokens(*s.admins); err != nil {
+		return c, fmt.Errorf("serve: admin-tokens: %w", err)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("serve: unexpected argument %q", fs.Arg(0))

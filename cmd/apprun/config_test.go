@@ -146,3 +146,30 @@ func TestServeRefusesABadCatalogOrModelConfig(t *testing.T) {
 		t.Fatalf("an unknown JSON mode: %v", err)
 	}
 }
+
+// Named admin tokens: name:token pairs, each name once; a node refuses a
+// bad name, a short token, or the name admin beside APPRUN_ADMIN_TOKEN.
+func TestAdminTokensConfig(t *testing.T) {
+	cfg, err := parseServe([]string{"--admin-tokens", "finance:finance-token-0123456789, ops-bot:ops:token-0123456789"})
+	if err != nil || cfg.AdminTokens["finance"] != "finance-token-0123456789" || cfg.AdminTokens["ops-bot"] != "ops:token-0123456789" {
+		t.Fatalf("parsed %v %v", cfg.AdminTokens, err)
+	}
+	for _, bad := range []string{"finance", "finance:", ":token-0123456789abc", "a:token-0123456789abc,a:token-9876543210abc"} {
+		if _, err := parseServe([]string{"--admin-tokens", bad}); err == nil {
+			t.Errorf("--admin-tokens %q accepted", bad)
+		}
+	}
+	for name, c := range map[string]node.Config{
+		"a bad name":                 {AdminTokens: map[string]string{"Finance Team": "finance-token-0123456789"}},
+		"a short token":              {AdminTokens: map[string]string{"finance": "short"}},
+		"admin twice":                {AdminToken: "admin-token-0123456789", AdminTokens: map[string]string{"admin": "other-token-0123456789"}},
+		"one token twice":            {AdminToken: "admin-token-0123456789", AdminTokens: map[string]string{"finance": "admin-token-0123456789"}},
+		"no admin token":             {},
+		"a short APPRUN_ADMIN_TOKEN": {AdminToken: "short"},
+	} {
+		c.DataDir = t.TempDir()
+		if _, err := node.New(c); err == nil || !strings.Contains(err.Error(), "ADMIN_TOKEN") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/node"
 )
 
@@ -87,7 +88,7 @@ func (d *devCredentials) ensureAccount(ctx context.Context, n *node.Node, cfg no
 	if d.APIKey != "" {
 		return nil
 	}
-	acct, err := n.Engine().OpenAccount(ctx, "demo@apprun.local", 1000)
+	acct, err := n.Engine().OpenAccount(ctx, "demo@apprun.local", 1000, ledger.By{Actor: "system:dev", Reason: "the dev demo account"})
 	if err != nil {
 		return fmt.Errorf("dev account: %w", err)
 	}

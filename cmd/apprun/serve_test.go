@@ -161,17 +161,35 @@ func TestAdminCommandsPrintTheJSON(t *testing.T) {
 	}
 	acct := admin("accounts", "create", "--email", "cli@example.com", "--credits", "40")
 	id := acct["account_id"].(string)
-	if got := admin("credits", "grant", id, "10"); got["balance"] != float64(50) {
+	if got := admin("credits", "grant", "--reason", "launch offer", id, "10"); got["balance"] != float64(50) {
 		t.Fatalf("grant printed %v", got)
+	}
+	if got := admin("credits", "adjust", "--reason", "over-grant", id, "--", "-5"); got["balance"] != float64(45) {
+		t.Fatalf("adjust printed %v", got)
+	}
+	if got := admin("accounts", "show", id); got["balance"] != float64(45) || got["email"] != "cli@example.com" {
+		t.Fatalf("accounts show printed %v", got)
+	}
+	st := admin("ledger", id, "--from", time.Now().UTC().Format(time.DateOnly))
+	if st["opening_balance"] != float64(0) || st["closing_balance"] != float64(45) || len(st["data"].([]any)) != 3 {
+		t.Fatalf("ledger printed %v", st)
+	}
+	if lines := st["data"].([]any); lines[0].(map[string]any)["actor"] != "admin:admin" || lines[0].(map[string]any)["reason"] != "over-grant" {
+		t.Fatalf("the adjustment's line %v", lines[0])
+	}
+	var csvOut bytes.Buffer
+	if err := adminCommand([]string{"--url", h.Srv.URL, "--token", AdminToken, "ledger", id, "--format", "csv"}, &csvOut); err != nil ||
+		!strings.HasPrefix(csvOut.String(), "seq,time_utc,type,amount,balance,") || !strings.Contains(csvOut.String(), ",closing_balance,,45,") {
+		t.Fatalf("ledger --format csv: %v\n%s", err, csvOut.String())
 	}
 	key := admin("keys", "create", id)
 	if got := admin("keys", "revoke", key["key_id"].(string)); got["status"] != float64(204) {
 		t.Fatalf("revoke printed %v", got)
 	}
-	if got := admin("prices", "set", "cold-email-writer", "--recalibrating"); got["recalibrating"] != true {
+	if got := admin("prices", "set", "--reason", "model change", "cold-email-writer", "--recalibrating"); got["recalibrating"] != true {
 		t.Fatalf("prices set printed %v", got)
 	}
-	if got := admin("prices", "set", "cold-email-writer", "20"); got["credit_cost"] != float64(20) {
+	if got := admin("prices", "set", "--reason", "new cost", "cold-email-writer", "20"); got["credit_cost"] != float64(20) {
 		t.Fatalf("prices set printed %v", got)
 	}
 	var out bytes.Buffer

@@ -134,9 +134,9 @@ func (h *Harness) AwaitReady(deadline time.Time, ready bool) (int, []string) {
 func Activity(t *testing.T, h *Harness) (Account, []string) {
 	t.Helper()
 	a := h.Account(500)
-	h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"amount": 50})
+	h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"reason": "test", "amount": 50})
 	h.Do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme", "voice": "plain"})
-	h.Do("PUT", "/admin/v1/apps/cold-email-writer/price", AdminToken, map[string]any{"credit_cost": 30})
+	h.Do("PUT", "/admin/v1/apps/cold-email-writer/price", AdminToken, map[string]any{"reason": "test", "credit_cost": 30})
 	var runs []string
 	for _, body := range []map[string]any{ColdEmailRun(), RunTestApp("ok"), RunTestApp("fail")} {
 		r := h.Create(a, body)

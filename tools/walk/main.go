@@ -107,7 +107,7 @@ func run() error {
 	if err := svc.Prepare(ctx); err != nil {
 		return err
 	}
-	acct, err := svc.OpenAccount(ctx, "walk@example.com", 1000)
+	acct, err := svc.OpenAccount(ctx, "walk@example.com", 1000, ledger.By{Actor: "system:walk"})
 	if err != nil {
 		return err
 	}
