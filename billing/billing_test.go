@@ -224,7 +224,7 @@ func TestTheCreditsPageSellsPacks(t *testing.T) {
 		t.Fatalf("webhook: %d %s", r.Status, r.Body)
 	}
 	page := b.Get("/credits").Body
-	if !strings.Contains(page, `id="balance">500 Credits<`) || !strings.Contains(page, "purchase") || !strings.Contains(page, "<code>cs_test_web1</code>") {
+	if !strings.Contains(page, `id="balance">500 Credits<`) || !strings.Contains(page, "Purchase") || !strings.Contains(page, "<code>cs_test_web1</code>") {
 		t.Fatal("the purchase is not on the Credits page")
 	}
 	csv := b.Get("/credits/statement.csv").Body

@@ -337,7 +337,17 @@ func (s *Site) fail(w http.ResponseWriter, r *http.Request, err error) {
 	s.problem(w, r, http.StatusInternalServerError, "Something went wrong on our side. Nothing was charged; try again.")
 }
 
+// lineLabels name statement line types for people.
+var lineLabels = map[string]string{"opening_grant": "Opening grant", "grant": "Grant", "adjustment": "Adjustment", "charge": "Charge",
+	"refund": "Refund", "purchase": "Purchase", "revocation": "Revocation"}
+
 var funcs = template.FuncMap{
+	"lineLabel": func(t string) string {
+		if l, ok := lineLabels[t]; ok {
+			return l
+		}
+		return t
+	},
 	"when": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:
