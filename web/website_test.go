@@ -345,7 +345,7 @@ func TestRunsAndStatementFilterPageAndExport(t *testing.T) {
 		t.Fatal("the failed filter shows runs")
 	}
 	credits := b.Get("/credits").Body
-	if !strings.Contains(credits, "charge · Cold Email Writer") {
+	if !strings.Contains(credits, "Charge · Cold Email Writer") {
 		t.Fatal("statement lines do not name the App")
 	}
 	if empty := b.Get("/credits?from=2001-01-01&to=2001-01-02").Body; !strings.Contains(empty, "Nothing in these dates.") {
