@@ -23,13 +23,13 @@ run: build
 STRIPE_MOCK := github.com/stripe/stripe-mock@v0.203.0
 
 test:
-	@start=$$(date +%s); \
+	@start=$$(date +%s); phase() { echo "make test: $$1 at $$(( $$(date +%s) - start )) s"; }; \
 	GOBIN=$(CURDIR)/bin $(GO) install $(STRIPE_MOCK) && \
-	$(GO) build -o bin/apprun-test ./cmd/apprun && \
-	$(GO) vet -race ./... && \
+	$(GO) build -o bin/apprun-test ./cmd/apprun && phase "built" && \
+	$(GO) vet -race ./... && phase "vetted" && \
 	rm -rf .contract-report && \
 	APPRUN_TEST_BINARY=$(CURDIR)/bin/apprun-test APPRUN_CONTRACT_REPORT=$(CURDIR)/.contract-report \
-		$(GO) test -race -vet=off -count=1 -timeout 15m ./... && \
+		$(GO) test -race -vet=off -count=1 -timeout 15m ./... && phase "tested" && \
 	$(GO) run -race ./httpapi/contract/report .contract-report && \
 	SEEDS=2000 $(GO) test ./sim -run '^TestSimulation$$' -count=1 -v -timeout 5m && \
 	echo "make test: passed in $$(( $$(date +%s) - start )) s"
