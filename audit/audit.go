@@ -107,6 +107,12 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	fmt.Fprintf(out, "accounts %d, runs %d (completed %d, failed %d (canceled %d), unfinished %d; %d expired after retention)\n",
 		len(rep.Accounts), len(rep.Runs), rep.Completed, rep.Failed, rep.Canceled, rep.Active, len(rep.Expired))
 	fmt.Fprintf(out, "credits granted %d, charged %d, refunded %d\n", rep.Granted, rep.Charged, rep.Refunded)
+	if rep.Disputed != 0 || rep.Owed != 0 {
+		fmt.Fprintf(out, "credits taken by disputes %d, given back on disputes won %d, owed on disputes %d\n", rep.Disputed, rep.Reinstated, rep.Owed)
+	}
+	if rep.Adjusted != 0 {
+		fmt.Fprintf(out, "credits adjusted by operators %+d\n", rep.Adjusted)
+	}
 	if rep.Purchases > 0 {
 		fmt.Fprintf(out, "credits purchased %d in %d payments, revoked on refunds %d\n", rep.Purchased, rep.Purchases, rep.Revoked)
 	}

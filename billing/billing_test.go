@@ -319,3 +319,79 @@ func TestBrowserBuysAPackUpToStripeAndSeesTheCredits(t *testing.T) {
 		t.Fatalf("the statement %q does not name the purchase (%v)", statement, err)
 	}
 }
+
+// Stripe's events out of order and disputes, through the webhook: a
+// refund before its purchase grants the net; a dispute takes back its
+// Credits to a zero balance and owes the rest, a won one gives them
+// back; the statement reconciles and the audit shows the debt.
+func TestRefundsBeforePurchasesAndDisputesEndExact(t *testing.T) {
+	t.Parallel()
+	h := Start(t, WithLimits(NoLimits), WithStripe(t))
+	a := h.Account(0)
+	deliver := func(id, typ string, obj map[string]any) {
+		t.Helper()
+		if r := h.Deliver(id, typ, obj, Whsec, time.Now()); r.Status != 200 {
+			t.Fatalf("%s: %d %s", id, r.Status, r.Body)
+		}
+	}
+	balance := func(want int64, after string) {
+		t.Helper()
+		if bal, _ := h.Balance(a); bal != want {
+			t.Fatalf("balance %d after %s, want %d", bal, after, want)
+		}
+	}
+	// 500 of the 2,000 cents refunded before the completion: 375 of 500 Credits.
+	deliver("evt_early_refund", "charge.refunded", stripemock.Charge("ch_e", "pi_e", 2000, 500))
+	balance(0, "a refund before its purchase")
+	for range 2 {
+		deliver("evt_late_paid", "checkout.session.completed", stripemock.Session("cs_test_e", a.ID, "500-2000-usd", "paid", "pi_e", 2000))
+	}
+	balance(375, "the purchase of a payment a quarter refunded")
+	// A second purchase, 100 Credits, spent down to 30, then disputed whole.
+	deliver("evt_paid_d", "checkout.session.completed", stripemock.Session("cs_test_d", a.ID, "100-500-usd", "paid", "pi_d", 500))
+	if r := h.Do("POST", "/admin/v1/accounts/"+a.ID+"/adjustments", AdminToken, map[string]any{"amount": -445, "reason": "spent, for the test"}); r.Status != 200 {
+		t.Fatalf("adjust: %d %s", r.Status, r.Body)
+	}
+	balance(30, "spending")
+	for range 2 {
+		deliver("evt_dispute", "charge.dispute.created", stripemock.Dispute("dp_1", "pi_d", 500, "needs_response"))
+	}
+	balance(0, "a dispute of 100 Credits with 30 left")
+	st := h.Do("GET", "/api/v1/account/ledger?limit=100", a.Key, nil).JSON(t)
+	reconciles(t, "after the dispute", st)
+	if lines := fmt.Sprint(st["data"]); !strings.Contains(lines, "type:dispute") || !strings.Contains(lines, "owed:70") || !strings.Contains(lines, "withheld") {
+		t.Fatalf("the statement: %s", lines)
+	}
+	h.Stop()
+	var out bytes.Buffer
+	if err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir}, &out); err != nil || !strings.Contains(out.String(), "credits taken by disputes 30, given back on disputes won 0, owed on disputes 70") {
+		t.Fatalf("audit with an open dispute: %v\n%s", err, out.String())
+	}
+	h.Boot()
+	h.WaitReady()
+	deliver("evt_dispute_won", "charge.dispute.closed", stripemock.Dispute("dp_1", "pi_d", 500, "won"))
+	balance(30, "the dispute was won")
+	reconciles(t, "after the dispute was won", h.Do("GET", "/api/v1/account/ledger?limit=100", a.Key, nil).JSON(t))
+	h.Stop()
+	out.Reset()
+	if err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir}, &out); err != nil || !strings.Contains(out.String(), "given back on disputes won 30, owed on disputes 0") {
+		t.Fatalf("audit after the dispute was won: %v\n%s", err, out.String())
+	}
+}
+
+// reconciles checks that a statement's opening balance plus its lines
+// (newest first) is its closing balance.
+func reconciles(t *testing.T, what string, st map[string]any) {
+	t.Helper()
+	lines := st["data"].([]any)
+	b := st["opening_balance"].(float64)
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := lines[i].(map[string]any)
+		if b += l["amount"].(float64); b != l["balance"].(float64) {
+			t.Fatalf("%s: line %v does not follow", what, l)
+		}
+	}
+	if b != st["closing_balance"].(float64) {
+		t.Fatalf("%s: opening plus lines %v, closing %v", what, b, st["closing_balance"])
+	}
+}

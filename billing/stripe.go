@@ -42,6 +42,8 @@ type Config struct {
 type Engine interface {
 	GrantPurchase(ctx context.Context, p service.Purchase) (bool, error)
 	RevokeRefunded(ctx context.Context, paymentIntent string, refunded int64) (int64, error)
+	DisputePurchase(ctx context.Context, paymentIntent, id string, amount int64) (taken, owed int64, err error)
+	CloseDispute(ctx context.Context, paymentIntent, id string, won bool) (int64, error)
 	RecordUnmatched(ctx context.Context, u service.Unmatched) error
 	// Purchased reports whether a Checkout Session was paid and granted.
 	Purchased(ctx context.Context, ref string) (bool, error)
@@ -244,12 +246,48 @@ func (s *Stripe) Handle(ctx context.Context, payload []byte, signature string) e
 		if errors.Is(err, service.ErrNoPurchase) {
 			return s.unmatched(ctx, ev, ch.ID, "refund of an unknown payment", ch.PaymentIntent.ID)
 		}
+		if errors.Is(err, service.ErrRefundHeld) {
+			// Its purchase's notice has not come: the purchase grants the net.
+			s.cfg.Logger.Info("stripe: refund held until its purchase's notice comes", "charge", ch.ID, "payment_intent", ch.PaymentIntent.ID,
+				"refunded", ch.AmountRefunded)
+			return nil
+		}
 		if err == nil && n > 0 {
 			s.cfg.Logger.Info("stripe: refund revoked Credits", "charge", ch.ID, "payment_intent", ch.PaymentIntent.ID, "credits", n)
 		}
 		return err
+	case "charge.dispute.created", "charge.dispute.closed":
+		var d stripe.Dispute
+		if err := json.Unmarshal(ev.Data.Raw, &d); err != nil || d.PaymentIntent == nil {
+			return s.unmatched(ctx, ev, d.ID, "dispute of an unknown payment", "no payment intent")
+		}
+		return s.dispute(ctx, ev, d)
 	}
 	return nil
+}
+
+// dispute applies a dispute's opening, or its close: won gives back what
+// it took.
+func (s *Stripe) dispute(ctx context.Context, ev stripe.Event, d stripe.Dispute) error {
+	pi := d.PaymentIntent.ID
+	var err error
+	if ev.Type == "charge.dispute.created" {
+		var taken, owed int64
+		taken, owed, err = s.eng.DisputePurchase(ctx, pi, d.ID, d.Amount)
+		if err == nil && taken+owed > 0 {
+			s.cfg.Logger.Warn("stripe: payment disputed; its Credits taken back", "dispute", d.ID, "payment_intent", pi, "credits", taken, "owed", owed)
+		}
+	} else {
+		var back int64
+		back, err = s.eng.CloseDispute(ctx, pi, d.ID, d.Status == stripe.DisputeStatusWon)
+		if err == nil {
+			s.cfg.Logger.Info("stripe: dispute closed", "dispute", d.ID, "payment_intent", pi, "status", d.Status, "credits_back", back)
+		}
+	}
+	if errors.Is(err, service.ErrNoPurchase) {
+		return s.unmatched(ctx, ev, d.ID, "dispute of an unknown payment", pi)
+	}
+	return err
 }
 
 func (s *Stripe) grant(ctx context.Context, ev stripe.Event, cs stripe.CheckoutSession) error {

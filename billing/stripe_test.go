@@ -36,14 +36,26 @@ func (f *fakeEngine) GrantPurchase(_ context.Context, p service.Purchase) (bool,
 }
 
 func (f *fakeEngine) RevokeRefunded(_ context.Context, pi string, refunded int64) (int64, error) {
-	if pi == "pi_unknown" {
+	switch pi {
+	case "pi_unknown":
 		return 0, service.ErrNoPurchase
+	case "pi_early":
+		return 0, service.ErrRefundHeld
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.revokes = append(f.revokes, refunded)
 	return refunded / 5, nil
 }
+
+func (f *fakeEngine) DisputePurchase(_ context.Context, pi, id string, amount int64) (int64, int64, error) {
+	if pi == "pi_unknown" {
+		return 0, 0, service.ErrNoPurchase
+	}
+	return amount / 5, 0, nil
+}
+
+func (f *fakeEngine) CloseDispute(context.Context, string, string, bool) (int64, error) { return 0, nil }
 
 func (f *fakeEngine) Purchased(_ context.Context, ref string) (bool, error) {
 	f.mu.Lock()
@@ -162,6 +174,11 @@ func TestTheWebhookActsOnVerifiedEventsOnly(t *testing.T) {
 	_ = deliver("evt_norefund", "charge.refunded", stripemock.Charge("ch_9", "pi_unknown", 500, 500), secret, now)
 	if len(f.unmatched) != 3 || f.unmatched[0].Reason != "unknown pack" || f.unmatched[1].Reason != "unknown account" || f.unmatched[2].EventID != "evt_norefund" {
 		t.Fatalf("unmatched %+v", f.unmatched)
+	}
+	// A refund before its purchase is held by the engine: answered 200,
+	// not kept as unmatched.
+	if err := deliver("evt_early", "charge.refunded", stripemock.Charge("ch_8", "pi_early", 500, 100), secret, now); err != nil || len(f.unmatched) != 3 {
+		t.Fatalf("a refund before its purchase: %v, unmatched %+v", err, f.unmatched)
 	}
 	// A completion that paid other than the pack's price, in amount or
 	// currency, is held for the operator, not granted.

@@ -38,6 +38,8 @@ type auditPurchase struct {
 	account          string
 	times            int
 	credits, revoked int64
+	// disputed is what a dispute took, owed its open debt.
+	disputed, owed int64
 }
 
 type auditRun struct {
@@ -65,6 +67,11 @@ type AuditReport struct {
 	// Purchased and Revoked are the Credits bought and taken back on a
 	// refund, and Purchases the payments granted.
 	Purchased, Revoked int64
+	// Adjusted sums the operators' corrections (either sign).
+	Adjusted int64
+	// Disputed and Reinstated are the Credits disputes took and won
+	// disputes gave back; Owed the debt of disputes not won.
+	Disputed, Reinstated, Owed int64
 	Purchases          int
 	// Fenced counts admissions whose outcome a node could not see and
 	// fenced off (fence.go): never runs, never charged.
@@ -190,6 +197,8 @@ func (a *Audit) applyLedger(id string, seq uint64, ev ledger.Event) {
 	switch ev.Type {
 	case ledger.AccountOpened, ledger.CreditsGranted:
 		a.report.Granted += ev.Amount
+	case ledger.CreditsAdjusted:
+		a.report.Adjusted += ev.Amount
 	case ledger.RunCharged:
 		r := a.run(ev.RunNo)
 		r.charges++
@@ -222,6 +231,8 @@ func (a *Audit) applyLedger(id string, seq uint64, ev ledger.Event) {
 				a.violation("event %d: payment %s revoked %d Credits, more than the %d it bought", seq, ev.Ref, p.revoked, p.credits)
 			}
 		}
+	case ledger.CreditsDisputed, ledger.CreditsReinstated:
+		a.dispute(seq, id, ev)
 	case ledger.RunSettled:
 		a.run(ev.RunNo).settles++
 	case ledger.RunRefunded:
@@ -230,6 +241,38 @@ func (a *Audit) applyLedger(id string, seq uint64, ev ledger.Event) {
 		r.refunded += ev.Amount
 		a.report.Refunded += ev.Amount
 	}
+}
+
+// dispute checks a dispute's event against its purchase: a dispute takes
+// no more than the purchase has left, and a reinstatement gives back
+// what its dispute took, and clears its debt.
+func (a *Audit) dispute(seq uint64, id string, ev ledger.Event) {
+	p := a.purchases[ev.Ref]
+	switch {
+	case p == nil:
+		a.violation("event %d: %s for payment %s, which granted none", seq, ev.Type, ev.Ref)
+		return
+	case p.account != id:
+		a.violation("event %d: payment %s of account %s disputed on account %s", seq, ev.Ref, p.account, id)
+		return
+	}
+	if ev.Type == ledger.CreditsDisputed {
+		p.disputed, p.owed = -ev.Amount, ev.Owed
+		p.revoked -= ev.Amount
+		a.report.Disputed -= ev.Amount
+		a.report.Owed += ev.Owed
+		if p.revoked+ev.Owed > p.credits {
+			a.violation("event %d: payment %s disputed %d Credits, more than the %d it has left", seq, ev.Ref, -ev.Amount+ev.Owed, p.credits-p.revoked-ev.Amount)
+		}
+		return
+	}
+	if ev.Amount != p.disputed {
+		a.violation("event %d: payment %s reinstated %d Credits, its dispute took %d", seq, ev.Ref, ev.Amount, p.disputed)
+	}
+	p.revoked -= ev.Amount
+	a.report.Reinstated += ev.Amount
+	a.report.Owed -= p.owed
+	p.disputed, p.owed = 0, 0
 }
 
 func (a *Audit) applyRun(runNo string, seq uint64, ev RunEvent) {

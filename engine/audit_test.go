@@ -69,6 +69,13 @@ func TestAuditFindsEveryBrokenInvariant(t *testing.T) {
 		{"a payment granted twice (a doctored log)", []logged{open, buyEv(ledger.CreditsPurchased, 100, "cs_1", 200), buyEv(ledger.CreditsPurchased, 100, "cs_1", 300)}, "payment cs_1 granted 2 times"},
 		{"more revoked than bought", []logged{open, buyEv(ledger.CreditsPurchased, 100, "cs_1", 200), buyEv(ledger.CreditsRevoked, -60, "cs_1", 140), buyEv(ledger.CreditsRevoked, -60, "cs_1", 80)}, "revoked 120 Credits, more than the 100"},
 		{"a revocation of nothing bought", []logged{open, buyEv(ledger.CreditsRevoked, -10, "cs_9", 90)}, "which granted none"},
+		{"a dispute won", []logged{open, buyEv(ledger.CreditsPurchased, 100, "cs_1", 200), buyEv(ledger.CreditsDisputed, -100, "cs_1", 100),
+			buyEv(ledger.CreditsReinstated, 100, "cs_1", 200)}, ""},
+		{"a dispute of nothing bought", []logged{open, buyEv(ledger.CreditsDisputed, -10, "cs_9", 90)}, "which granted none"},
+		{"a dispute of more than is left", []logged{open, buyEv(ledger.CreditsPurchased, 100, "cs_1", 200), buyEv(ledger.CreditsRevoked, -60, "cs_1", 140),
+			buyEv(ledger.CreditsDisputed, -60, "cs_1", 80)}, "more than the 40 it has left"},
+		{"a reinstatement of more than was taken", []logged{open, buyEv(ledger.CreditsPurchased, 100, "cs_1", 200), buyEv(ledger.CreditsDisputed, -50, "cs_1", 150),
+			buyEv(ledger.CreditsReinstated, 100, "cs_1", 250)}, "reinstated 100 Credits, its dispute took 50"},
 		{"a charge below zero", []logged{open, acctEv(ledger.RunCharged, -110, "run_a", -10, 1), created}, "went negative"},
 		{"a slot held while its run runs", []logged{open, charge, slotEv("1", "slot_claimed", "run_a"), created}, ""},
 		{"a slot released at the end", []logged{open, charge, slotEv("1", "slot_claimed", "run_a"), created, runEv("run_a", engine.RunCompleted),
@@ -100,5 +107,22 @@ func TestAuditSumsTheLedger(t *testing.T) {
 		runEv("run_a", engine.RunCreated), runEv("run_a", engine.RunFailed), acctEv(ledger.RunRefunded, 10, "run_a", 100, 0))
 	if rep.Granted != 100 || rep.Charged != 10 || rep.Refunded != 10 || rep.Failed != 1 || rep.Accounts["acct_a"].Balance != 100 {
 		t.Fatalf("report %+v", rep)
+	}
+}
+
+// A dispute that took what the balance held owes the rest: the audit
+// shows the debt until the dispute is won.
+func TestAuditShowsADisputesDebtUntilItIsWon(t *testing.T) {
+	open := acctEv(ledger.AccountOpened, 0, "", 0, 0)
+	bought := buyEv(ledger.CreditsPurchased, 100, "cs_1", 100)
+	spent := acctEv(ledger.CreditsAdjusted, -70, "", 30, 0)
+	disputed := logged{"apprun.acct.acct_a", ledger.Event{Type: ledger.CreditsDisputed, V: 1, AccountID: "acct_a", Amount: -30, Owed: 70, Ref: "cs_1"}}
+	rep := audit(open, bought, spent, disputed)
+	if len(rep.Violations) != 0 || rep.Disputed != 30 || rep.Owed != 70 || rep.Adjusted != -70 {
+		t.Fatalf("open dispute: %+v", rep)
+	}
+	rep = audit(open, bought, spent, disputed, buyEv(ledger.CreditsReinstated, 30, "cs_1", 30))
+	if len(rep.Violations) != 0 || rep.Reinstated != 30 || rep.Owed != 0 {
+		t.Fatalf("won dispute: %+v", rep)
 	}
 }

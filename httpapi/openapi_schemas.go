@@ -67,6 +67,7 @@ func baseSchemas() obj {
 			"reason": obj{"type": "string", "description": "Why, as the operator said (grants, adjustments)"},
 			"pack":   str, "paid": obj{"type": "integer", "description": "A purchase's payment (a revocation's refund), in the currency's smallest unit"},
 			"currency": str,
+			"owed":     obj{"type": "integer", "description": "A dispute's: the Credits the balance could not give, owed until the dispute is won"},
 			"amount":   obj{"type": "integer", "description": "Signed: a charge and a revocation are negative"}, "run_no": str, "at": stamp,
 			"app_slug":  obj{"type": "string", "description": "A charge's or refund's App, kept by the ledger after the run's log expires (absent on lines written before it was)"},
 			"balance":   obj{"type": "integer", "description": "The balance after this line; below zero only after a revocation"},

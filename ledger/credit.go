@@ -28,6 +28,13 @@ const (
 	// CreditsAdjusted: an operator's correction, Amount ≠ 0 in either
 	// direction, never taking the balance below zero; Reason says why.
 	CreditsAdjusted EventType = "credits_adjusted"
+	// CreditsDisputed: the Credits a payment dispute covers (Ref names the
+	// purchase), taken back down to a zero balance: Amount ≤ 0, and Owed
+	// the rest, a debt the account owes until the dispute is won.
+	CreditsDisputed EventType = "credits_disputed"
+	// CreditsReinstated: a won dispute's Credits given back, Amount ≥ 0;
+	// its debt is cleared.
+	CreditsReinstated EventType = "credits_reinstated"
 )
 
 // Version is the schema version of Event.
@@ -65,6 +72,8 @@ type Event struct {
 	// the first), and Sig the ledger key's signature (chain.go).
 	Prev string `json:"prev,omitempty"`
 	Sig  string `json:"sig,omitempty"`
+	// Owed is what a dispute could not take from the balance: a debt.
+	Owed int64 `json:"owed,omitempty"`
 	// Actor is who wrote the event (By.Actor) and Reason why, when an
 	// operator gave one. Both are signed with the rest.
 	Actor  string `json:"actor,omitempty"`
@@ -120,7 +129,7 @@ func Apply(a Account, e Event) Account {
 	case AccountOpened:
 		a = Account{ID: e.AccountID, Email: e.Email, CreatedAt: e.At}
 		a.Balance = e.Amount
-	case CreditsGranted, CreditsPurchased, CreditsRevoked, CreditsAdjusted:
+	case CreditsGranted, CreditsPurchased, CreditsRevoked, CreditsAdjusted, CreditsDisputed, CreditsReinstated:
 		a.Balance += e.Amount
 	case RunCharged:
 		a.Balance += e.Amount
@@ -168,10 +177,11 @@ func Adjust(a Account, amount int64, at time.Time, by By) (Event, error) {
 	return stamp(a, by.sign(Event{Type: CreditsAdjusted, AccountID: a.ID, Amount: amount, At: at})), nil
 }
 
-// Purchase adds the Credits a payment bought: a pack's credits, the
-// payment's reference (ref), and what was paid.
+// Purchase adds the Credits a payment bought: a pack's credits (less
+// any the payment's refunds took before its notice came: 0 when it was
+// refunded whole), the payment's reference (ref), and what was paid.
 func Purchase(a Account, credits int64, ref, pack string, paid int64, currency string, at time.Time) (Event, error) {
-	if credits <= 0 || credits > MaxGrant || ref == "" || paid < 0 {
+	if credits < 0 || credits > MaxGrant || ref == "" || paid < 0 {
 		return Event{}, ErrBadAmount
 	}
 	if a.Balance+credits > MaxBalance {
@@ -192,6 +202,29 @@ func Revoke(a Account, credits int64, ref string, refunded int64, currency strin
 	}
 	return stamp(a, Event{Type: CreditsRevoked, AccountID: a.ID, Amount: -credits, At: at,
 		Ref: ref, Paid: refunded, Currency: currency}), nil
+}
+
+// Dispute takes back covered Credits of the purchase ref, whose payment
+// is disputed (disputed, in the currency's smallest unit): as many as
+// the balance holds, never below zero; the rest is Owed.
+func Dispute(a Account, covered int64, ref string, disputed int64, currency string, at time.Time) (Event, error) {
+	if covered < 0 || covered > MaxGrant || ref == "" {
+		return Event{}, ErrBadAmount
+	}
+	take := min(covered, max(a.Balance, 0))
+	return stamp(a, Event{Type: CreditsDisputed, AccountID: a.ID, Amount: -take, Owed: covered - take, At: at,
+		Ref: ref, Paid: disputed, Currency: currency}), nil
+}
+
+// Reinstate gives back the credits a won dispute of the purchase ref took.
+func Reinstate(a Account, credits int64, ref string, at time.Time) (Event, error) {
+	if credits < 0 || credits > MaxGrant || ref == "" {
+		return Event{}, ErrBadAmount
+	}
+	if a.Balance+credits > MaxBalance {
+		return Event{}, ErrBalanceOverflow
+	}
+	return stamp(a, Event{Type: CreditsReinstated, AccountID: a.ID, Amount: credits, At: at, Ref: ref}), nil
 }
 
 // Charge returns the event charging cost for run runNo, or why it may not:
@@ -249,7 +282,7 @@ func Snapshot(e Event, prev Account) Account {
 // refund, with the balance after it, and where it is in the log.
 type Line struct {
 	// Type: opening_grant | grant | adjustment | charge | refund |
-	// purchase | revocation.
+	// purchase | revocation | dispute | reinstatement.
 	Type   string `json:"type"`
 	Amount int64  `json:"amount"`
 	RunNo  string `json:"run_no,omitempty"`
@@ -266,6 +299,8 @@ type Line struct {
 	Pack     string `json:"pack,omitempty"`
 	Paid     int64  `json:"paid,omitempty"`
 	Currency string `json:"currency,omitempty"`
+	// Owed is a dispute's debt: what it could not take from the balance.
+	Owed int64 `json:"owed,omitempty"`
 	// Actor and Reason are the event's (By).
 	Actor  string `json:"actor,omitempty"`
 	Reason string `json:"reason,omitempty"`
@@ -276,11 +311,12 @@ type Line struct {
 }
 
 var lineTypes = map[EventType]string{AccountOpened: "opening_grant", CreditsGranted: "grant", CreditsAdjusted: "adjustment",
-	RunCharged: "charge", RunRefunded: "refund", CreditsPurchased: "purchase", CreditsRevoked: "revocation"}
+	RunCharged: "charge", RunRefunded: "refund", CreditsPurchased: "purchase", CreditsRevoked: "revocation",
+	CreditsDisputed: "dispute", CreditsReinstated: "reinstatement"}
 
 // LineTypes are the types of statement lines, in the order a statement's
 // totals list them.
-var LineTypes = []string{"opening_grant", "grant", "adjustment", "purchase", "revocation", "charge", "refund"}
+var LineTypes = []string{"opening_grant", "grant", "adjustment", "purchase", "revocation", "dispute", "reinstatement", "charge", "refund"}
 
 // LineOf is the statement line of an event, the message data at sequence
 // seq of the log. Settling a completed run moves no Credits and makes
@@ -291,5 +327,5 @@ func LineOf(e Event, seq uint64, data []byte) (Line, bool) {
 		return Line{}, false
 	}
 	return Line{Type: kind, Amount: e.Amount, RunNo: e.RunNo, AppSlug: e.App, At: e.At, Balance: e.Balance, Reference: e.Ref,
-		Pack: e.Pack, Paid: e.Paid, Currency: e.Currency, Actor: e.Actor, Reason: e.Reason, Seq: seq, Hash: Hash(data)}, true
+		Pack: e.Pack, Paid: e.Paid, Currency: e.Currency, Owed: e.Owed, Actor: e.Actor, Reason: e.Reason, Seq: seq, Hash: Hash(data)}, true
 }

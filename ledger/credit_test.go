@@ -154,7 +154,7 @@ func TestPurchasesAndRevocations(t *testing.T) {
 		t.Fatalf("purchase line: %+v", l)
 	}
 	for _, bad := range []func() error{
-		func() error { _, err := Purchase(a, 0, "cs", "p", 1, "usd", at); return err },
+		func() error { _, err := Purchase(a, -1, "cs", "p", 1, "usd", at); return err },
 		func() error { _, err := Purchase(a, 1, "", "p", 1, "usd", at); return err },
 		func() error { _, err := Revoke(a, 0, "cs", 1, "usd", at); return err },
 	} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"time"
 
@@ -37,6 +38,14 @@ type Purchase struct {
 	// many Credits that took back.
 	Refunded int64 `json:"refunded,omitempty"`
 	Revoked  int64 `json:"revoked,omitempty"`
+	// A dispute of the payment (Stripe allows one a charge): its id, the
+	// amount disputed, the Credits it took and owes, and how it closed
+	// ("won", "lost"; "" while open).
+	Dispute      string `json:"dispute,omitempty"`
+	Disputed     int64  `json:"disputed,omitempty"`
+	DisputeTaken int64  `json:"dispute_taken,omitempty"`
+	DisputeOwed  int64  `json:"dispute_owed,omitempty"`
+	DisputeEnd   string `json:"dispute_end,omitempty"`
 }
 
 // Unmatched is a paid notice apprun could not grant (an unknown account
@@ -53,8 +62,21 @@ type Unmatched struct {
 // token, so no dots, wildcards or spaces.
 var refPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,200}$`)
 
+// paymentLink is a payment intent's subject: its purchase's reference,
+// or, before the purchase's notice came, no reference and what Stripe
+// said was refunded so far (a refund notice can arrive first).
 type paymentLink struct {
-	Ref string `json:"ref"`
+	Ref      string `json:"ref,omitempty"`
+	Refunded int64  `json:"refunded,omitempty"`
+}
+
+// owedFor is how many of credits a refund of refunded out of paid takes
+// back: its share, rounded up; all of them when all was refunded.
+func owedFor(credits, paid, refunded int64) int64 {
+	if paid <= 0 || refunded >= paid {
+		return credits
+	}
+	return (credits*refunded + paid - 1) / paid
 }
 
 // GrantPurchase grants a paid purchase's Credits once. It reports whether
@@ -72,8 +94,25 @@ func (s *Service) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		ev, err := ledger.Purchase(a, p.Credits, p.Ref, p.Pack, p.Paid, p.Currency, p.At)
+		// A refund whose notice came first is taken off now: the net is
+		// granted, and the record says what was refunded and revoked.
+		early, linkSeq, linked, err := s.earlyRefund(ctx, p.PaymentIntent)
+		if err != nil {
+			return false, err
+		}
+		if linked {
+			continue // a purchase has the payment: this one, granted meanwhile, is seen above
+		}
+		p.Refunded, p.Revoked = min(early, p.Paid), 0
+		if p.Refunded > 0 {
+			p.Revoked = owedFor(p.Credits, p.Paid, p.Refunded)
+		}
+		ev, err := ledger.Purchase(a, p.Credits-p.Revoked, p.Ref, p.Pack, p.Paid, p.Currency, p.At)
 		ev.Actor = "stripe:" + p.Ref
+		if p.Refunded > 0 {
+			ev.Reason = fmt.Sprintf("%d of the %d %s paid was refunded before the payment's notice came: %d of the pack's %d Credits withheld",
+				p.Refunded, p.Paid, p.Currency, p.Revoked, p.Credits)
+		}
 		if err != nil {
 			return false, engine.Errorf(engine.CodeInvalidInput, "purchase of %d Credits: %v", p.Credits, err)
 		}
@@ -82,7 +121,7 @@ func (s *Service) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
 			{Subject: subjects.PurchasePrefix + p.Ref, Value: p, Expect: store.ExpectSeq(0)},
 		}
 		if p.PaymentIntent != "" {
-			entries = append(entries, store.Entry{Subject: subjects.PaymentPIPrefix + p.PaymentIntent, Value: paymentLink{p.Ref}, Expect: store.ExpectSeq(0)})
+			entries = append(entries, store.Entry{Subject: subjects.PaymentPIPrefix + p.PaymentIntent, Value: paymentLink{Ref: p.Ref}, Expect: store.ExpectSeq(linkSeq)})
 		}
 		_, err = s.log.Append(ctx, entries...)
 		switch {
@@ -122,15 +161,17 @@ func (s *Service) purchaseExists(ctx context.Context, ref string) (bool, error) 
 // RevokeRefunded takes back the share of a purchase's Credits that its
 // refunds (refunded: the payment's total refunded so far) stand for,
 // rounded up, never more than the purchase. Repeating a notice revokes
-// nothing more. It returns the Credits this call revoked; a payment no
-// purchase knows is ErrNoPurchase.
+// nothing more. It returns the Credits this call revoked. A payment no
+// purchase knows yet is held for its purchase (ErrRefundHeld); one that
+// cannot be a payment reference is ErrNoPurchase.
 func (s *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refunded int64) (int64, error) {
 	if !refPattern.MatchString(paymentIntent) {
 		return 0, ErrNoPurchase
 	}
 	var link paymentLink
-	if _, err := s.log.Last(ctx, subjects.PaymentPIPrefix+paymentIntent, &link); errors.Is(err, port.ErrNoMessage) {
-		return 0, ErrNoPurchase
+	linkSeq, err := s.log.Last(ctx, subjects.PaymentPIPrefix+paymentIntent, &link)
+	if errors.Is(err, port.ErrNoMessage) || err == nil && link.Ref == "" {
+		return 0, s.holdRefund(ctx, paymentIntent, refunded, linkSeq, link.Refunded)
 	} else if err != nil {
 		return 0, internal("read payment", err)
 	}
@@ -146,11 +187,7 @@ func (s *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refu
 		if refunded <= p.Refunded {
 			return 0, nil // this refund, or a larger one, was taken already
 		}
-		owed := p.Credits // all of it when all was refunded
-		if p.Paid > 0 && refunded < p.Paid {
-			owed = (p.Credits*refunded + p.Paid - 1) / p.Paid
-		}
-		take := owed - p.Revoked
+		take := owedFor(p.Credits, p.Paid, refunded) - p.Revoked
 		a, last, err := s.Account(ctx, p.AccountID)
 		if err != nil {
 			return 0, err
@@ -181,6 +218,58 @@ func (s *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refu
 
 // ErrNoPurchase: a refund notice for a payment apprun never granted.
 var ErrNoPurchase = errors.New("no purchase for this payment")
+
+// ErrRefundHeld: a refund notice for a payment whose purchase has not
+// come yet. What it refunded is kept on the payment's subject, and
+// taken off the purchase when its notice comes (GrantPurchase).
+var ErrRefundHeld = errors.New("refund held until its purchase's notice comes")
+
+// holdRefund keeps refunded (the payment's total refunded so far) on the
+// payment's subject, whose last sequence is seq (0: none) holding held;
+// a smaller or equal total changes nothing. It returns ErrRefundHeld.
+func (s *Service) holdRefund(ctx context.Context, paymentIntent string, refunded int64, seq uint64, held int64) error {
+	for range s.casTries() {
+		if refunded <= held {
+			return ErrRefundHeld
+		}
+		_, err := s.log.Append(ctx, store.Entry{Subject: subjects.PaymentPIPrefix + paymentIntent, Value: paymentLink{Refunded: refunded}, Expect: store.ExpectSeq(seq)})
+		switch {
+		case err == nil:
+			return ErrRefundHeld
+		case errors.Is(err, port.ErrConflict) || store.IsAmbiguous(err):
+			var link paymentLink
+			if seq, err = s.log.Last(ctx, subjects.PaymentPIPrefix+paymentIntent, &link); err != nil {
+				return internal("read payment", err)
+			}
+			if link.Ref != "" {
+				return engine.Errorf(engine.CodeInternal, "the payment's purchase came meanwhile; retry")
+			}
+			held = link.Refunded
+		default:
+			return internal("hold refund", err)
+		}
+	}
+	return engine.Errorf(engine.CodeInternal, "payment busy; retry")
+}
+
+// earlyRefund is what a payment's refund notices that came before its
+// purchase's held (0: none), and the sequence its subject's link must
+// expect; linked says a purchase has the payment already. No payment
+// intent: none.
+func (s *Service) earlyRefund(ctx context.Context, paymentIntent string) (refunded int64, seq uint64, linked bool, err error) {
+	if paymentIntent == "" {
+		return 0, 0, false, nil
+	}
+	var link paymentLink
+	seq, err = s.log.Last(ctx, subjects.PaymentPIPrefix+paymentIntent, &link)
+	switch {
+	case errors.Is(err, port.ErrNoMessage):
+		return 0, 0, false, nil
+	case err != nil:
+		return 0, 0, false, internal("read payment", err)
+	}
+	return link.Refunded, seq, link.Ref != "", nil
+}
 
 // PurchaseOf reads a purchase's record.
 func (s *Service) PurchaseOf(ctx context.Context, ref string) (Purchase, bool, error) {

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -89,8 +90,8 @@ func TestARefundRevokesItsShareOnce(t *testing.T) {
 			t.Fatalf("refunded %d: revoked %d (%v), balance %d; want %d and %d", step.refunded, got, err, a.Balance, step.revoked, step.balance)
 		}
 	}
-	if _, err := e.RevokeRefunded(ctx, "pi_unknown", 10); err != service.ErrNoPurchase {
-		t.Fatalf("an unknown payment: %v", err)
+	if _, err := e.RevokeRefunded(ctx, "pi.bad", 10); err != service.ErrNoPurchase {
+		t.Fatalf("a payment that cannot be one: %v", err)
 	}
 	p, ok, _ := e.PurchaseOf(ctx, "cs_test_r")
 	if !ok || p.Revoked != 100 || p.Refunded != 500 {
@@ -137,5 +138,110 @@ func TestUnmatchedPaymentsAreKeptOnce(t *testing.T) {
 	list, err := e.UnmatchedPayments(ctx)
 	if err != nil || len(list) != 2 || list[0].Reason != "unknown account" {
 		t.Fatalf("unmatched %+v %v", list, err)
+	}
+}
+
+// A refund whose notice comes before its purchase's is held, and the
+// purchase grants the net: a quarter refunded first grants three
+// quarters of the pack, the line says why, and later refunds take only
+// what is still owed. A refund of all of it grants nothing.
+func TestARefundBeforeItsPurchaseIsTakenOffThePurchase(t *testing.T) {
+	t.Parallel()
+	e := newTestEngine(t)
+	ctx := context.Background()
+	acct, _ := e.OpenAccount(ctx, "early@example.com", 0, ledger.By{Actor: "system:test", Reason: "test"})
+	for _, refunded := range []int64{100, 125, 50} { // notices may repeat and come out of order
+		if _, err := e.RevokeRefunded(ctx, "pi_cs_test_e", refunded); !errors.Is(err, service.ErrRefundHeld) {
+			t.Fatalf("a refund before its purchase: %v", err)
+		}
+	}
+	if granted, err := e.GrantPurchase(ctx, purchase(acct.AccountID, "cs_test_e")); err != nil || !granted {
+		t.Fatalf("the purchase: %v %v", granted, err)
+	}
+	a, _, _ := e.Account(ctx, acct.AccountID)
+	p, _, _ := e.PurchaseOf(ctx, "cs_test_e")
+	if a.Balance != 75 || p.Refunded != 125 || p.Revoked != 25 {
+		t.Fatalf("after a quarter refunded first: balance %d, record %+v; want 75, refunded 125, revoked 25", a.Balance, p)
+	}
+	if got, err := e.RevokeRefunded(ctx, "pi_cs_test_e", 250); err != nil || got != 25 {
+		t.Fatalf("half refunded in all: revoked %d %v, want 25", got, err)
+	}
+	if granted, err := e.GrantPurchase(ctx, purchase(acct.AccountID, "cs_test_e")); err != nil || granted {
+		t.Fatalf("the purchase's notice again: %v %v", granted, err)
+	}
+	if a, _, _ = e.Account(ctx, acct.AccountID); a.Balance != 50 {
+		t.Fatalf("balance %d, want 50", a.Balance)
+	}
+
+	whole, _ := e.OpenAccount(ctx, "whole@example.com", 0, ledger.By{Actor: "system:test", Reason: "test"})
+	if _, err := e.RevokeRefunded(ctx, "pi_cs_test_w", 500); !errors.Is(err, service.ErrRefundHeld) {
+		t.Fatal(err)
+	}
+	if _, err := e.GrantPurchase(ctx, purchase(whole.AccountID, "cs_test_w")); err != nil {
+		t.Fatal(err)
+	}
+	if a, _, _ := e.Account(ctx, whole.AccountID); a.Balance != 0 {
+		t.Fatalf("a purchase refunded whole first granted %d", a.Balance)
+	}
+}
+
+// A dispute takes back the Credits it covers down to a zero balance and
+// records the rest as owed; a repeated notice changes nothing; a won
+// dispute gives them back, a lost one keeps them.
+func TestADisputeTakesItsCreditsAndAWonOneGivesThemBack(t *testing.T) {
+	t.Parallel()
+	e := newTestEngine(t)
+	ctx := context.Background()
+	acct, _ := e.OpenAccount(ctx, "disputed@example.com", 0, ledger.By{Actor: "system:test", Reason: "test"})
+	if _, err := e.GrantPurchase(ctx, purchase(acct.AccountID, "cs_test_d")); err != nil {
+		t.Fatal(err)
+	}
+	// 60 of the 100 Credits spent (adjusted away), then the whole payment disputed.
+	if _, _, err := e.AdjustCredits(ctx, acct.AccountID, -60, ledger.By{Actor: "admin:x", Reason: "spent"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		taken, owed, err := e.DisputePurchase(ctx, "pi_cs_test_d", "dp_1", 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _, _ := e.Account(ctx, acct.AccountID)
+		if a.Balance != 0 {
+			t.Fatalf("after the dispute: balance %d, want 0", a.Balance)
+		}
+		if (taken != 40 || owed != 60) && (taken != 0 || owed != 0) {
+			t.Fatalf("dispute took %d, owes %d", taken, owed)
+		}
+	}
+	p, _, _ := e.PurchaseOf(ctx, "cs_test_d")
+	if p.Dispute != "dp_1" || p.DisputeTaken != 40 || p.DisputeOwed != 60 {
+		t.Fatalf("record %+v", p)
+	}
+	if back, err := e.CloseDispute(ctx, "pi_cs_test_d", "dp_other", true); err != nil || back != 0 {
+		t.Fatalf("another dispute's close: %d %v", back, err)
+	}
+	if back, err := e.CloseDispute(ctx, "pi_cs_test_d", "dp_1", true); err != nil || back != 40 {
+		t.Fatalf("won: %d %v", back, err)
+	}
+	if back, _ := e.CloseDispute(ctx, "pi_cs_test_d", "dp_1", true); back != 0 {
+		t.Fatalf("won twice: %d", back)
+	}
+	if a, _, _ := e.Account(ctx, acct.AccountID); a.Balance != 40 {
+		t.Fatalf("after the dispute was won: %d, want 40", a.Balance)
+	}
+
+	lost, _ := e.OpenAccount(ctx, "lost@example.com", 0, ledger.By{Actor: "system:test", Reason: "test"})
+	_, _ = e.GrantPurchase(ctx, purchase(lost.AccountID, "cs_test_l"))
+	if taken, owed, err := e.DisputePurchase(ctx, "pi_cs_test_l", "dp_2", 250); err != nil || taken != 50 || owed != 0 {
+		t.Fatalf("half disputed: %d %d %v", taken, owed, err)
+	}
+	if back, err := e.CloseDispute(ctx, "pi_cs_test_l", "dp_2", false); err != nil || back != 0 {
+		t.Fatalf("lost: %d %v", back, err)
+	}
+	if a, _, _ := e.Account(ctx, lost.AccountID); a.Balance != 50 {
+		t.Fatalf("after a lost dispute of half: %d, want 50", a.Balance)
+	}
+	if _, _, err := e.DisputePurchase(ctx, "pi_nothing", "dp_3", 5); !errors.Is(err, service.ErrNoPurchase) {
+		t.Fatalf("a dispute of no purchase: %v", err)
 	}
 }

@@ -339,7 +339,7 @@ func (s *Site) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 // lineLabels name statement line types for people.
 var lineLabels = map[string]string{"opening_grant": "Opening grant", "grant": "Grant", "adjustment": "Adjustment", "charge": "Charge",
-	"refund": "Refund", "purchase": "Purchase", "revocation": "Revocation"}
+	"refund": "Refund", "purchase": "Purchase", "revocation": "Revocation", "dispute": "Dispute", "reinstatement": "Dispute won"}
 
 var funcs = template.FuncMap{
 	"lineLabel": func(t string) string {

@@ -32,3 +32,10 @@ func Charge(id, paymentIntent string, amount, amountRefunded int64) map[string]a
 	return map[string]any{"id": id, "object": "charge", "amount": amount, "amount_refunded": amountRefunded,
 		"currency": "usd", "payment_intent": paymentIntent, "refunded": amountRefunded >= amount}
 }
+
+// Dispute is a charge.dispute.* event's object: a dispute of amount on
+// paymentIntent, with status (needs_response, won, lost, …).
+func Dispute(id, paymentIntent string, amount int64, status string) map[string]any {
+	return map[string]any{"id": id, "object": "dispute", "amount": amount, "currency": "usd", "payment_intent": paymentIntent,
+		"charge": "ch_" + paymentIntent, "status": status}
+}
