@@ -55,7 +55,9 @@ func (f *fakeEngine) DisputePurchase(_ context.Context, pi, id string, amount in
 	return amount / 5, 0, nil
 }
 
-func (f *fakeEngine) CloseDispute(context.Context, string, string, bool) (int64, error) { return 0, nil }
+func (f *fakeEngine) CloseDispute(context.Context, string, string, bool) (int64, error) {
+	return 0, nil
+}
 
 func (f *fakeEngine) Purchased(_ context.Context, ref string) (bool, error) {
 	f.mu.Lock()

@@ -72,7 +72,7 @@ type AuditReport struct {
 	// Disputed and Reinstated are the Credits disputes took and won
 	// disputes gave back; Owed the debt of disputes not won.
 	Disputed, Reinstated, Owed int64
-	Purchases          int
+	Purchases                  int
 	// Fenced counts admissions whose outcome a node could not see and
 	// fenced off (fence.go): never runs, never charged.
 	Fenced int
