@@ -93,9 +93,14 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	rep, last, err := replay(ctx, nc, o.PublicKey, o.Checkpoints)
+	rep, last, err := replay(ctx, nc, o.PublicKey, o.Checkpoints, *url == "")
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
+	}
+	if store != nil && store.Applied() > last {
+		rep.damage = append(rep.damage, fmt.Sprintf("the log is damaged: it ends at sequence %d, but the read models applied it "+
+			"through %d: the store lost its tail (a damaged or cut file); restore the data directory from a backup "+
+			"(in a cluster, a replica holds it)", last, store.Applied()))
 	}
 	var mismatches []string
 	if readable(store, damage) {
@@ -129,9 +134,12 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 			fmt.Fprintln(out, "  (verified with the key in the data directory: whoever can write the directory could have signed; keep the public key elsewhere and pass --public-key)")
 		}
 	}
-	problems := append(append(rep.Violations, rep.findings...), mismatches...)
+	problems := append(append(append(rep.damage, rep.Violations...), rep.findings...), mismatches...)
 	for _, d := range damage {
 		problems = append(problems, "damaged projection: "+d.String())
+	}
+	if len(rep.damage) > 0 {
+		fmt.Fprintf(out, "LOG DAMAGED: %s\n", rep.damage[0])
 	}
 	fmt.Fprintf(out, "invariant violations %d, checkpoint findings %d, projection mismatches %d, damaged projection records %d\n",
 		len(rep.Violations), len(rep.findings), len(mismatches), len(damage))
@@ -151,7 +159,9 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 // in bounded fetches and, after any error (a leader election in a
 // cluster), starts again after the last message read; it fails rather than
 // wait forever when no progress is made for auditStall.
-func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported [][]byte) (report, uint64, error) {
+// With still (a stopped node's store, which nothing else writes), every
+// message the store counts must be read.
+func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported [][]byte, still bool) (report, uint64, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return report{}, 0, err
@@ -174,12 +184,13 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported 
 		// cluster member opened without its cluster, a foreign directory.
 		return report{}, 0, errors.New("no event log found (no " + eventlog.StreamName + " stream): nothing to audit; check --data, or --nats-url for a log on another server")
 	}
-	last := st.CachedInfo().State.LastSeq
+	state := st.CachedInfo().State
+	last := state.LastSeq
 	if last == 0 {
 		return report{}, 0, errors.New("the event log is empty: nothing to audit")
 	}
 	a := engine.NewAudit(pub)
-	rep := report{lines: map[string][]ledger.Line{}}
+	rep := report{lines: map[string][]ledger.Line{}, damage: lostData(state.Lost)}
 	var cps *ledger.Checkpoints
 	if pub != nil {
 		cps = ledger.NewCheckpoints(pub)
@@ -192,7 +203,7 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported 
 			return report{}, 0, err
 		}
 	}
-	var read uint64
+	var read, delivered uint64
 	progress := time.Now()
 	for read < last {
 		if time.Since(progress) > auditStall {
@@ -202,6 +213,7 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported 
 			a.Apply(subject, seq, data)
 			rep.ledgerMessage(cps, subject, seq, data)
 			read = seq
+			delivered++
 		})
 		if n > 0 {
 			progress = time.Now()
@@ -223,6 +235,12 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported 
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
+	if still && delivered < state.Msgs && len(rep.damage) == 0 {
+		rep.damage = append(rep.damage, fmt.Sprintf("the log is damaged: its store counts %d messages through sequence %d, "+
+			"but %d could not be read back from its files (%d could): damaged or gone, and what follows from them is the damage's, "+
+			"not the ledger's: restore the data directory from a backup (in a cluster, a replica holds them)",
+			state.Msgs, last, state.Msgs-delivered, delivered))
+	}
 	rep.AuditReport = a.Report()
 	if cps != nil {
 		rep.findings = append(rep.findings, cps.End(last)...)
@@ -236,6 +254,8 @@ type report struct {
 	engine.AuditReport
 	checkpoints int // in the log
 	findings    []string
+	// damage is what the store says it lost (lostData).
+	damage []string
 	// lines are each account's statement as the log gives it, oldest
 	// first: the read models' must be the same.
 	lines map[string][]ledger.Line
@@ -269,6 +289,23 @@ func expectLogged(ctx context.Context, st jetstream.Stream, cps *ledger.Checkpoi
 		}
 	}
 	return n, nil
+}
+
+// lostData describes what the store says it lost: messages it could not
+// read back from its files (a damaged block). The findings that follow
+// (drift, broken links) are then this damage's, not the ledger's.
+func lostData(lost *jetstream.LostStreamData) []string {
+	if lost == nil || len(lost.Msgs) == 0 {
+		return nil
+	}
+	seqs := lost.Msgs
+	shown := fmt.Sprint(seqs)
+	if len(seqs) > 20 {
+		shown = fmt.Sprintf("%v … %d", seqs[:20], seqs[len(seqs)-1])
+	}
+	return []string{fmt.Sprintf("the log is damaged: its store lost %d messages (%d bytes) it could not read back from its files, "+
+		"at sequences %s; what follows from them is the damage's, not the ledger's: restore the data directory from a backup "+
+		"(in a cluster, a replica holds them)", len(seqs), lost.Bytes, shown)}
 }
 
 // ledgerMessage takes a message of the log for the statements and, with

@@ -228,7 +228,16 @@ func OpenExclusive(path string) (*Store, []Damage, error) {
 	// The audit does not apply: an empty cache that never fills is right.
 	s := &Store{db: db, logger: slog.Default(), advance: make(chan struct{}), waits: newWaits(),
 		keys: newRecordCache[engine.Key](0), runs: newRecordCache[engine.Run](0)}
-	return s, s.Verify(), nil
+	damage = s.Verify()
+	if damage == nil { // Applied: what the read models say they applied
+		_ = db.View(func(tx *bolt.Tx) error {
+			if meta := tx.Bucket(bucketMeta); meta != nil {
+				s.applied, _ = getU64(meta, keyApplied)
+			}
+			return nil
+		})
+	}
+	return s, damage, nil
 }
 
 // ConsumerIdle is how long a reader's ephemeral consumer (the read
