@@ -48,6 +48,56 @@ type Options struct {
 	// checkpoint, GET /api/v1/account/ledger/checkpoint), as exported:
 	// the log must still hold what each names. They need PublicKey.
 	Checkpoints [][]byte
+	// JSON prints the summary as one JSON object (Summary) instead of text.
+	JSON bool
+	// Account, when set, adds that account's statement as the log gives
+	// it, from From (included) to To (excluded; zero: open), to the
+	// summary: opening and closing balance, totals, lines.
+	Account  string
+	From, To time.Time
+}
+
+// Summary is what an audit found, as --json prints it.
+type Summary struct {
+	Events   int    `json:"events"`
+	LastSeq  uint64 `json:"last_seq"`
+	Accounts int    `json:"accounts"`
+	Runs     struct {
+		All        int `json:"all"`
+		Completed  int `json:"completed"`
+		Failed     int `json:"failed"`
+		Canceled   int `json:"canceled"`
+		Unfinished int `json:"unfinished"`
+		Expired    int `json:"expired"`
+	} `json:"runs"`
+	Credits struct {
+		Granted    int64 `json:"granted"`
+		Charged    int64 `json:"charged"`
+		Refunded   int64 `json:"refunded"`
+		Purchased  int64 `json:"purchased"`
+		Revoked    int64 `json:"revoked"`
+		Adjusted   int64 `json:"adjusted"`
+		Disputed   int64 `json:"disputed"`
+		Reinstated int64 `json:"reinstated"`
+		Owed       int64 `json:"owed"`
+	} `json:"credits"`
+	Verified     bool `json:"signatures_verified"`
+	Signed       int  `json:"signed"`
+	Unsigned     int  `json:"unsigned"`
+	Checkpoints  int  `json:"checkpoints"`
+	KeyInDataDir bool `json:"key_in_data_dir"`
+	// Account is Options.Account's statement, replayed from the log.
+	Account *ledger.Statement `json:"account,omitempty"`
+	// AccountLines are its lines, oldest first.
+	AccountLines []ledger.Line `json:"account_lines,omitempty"`
+	// Damage, Violations, Findings, Mismatches and DamagedRecords are the
+	// problems, by kind; Passed says there is none.
+	Damage         []string `json:"log_damage"`
+	Violations     []string `json:"violations"`
+	Findings       []string `json:"checkpoint_findings"`
+	Mismatches     []string `json:"projection_mismatches"`
+	DamagedRecords []string `json:"damaged_projection_records"`
+	Passed         bool     `json:"passed"`
 }
 
 // Run replays the whole log, checks the ledger invariants, compares with
@@ -108,6 +158,54 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 			return fmt.Errorf("audit: %w", err)
 		}
 	}
+	sum := summarize(rep, last, o, mismatches, damage)
+	if o.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		printSummary(out, rep, last, o, sum, damage)
+	}
+	problems := len(sum.Damage) + len(sum.Violations) + len(sum.Findings) + len(sum.Mismatches) + len(sum.DamagedRecords)
+	if problems > 0 {
+		return errors.New("audit failed")
+	}
+	return nil
+}
+
+// summarize gathers what the audit found.
+func summarize(rep report, last uint64, o Options, mismatches []string, damage []projections.Damage) Summary {
+	sum := Summary{Events: rep.Events, LastSeq: last, Accounts: len(rep.Accounts), Verified: rep.Verified, Signed: rep.Signed,
+		Unsigned: rep.Unsigned, Checkpoints: rep.checkpoints, KeyInDataDir: o.KeyInDataDir,
+		Damage: nonNil(rep.damage), Violations: nonNil(rep.Violations), Findings: nonNil(rep.findings), Mismatches: nonNil(mismatches),
+		DamagedRecords: []string{}}
+	sum.Runs.All, sum.Runs.Completed, sum.Runs.Failed, sum.Runs.Canceled = len(rep.Runs), rep.Completed, rep.Failed, rep.Canceled
+	sum.Runs.Unfinished, sum.Runs.Expired = rep.Active, len(rep.Expired)
+	c := &sum.Credits
+	c.Granted, c.Charged, c.Refunded, c.Purchased, c.Revoked = rep.Granted, rep.Charged, rep.Refunded, rep.Purchased, rep.Revoked
+	c.Adjusted, c.Disputed, c.Reinstated, c.Owed = rep.Adjusted, rep.Disputed, rep.Reinstated, rep.Owed
+	for _, d := range damage {
+		sum.DamagedRecords = append(sum.DamagedRecords, d.String())
+	}
+	if o.Account != "" {
+		st := ledger.StatementOf(o.Account, rep.lines[o.Account], o.From, o.To)
+		sum.Account, sum.AccountLines = &st, nonNil(st.Lines)
+	}
+	sum.Passed = len(sum.Damage)+len(sum.Violations)+len(sum.Findings)+len(sum.Mismatches)+len(sum.DamagedRecords) == 0
+	return sum
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// printSummary prints sum as text.
+func printSummary(out io.Writer, rep report, last uint64, o Options, sum Summary, damage []projections.Damage) {
 	fmt.Fprintf(out, "audit: %d events replayed (last sequence %d)\n", rep.Events, last)
 	fmt.Fprintf(out, "accounts %d, runs %d (completed %d, failed %d (canceled %d), unfinished %d; %d expired after retention)\n",
 		len(rep.Accounts), len(rep.Runs), rep.Completed, rep.Failed, rep.Canceled, rep.Active, len(rep.Expired))
@@ -134,25 +232,26 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 			fmt.Fprintln(out, "  (verified with the key in the data directory: whoever can write the directory could have signed; keep the public key elsewhere and pass --public-key)")
 		}
 	}
-	problems := append(append(append(rep.damage, rep.Violations...), rep.findings...), mismatches...)
-	for _, d := range damage {
-		problems = append(problems, "damaged projection: "+d.String())
+	if st := sum.Account; st != nil {
+		fmt.Fprintf(out, "account %s, as the log gives it: opening balance %d, %d lines, closing balance %d; totals %v\n",
+			st.AccountID, st.OpeningBalance, len(st.Lines), st.ClosingBalance, st.Totals)
 	}
-	if len(rep.damage) > 0 {
-		fmt.Fprintf(out, "LOG DAMAGED: %s\n", rep.damage[0])
+	if len(sum.Damage) > 0 {
+		fmt.Fprintf(out, "LOG DAMAGED: %s\n", sum.Damage[0])
 	}
 	fmt.Fprintf(out, "invariant violations %d, checkpoint findings %d, projection mismatches %d, damaged projection records %d\n",
-		len(rep.Violations), len(rep.findings), len(mismatches), len(damage))
-	for _, p := range problems {
-		fmt.Fprintln(out, "  -", p)
+		len(sum.Violations), len(sum.Findings), len(sum.Mismatches), len(damage))
+	for _, list := range [][]string{sum.Damage, sum.Violations, sum.Findings, sum.Mismatches} {
+		for _, p := range list {
+			fmt.Fprintln(out, "  -", p)
+		}
+	}
+	for _, d := range damage {
+		fmt.Fprintln(out, "  - damaged projection: "+d.String())
 	}
 	if len(damage) > 0 {
 		fmt.Fprintln(out, "the log is the truth: `apprun serve` moves a damaged projections.db aside and rebuilds it from the log at its next start")
 	}
-	if len(problems) > 0 {
-		return errors.New("audit failed")
-	}
-	return nil
 }
 
 // replay feeds every message of the stream, in order, to an Audit. It reads

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/apprun/apprun/audit"
 	"github.com/apprun/apprun/ledger"
@@ -30,13 +31,27 @@ itself: stop the node first.`
 	pubFile := c.flags.String("public-key", "", "the ledger's public key (PEM, from apprun ledger public-key or GET /api/v1/ledger/public-key); default: the signing key's")
 	keyFile := c.flags.String("key", "", "the signing key file, when no --public-key (APPRUN_LEDGER_SIGNING_KEY)")
 	c.env.bind("key", "APPRUN_LEDGER_SIGNING_KEY")
+	asJSON := c.flags.Bool("json", false, "print the summary as one JSON object")
+	account := c.flags.String("account", "", "also give this account's statement as the log gives it (with --from, --to)")
+	from := c.flags.String("from", "", "the account statement's start, included (RFC 3339 or a date)")
+	to := c.flags.String("to", "", "the account statement's end, excluded (RFC 3339, or a date: its day included)")
 	var checkpoints []string
 	c.flags.Func("checkpoint", "a checkpoint kept outside the log (apprun ledger checkpoint, or an account's): the log must still hold what it names; repeatable", func(s string) error {
 		checkpoints = append(checkpoints, s)
 		return nil
 	})
 	c.exec = func([]string) error {
-		o := audit.Options{DataDir: *dir, NATSURL: *url, ClusterSecret: os.Getenv("APPRUN_CLUSTER_SECRET")}
+		o := audit.Options{DataDir: *dir, NATSURL: *url, ClusterSecret: os.Getenv("APPRUN_CLUSTER_SECRET"), JSON: *asJSON, Account: *account}
+		var err error
+		if o.From, err = dateOrTime("from", *from, false); err != nil {
+			return err
+		}
+		if o.To, err = dateOrTime("to", *to, true); err != nil {
+			return err
+		}
+		if (*from != "" || *to != "") && *account == "" {
+			return usagef("--from and --to bound --account's statement: give --account")
+		}
 		for _, f := range checkpoints {
 			data, err := os.ReadFile(f)
 			if err != nil {
@@ -65,4 +80,23 @@ itself: stop the node first.`
 // auditCommand runs `apprun audit` with args, printing to out (tests).
 func auditCommand(args []string, out io.Writer) error {
 	return (&cli{stdout: out, stderr: io.Discard}).run(append([]string{"audit"}, args...))
+}
+
+// dateOrTime reads a flag as RFC 3339 or a date (UTC midnight; as an end,
+// the day after: its day included); "" is the zero time.
+func dateOrTime(name, v string, end bool) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	t, err := time.Parse(time.DateOnly, v)
+	if err != nil {
+		return t, usagef("--%s %q: want an RFC 3339 time or a date like 2026-11-01", name, v)
+	}
+	if end {
+		t = t.AddDate(0, 0, 1)
+	}
+	return t, nil
 }

@@ -184,6 +184,8 @@ func TestUsageErrorsExitTwoAndRuntimeErrorsOne(t *testing.T) {
 		{[]string{"admin", "credits", "grant", "acct_1", "ten"}, 2, `apprun admin credits grant: amount "ten" is not an integer`, "apprun admin [flags] credits grant [flags] ACCOUNT_ID AMOUNT"},
 		{[]string{"admin", "credits", "grant", "acct_1", "10"}, 2, "apprun admin credits grant: --reason is required", "apprun admin [flags] credits grant [flags] ACCOUNT_ID AMOUNT"},
 		{[]string{"admin", "prices", "set", "cold-email-writer", "5"}, 2, "apprun admin prices set: --reason is required", "apprun admin [flags] prices set [flags] SLUG [CREDITS]"},
+		{[]string{"audit", "--from", "2026-01-01"}, 2, "apprun audit: --from and --to bound --account's statement: give --account", "apprun audit [flags]"},
+		{[]string{"audit", "--account", "acct_1", "--to", "soon"}, 2, `apprun audit: --to "soon": want an RFC 3339 time or a date like 2026-11-01`, "apprun audit [flags]"},
 		{[]string{"admin", "accounts", "create"}, 2, "apprun admin accounts create: --email is required", "apprun admin [flags] accounts create [flags]"},
 		{[]string{"admin", "prices", "set", "cold-email-writer"}, 2, "apprun admin prices set: missing argument: want CREDITS or --recalibrating", "apprun admin [flags] prices set [flags] SLUG [CREDITS]"},
 		{[]string{"serve", "extra"}, 2, `apprun serve: unexpected argument "extra"`, "apprun serve [flags]"},
