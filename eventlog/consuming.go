@@ -118,7 +118,7 @@ func (c *consuming) keep() {
 		old := c.cc
 		c.old = old
 		c.mu.Unlock()
-		old.Stop()
+		c.stopped(old) // its pull requests end before the new one's begin
 		if time.Since(began) > 10*againMax {
 			pause = againFirst // the last consumption held a while
 		}
@@ -149,6 +149,11 @@ func (c *consuming) stop() {
 	c.mu.Lock()
 	cc := c.cc
 	c.mu.Unlock()
+	c.stopped(cc)
+}
+
+// stopped stops cc and waits (bounded) until its subscription is gone.
+func (c *consuming) stopped(cc jetstream.ConsumeContext) {
 	cc.Stop()
 	select {
 	case <-cc.Closed():
