@@ -21,10 +21,6 @@ run: build
 # target's seed corpus runs with the tests; make fuzz fuzzes (a fuzzing
 # build instruments every package again, about 80 s a target here).
 STRIPE_MOCK := github.com/stripe/stripe-mock@v0.203.0
-# The slowest test packages are named first, so that go test starts them
-# first: last in path order, the website's (over a minute) ran alone at
-# the end while the other core idled.
-SLOW_FIRST := ./web ./httpapi ./cmd/apprun ./bench ./apps
 
 test:
 	@start=$$(date +%s); phase() { echo "make test: $$1 at $$(( $$(date +%s) - start )) s"; }; \
@@ -33,7 +29,7 @@ test:
 	$(GO) vet -race ./... && phase "vetted" && \
 	rm -rf .contract-report && \
 	APPRUN_TEST_BINARY=$(CURDIR)/bin/apprun-test APPRUN_CONTRACT_REPORT=$(CURDIR)/.contract-report \
-		$(GO) test -race -vet=off -count=1 -timeout 15m $(SLOW_FIRST) ./... && phase "tested" && \
+		$(GO) test -race -vet=off -count=1 -timeout 15m ./... && phase "tested" && \
 	$(GO) run -race ./httpapi/contract/report .contract-report && \
 	SEEDS=2000 $(GO) test ./sim -run '^TestSimulation$$' -count=1 -v -timeout 5m && \
 	echo "make test: passed in $$(( $$(date +%s) - start )) s"
