@@ -115,7 +115,7 @@ func TestBuyingCreditsGrantsEachPaymentOnce(t *testing.T) {
 	}
 	// The statement names each payment.
 	lines := fmt.Sprint(h.Do("GET", "/api/v1/account/ledger", a.Key, nil).JSON(t)["data"])
-	for _, want := range []string{"type:purchase", "reference:cs_test_paid1", "reference:cs_test_async1", "type:revocation", "amount:-50"} {
+	for _, want := range []string{"type:purchase", "reference:cs_test_paid1", "payment_intent:pi_paid1", "reference:cs_test_async1", "type:revocation", "amount:-50"} {
 		if !strings.Contains(lines, want) {
 			t.Fatalf("the statement lacks %q: %s", want, lines)
 		}

@@ -149,7 +149,7 @@ func (a *API) writeStatement(w http.ResponseWriter, r *http.Request, accountID s
 
 // statementColumns are the CSV's columns.
 var statementColumns = []string{"seq", "time_utc", "type", "amount", "balance", "run_no", "app_slug", "actor", "reason",
-	"reference", "pack", "paid", "currency", "hash"}
+	"reference", "payment_intent", "pack", "paid", "currency", "hash"}
 
 // writeStatementCSV writes st as CSV: an opening_balance row, the lines
 // oldest first, a closing_balance row. The opening balance plus the
@@ -176,7 +176,7 @@ func writeStatementCSV(w http.ResponseWriter, st ledger.Statement) {
 		}
 		_ = cw.Write([]string{strconv.FormatUint(l.Seq, 10), l.At.UTC().Format(time.RFC3339Nano), l.Type,
 			strconv.FormatInt(l.Amount, 10), strconv.FormatInt(l.Balance, 10), l.RunNo, l.AppSlug, l.Actor, l.Reason,
-			l.Reference, l.Pack, paid, l.Currency, l.Hash})
+			l.Reference, l.PaymentIntent, l.Pack, paid, l.Currency, l.Hash})
 	}
 	edge("closing_balance", st.To, st.ClosingBalance)
 	cw.Flush()

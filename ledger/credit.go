@@ -68,6 +68,8 @@ type Event struct {
 	Pack     string `json:"pack,omitempty"`
 	Paid     int64  `json:"paid,omitempty"`
 	Currency string `json:"currency,omitempty"`
+	// PaymentIntent is a purchase's Stripe PaymentIntent, when it has one.
+	PaymentIntent string `json:"payment_intent,omitempty"`
 	// Prev is the hash of the event before this one on its account ("":
 	// the first), and Sig the ledger key's signature (chain.go).
 	Prev string `json:"prev,omitempty"`
@@ -299,6 +301,8 @@ type Line struct {
 	Pack     string `json:"pack,omitempty"`
 	Paid     int64  `json:"paid,omitempty"`
 	Currency string `json:"currency,omitempty"`
+	// PaymentIntent is a purchase's Stripe PaymentIntent.
+	PaymentIntent string `json:"payment_intent,omitempty"`
 	// Owed is a dispute's debt: what it could not take from the balance.
 	Owed int64 `json:"owed,omitempty"`
 	// Actor and Reason are the event's (By).
@@ -327,5 +331,5 @@ func LineOf(e Event, seq uint64, data []byte) (Line, bool) {
 		return Line{}, false
 	}
 	return Line{Type: kind, Amount: e.Amount, RunNo: e.RunNo, AppSlug: e.App, At: e.At, Balance: e.Balance, Reference: e.Ref,
-		Pack: e.Pack, Paid: e.Paid, Currency: e.Currency, Owed: e.Owed, Actor: e.Actor, Reason: e.Reason, Seq: seq, Hash: Hash(data)}, true
+		Pack: e.Pack, Paid: e.Paid, Currency: e.Currency, PaymentIntent: e.PaymentIntent, Owed: e.Owed, Actor: e.Actor, Reason: e.Reason, Seq: seq, Hash: Hash(data)}, true
 }

@@ -108,7 +108,7 @@ func (s *Service) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
 			p.Revoked = owedFor(p.Credits, p.Paid, p.Refunded)
 		}
 		ev, err := ledger.Purchase(a, p.Credits-p.Revoked, p.Ref, p.Pack, p.Paid, p.Currency, p.At)
-		ev.Actor = "stripe:" + p.Ref
+		ev.Actor, ev.PaymentIntent = "stripe:"+p.Ref, p.PaymentIntent
 		if p.Refunded > 0 {
 			ev.Reason = fmt.Sprintf("%d of the %d %s paid was refunded before the payment's notice came: %d of the pack's %d Credits withheld",
 				p.Refunded, p.Paid, p.Currency, p.Revoked, p.Credits)
