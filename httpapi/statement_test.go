@@ -104,11 +104,11 @@ func TestAStatementOverAPeriodReconcilesForTheAccountAndTheOperator(t *testing.T
 		if all["opening_balance"] != float64(0) || all["closing_balance"] != float64(110) {
 			t.Fatalf("%s: the whole statement: %v", who.name, all)
 		}
-		reconciles(t, who.name+", whole", all)
+		Reconciles(t, who.name+", whole", all)
 		before := h.Do("GET", who.path+"?limit=100&to="+mid.Format(time.RFC3339Nano), who.key, nil).JSON(t)
 		after := h.Do("GET", who.path+"?limit=100&from="+mid.Format(time.RFC3339Nano), who.key, nil).JSON(t)
-		reconciles(t, who.name+", before mid", before)
-		reconciles(t, who.name+", after mid", after)
+		Reconciles(t, who.name+", before mid", before)
+		Reconciles(t, who.name+", after mid", after)
 		if before["closing_balance"] != float64(balanceAtMid) || after["opening_balance"] != float64(balanceAtMid) {
 			t.Fatalf("%s: closing before mid %v, opening after %v, want the balance then, %d", who.name, before["closing_balance"], after["opening_balance"], balanceAtMid)
 		}
@@ -193,24 +193,6 @@ func TestAStatementOverAPeriodReconcilesForTheAccountAndTheOperator(t *testing.T
 	want := []string{"admin:admin account_opened ", "admin:finance credits_granted goodwill for ticket 42", "admin:finance credits_adjusted over-grant on ticket 42"}
 	if !slices.Equal(actions, want) {
 		t.Errorf("admin log lines %q, want %q", actions, want)
-	}
-}
-
-// reconciles checks that a statement's opening balance plus its lines is
-// its closing balance, each line's balance the one before plus its amount.
-func reconciles(t *testing.T, what string, st map[string]any) {
-	t.Helper()
-	lines := st["data"].([]any)
-	b := st["opening_balance"].(float64)
-	for i := len(lines) - 1; i >= 0; i-- { // newest first
-		l := lines[i].(map[string]any)
-		b += l["amount"].(float64)
-		if b != l["balance"].(float64) {
-			t.Fatalf("%s: line %v does not follow a balance of %v", what, l, b-l["amount"].(float64))
-		}
-	}
-	if b != st["closing_balance"].(float64) {
-		t.Fatalf("%s: opening %v plus the lines is %v, closing %v", what, st["opening_balance"], b, st["closing_balance"])
 	}
 }
 

@@ -183,3 +183,21 @@ func LedgerKeyFile(t testing.TB) string {
 	}
 	return path
 }
+
+// Reconciles fails t unless a statement's answer (GET …/ledger) adds up:
+// its opening balance plus its lines (newest first in data) is its
+// closing balance, each line's balance the one before plus its amount.
+func Reconciles(t *testing.T, what string, st map[string]any) {
+	t.Helper()
+	lines := st["data"].([]any)
+	b := st["opening_balance"].(float64)
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := lines[i].(map[string]any)
+		if b += l["amount"].(float64); b != l["balance"].(float64) {
+			t.Fatalf("%s: line %v does not follow a balance of %v", what, l, b-l["amount"].(float64))
+		}
+	}
+	if b != st["closing_balance"].(float64) {
+		t.Fatalf("%s: opening %v plus the lines is %v, closing %v", what, st["opening_balance"], b, st["closing_balance"])
+	}
+}
