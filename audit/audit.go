@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	iofs "io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -48,6 +47,11 @@ type Options struct {
 	// checkpoint, GET /api/v1/account/ledger/checkpoint), as exported:
 	// the log must still hold what each names. They need PublicKey.
 	Checkpoints [][]byte
+	// Node, when set, is the base URL of a running node whose read models
+	// are compared: the audit takes a snapshot of them through the node's
+	// admin API (AdminToken) and never opens the file the node holds; the
+	// log is read through NATSURL, which a live audit needs.
+	Node, AdminToken string
 	// JSON prints the summary as one JSON object (Summary) instead of text.
 	JSON bool
 	// Account, when set, adds that account's statement as the log gives
@@ -81,11 +85,14 @@ type Summary struct {
 		Reinstated int64 `json:"reinstated"`
 		Owed       int64 `json:"owed"`
 	} `json:"credits"`
-	Verified     bool `json:"signatures_verified"`
-	Signed       int  `json:"signed"`
-	Unsigned     int  `json:"unsigned"`
-	Checkpoints  int  `json:"checkpoints"`
-	KeyInDataDir bool `json:"key_in_data_dir"`
+	// ReadModels says which read models were compared: a stopped node's
+	// file, or a running node's snapshot, and through which sequence.
+	ReadModels   string `json:"read_models"`
+	Verified     bool   `json:"signatures_verified"`
+	Signed       int    `json:"signed"`
+	Unsigned     int    `json:"unsigned"`
+	Checkpoints  int    `json:"checkpoints"`
+	KeyInDataDir bool   `json:"key_in_data_dir"`
 	// Account is Options.Account's statement, replayed from the log.
 	Account *ledger.Statement `json:"account,omitempty"`
 	// AccountLines are its lines, oldest first.
@@ -102,19 +109,19 @@ type Summary struct {
 
 // Run replays the whole log, checks the ledger invariants, compares with
 // the read models, prints a summary to out, and fails on any violation.
-// It needs the data directory to itself (the node stopped).
+// It needs the data directory to itself (the node stopped), or a running
+// node's snapshot of its read models (Options.Node) and its log through
+// NATS: the replay then ends where the snapshot does.
 func Run(ctx context.Context, o Options, out io.Writer) error {
 	dir, url := &o.DataDir, &o.NATSURL
 	if len(o.Checkpoints) > 0 && o.PublicKey == nil {
 		return errors.New("audit: a checkpoint is checked with the ledger's public key: give --public-key (or the signing key)")
 	}
-	store, damage, err := projections.OpenExclusive(filepath.Join(*dir, "projections.db"))
-	if errors.Is(err, iofs.ErrNotExist) {
-		return fmt.Errorf("audit: %s holds no apprun data (no projections.db): nothing to audit; check --data", *dir)
-	}
+	store, damage, cleanup, err := readModels(ctx, o)
 	if err != nil {
-		return fmt.Errorf("audit: %w (is apprun still running on this data directory?)", err)
+		return err
 	}
+	defer cleanup()
 	if store != nil {
 		defer store.Close()
 	}
@@ -143,7 +150,11 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	rep, last, err := replay(ctx, nc, o.PublicKey, o.Checkpoints, *url == "")
+	var through uint64 // a live node's snapshot: the log as far as it applied it
+	if o.Node != "" && store != nil {
+		through = store.Applied()
+	}
+	rep, last, err := replay(ctx, nc, o.PublicKey, o.Checkpoints, *url == "", through)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
@@ -181,6 +192,10 @@ func summarize(rep report, last uint64, o Options, mismatches []string, damage [
 		Unsigned: rep.Unsigned, Checkpoints: rep.checkpoints, KeyInDataDir: o.KeyInDataDir,
 		Damage: nonNil(rep.damage), Violations: nonNil(rep.Violations), Findings: nonNil(rep.findings), Mismatches: nonNil(mismatches),
 		DamagedRecords: []string{}}
+	sum.ReadModels = "the data directory's projections.db"
+	if o.Node != "" {
+		sum.ReadModels = fmt.Sprintf("a snapshot of %s's, through sequence %d (the log past it is the next audit's)", o.Node, last)
+	}
 	sum.Runs.All, sum.Runs.Completed, sum.Runs.Failed, sum.Runs.Canceled = len(rep.Runs), rep.Completed, rep.Failed, rep.Canceled
 	sum.Runs.Unfinished, sum.Runs.Expired = rep.Active, len(rep.Expired)
 	c := &sum.Credits
@@ -207,6 +222,9 @@ func nonNil[T any](s []T) []T {
 // printSummary prints sum as text.
 func printSummary(out io.Writer, rep report, last uint64, o Options, sum Summary, damage []projections.Damage) {
 	fmt.Fprintf(out, "audit: %d events replayed (last sequence %d)\n", rep.Events, last)
+	if o.Node != "" {
+		fmt.Fprintf(out, "read models: %s\n", sum.ReadModels)
+	}
 	fmt.Fprintf(out, "accounts %d, runs %d (completed %d, failed %d (canceled %d), unfinished %d; %d expired after retention)\n",
 		len(rep.Accounts), len(rep.Runs), rep.Completed, rep.Failed, rep.Canceled, rep.Active, len(rep.Expired))
 	fmt.Fprintf(out, "credits granted %d, charged %d, refunded %d\n", rep.Granted, rep.Charged, rep.Refunded)
@@ -260,7 +278,10 @@ func printSummary(out io.Writer, rep report, last uint64, o Options, sum Summary
 // wait forever when no progress is made for auditStall.
 // With still (a stopped node's store, which nothing else writes), every
 // message the store counts must be read.
-func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported [][]byte, still bool) (report, uint64, error) {
+//
+// through, when not 0, ends the replay there (a live node's snapshot of
+// its read models applied the log that far; the log goes on meanwhile).
+func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported [][]byte, still bool, through uint64) (report, uint64, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return report{}, 0, err
@@ -285,6 +306,9 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported 
 	}
 	state := st.CachedInfo().State
 	last := state.LastSeq
+	if through > 0 && through < last {
+		last = through
+	}
 	if last == 0 {
 		return report{}, 0, errors.New("the event log is empty: nothing to audit")
 	}
@@ -332,6 +356,16 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported 
 		}
 		if err != nil || n == 0 {
 			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	if through > 0 && through < state.LastSeq {
+		// A run that expired after the snapshot (the retention sweep) may
+		// have lost its events from the replay as it went: its marker,
+		// past the snapshot, stands for them.
+		if _, err := fetchFrom(ctx, st, subjects.ExpiredPrefix+"*", through+1, state.LastSeq, func(seq uint64, subject string, data []byte) {
+			a.Apply(subject, seq, data)
+		}); err != nil {
+			return report{}, 0, fmt.Errorf("read the runs expired since the snapshot: %w", err)
 		}
 	}
 	if still && delivered < state.Msgs && len(rep.damage) == 0 {
@@ -449,6 +483,9 @@ func fetchFrom(ctx context.Context, st jetstream.Stream, filter string, from, la
 	if err != nil {
 		return 0, err
 	}
+	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
+		return 0, nil // nothing there: no need to wait for it
+	}
 	n := 0
 	for {
 		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(2*time.Second))
@@ -460,6 +497,9 @@ func fetchFrom(ctx context.Context, st jetstream.Stream, filter string, from, la
 			md, err := m.Metadata()
 			if err != nil {
 				return n, err
+			}
+			if md.Sequence.Stream > last {
+				return n, nil // past the end asked for (a hole ended it)
 			}
 			apply(md.Sequence.Stream, m.Subject(), m.Data())
 			n, got = n+1, got+1

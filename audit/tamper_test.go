@@ -26,22 +26,7 @@ func TestTheAuditFindsAForgedGrantAndAnEventRemovedFromTheMiddle(t *testing.T) {
 		do   func(t *testing.T, ctx context.Context, st jetstream.Stream, js jetstream.JetStream, account string)
 		want string
 	}{
-		{"a grant forged with the NATS credentials", func(t *testing.T, ctx context.Context, st jetstream.Stream, js jetstream.JetStream, account string) {
-			last, err := st.GetLastMsgForSubject(ctx, subjects.Account(account))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ev ledger.Event
-			if err := json.Unmarshal(last.Data, &ev); err != nil {
-				t.Fatal(err)
-			}
-			forged := ledger.Event{Type: ledger.CreditsGranted, V: ledger.Version, At: ev.At.Add(time.Second), AccountID: account,
-				Amount: 5000, Balance: ev.Balance + 5000, Active: ev.Active, Prev: ledger.Hash(last.Data)}
-			data, _ := json.Marshal(forged)
-			if _, err := js.Publish(ctx, subjects.Account(account), data, jetstream.WithExpectLastSequencePerSubject(last.Sequence)); err != nil {
-				t.Fatal(err)
-			}
-		}, "(credits_granted): ledger: the event is not signed"},
+		{"a grant forged with the NATS credentials", forgeGrant, "(credits_granted): ledger: the event is not signed"},
 		{"a failed run's charge and refund deleted", func(t *testing.T, ctx context.Context, st jetstream.Stream, js jetstream.JetStream, account string) {
 			// The account's events: opened, grant, 3 charges with their
 			// settles and the failed run's refund. Delete the last charge
@@ -94,5 +79,25 @@ func TestTheAuditFindsAForgedGrantAndAnEventRemovedFromTheMiddle(t *testing.T) {
 				t.Fatalf("not found: %v\n%s", err, out.String())
 			}
 		})
+	}
+}
+
+// forgeGrant publishes a grant of 5,000 on the account, as someone with
+// the log's credentials but not the ledger's key would: balance-consistent,
+// linked to the account's newest event, at the expected sequence.
+func forgeGrant(t *testing.T, ctx context.Context, st jetstream.Stream, js jetstream.JetStream, account string) {
+	last, err := st.GetLastMsgForSubject(ctx, subjects.Account(account))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev ledger.Event
+	if err := json.Unmarshal(last.Data, &ev); err != nil {
+		t.Fatal(err)
+	}
+	forged := ledger.Event{Type: ledger.CreditsGranted, V: ledger.Version, At: ev.At.Add(time.Second), AccountID: account,
+		Amount: 5000, Balance: ev.Balance + 5000, Active: ev.Active, Prev: ledger.Hash(last.Data)}
+	data, _ := json.Marshal(forged)
+	if _, err := js.Publish(ctx, subjects.Account(account), data, jetstream.WithExpectLastSequencePerSubject(last.Sequence)); err != nil {
+		t.Fatal(err)
 	}
 }

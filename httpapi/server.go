@@ -72,6 +72,10 @@ type ReadModel interface {
 	// (until a restart), or nil.
 	Failed() error
 	RunsByStatus() (map[engine.Status]int64, error)
+	// Snapshot copies the read models, as of one moment, to a new file at
+	// path and says through which log sequence they applied (a live
+	// audit's copy).
+	Snapshot(path string) (uint64, error)
 }
 
 // Sessions resolves a website session to its account.
@@ -318,7 +322,7 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": unready.Error()})
 	case a.cfg.Reads.Failed() != nil:
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed", "reason": readsStopped})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed", "reason": readsStopped(a.cfg.Reads.Failed())})
 	case !a.cfg.Reads.Ready():
 		w.Header().Set("Retry-After", "1")
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting", "reason": "the read models are catching up with the log"})
@@ -327,8 +331,11 @@ func (a *API) ready(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// readsStopped is the probes' reason when the read models stopped.
-const readsStopped = "the read models stopped applying the log (projections: apply failed, in the node's log) and apply nothing more until the node restarts"
+// readsStopped is the probes' reason when the read models stopped, with
+// why (the node's log has it too).
+func readsStopped(err error) string {
+	return "the read models stopped applying the log and apply nothing more until the node restarts: " + err.Error()
+}
 
 // health answers GET /healthz: 200 once the read models caught up, 503
 // while they have not, or when the node needs a restart (its embedded
@@ -339,8 +346,8 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 			"reason": "the embedded server's store failed a write and takes no more until the node restarts (a disk that filled?): see the node's log"})
 		return
 	}
-	if a.cfg.Reads.Failed() != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed", "reason": readsStopped})
+	if err := a.cfg.Reads.Failed(); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "failed", "reason": readsStopped(err)})
 		return
 	}
 	if !a.cfg.Reads.Ready() {

@@ -256,8 +256,11 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 		}
 		s.mu.Lock()
 		s.target = st.CachedInfo().State.LastSeq
-		from := s.applied + 1
+		from, behind := s.applied+1, s.applied > s.target
 		s.mu.Unlock()
+		if behind {
+			return nil
+		}
 		cons, err = js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
 			DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
 			InactiveThreshold: ConsumerIdle,
@@ -266,6 +269,10 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 	})
 	if err != nil {
 		return fmt.Errorf("projections: %w", err)
+	}
+	if cons == nil {
+		s.logBehind()
+		return nil
 	}
 	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
 		s.mu.Lock()
@@ -312,6 +319,29 @@ func (s *Store) Start(ctx context.Context, js jetstream.JetStream, stream string
 		s.applyLoop(restore)
 	}()
 	return nil
+}
+
+// ErrLogBehind is why read models stop when the log ends before what they
+// applied: the log lost its tail.
+var ErrLogBehind = errors.New("projections: the log is shorter than the read models")
+
+// logBehind stops the store for good, before it applies anything, when
+// the log ends before the sequence it applied: the log lost its tail (a
+// damaged or cut store, an older backup of it). Following it would skip
+// every new write up to that sequence, and answer writes as shown while
+// the read models still show the lost ones. The node says so in its log
+// and in /readyz, and waits for an operator rather than for a sequence
+// that may never come.
+func (s *Store) logBehind() {
+	s.mu.Lock()
+	s.failed = fmt.Errorf("%w: it ends at sequence %d, but they applied it through %d: the log lost its tail "+
+		"(a damaged or cut store, an older backup); restore the log's data from a backup (in a cluster, a replica holds it), "+
+		"or accept the log as it is: stop the node, move projections.db aside and start it again to rebuild from the log", ErrLogBehind, s.target, s.applied)
+	err := s.failed
+	close(s.advance)
+	s.advance = make(chan struct{})
+	s.mu.Unlock()
+	s.logger.Error("projections: the log is shorter than the read models; stopped", "err", err)
 }
 
 // Stop stops applying; Close closes the file. Both are safe twice.
@@ -465,6 +495,9 @@ func (s *Store) WaitFor(ctx context.Context, seq uint64) error {
 		s.mu.Lock()
 		applied, ch, failed := s.applied, s.advance, s.failed
 		s.mu.Unlock()
+		if errors.Is(failed, ErrLogBehind) {
+			return failed // what they applied is not the log's
+		}
 		if applied >= seq {
 			return nil
 		}

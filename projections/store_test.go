@@ -89,12 +89,7 @@ func waitFor(t testing.TB, s *projections.Store, seq uint64) {
 func TestStoreResumesAfterItsAppliedSequence(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
-	acct, err := f.eng.OpenAccount(ctx, "a@example.com", 10, ledger.By{Actor: "system:test", Reason: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := f.open(t)
-	waitFor(t, s, acct.Seq)
+	acct, s := f.openedAccount(t)
 	if !s.Ready() {
 		t.Fatal("not ready after catching up with the log as it was at Start")
 	}
@@ -287,4 +282,16 @@ func TestAKeyUseRecordedAfterItsRevocationLeavesItRevoked(t *testing.T) {
 	if err != nil || !k.Revoked || !k.LastUsedAt.Equal(at) {
 		t.Fatalf("key after a use recorded past its revocation: %+v %v; want revoked, last used %s", k, err, at)
 	}
+}
+
+// openedAccount opens an account and a store that applied it.
+func (f *fixture) openedAccount(t *testing.T) (service.NewAccount, *projections.Store) {
+	t.Helper()
+	acct, err := f.eng.OpenAccount(context.Background(), "a@example.com", 10, ledger.By{Actor: "system:test", Reason: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.open(t)
+	waitFor(t, s, acct.Seq)
+	return acct, s
 }

@@ -16,14 +16,16 @@ import (
 // any violation (package audit). It needs the data directory to itself
 // (stop the node).
 func (x *cli) auditCmd() *command {
-	c := newCommand("audit", "", "replay the event log and check every Credit; stop the node first")
+	c := newCommand("audit", "", "replay the event log and check every Credit: a stopped node's, or a running one's (--node)")
 	c.about = `Audit replays the whole event log, checks the ledger's invariants on every
 account and run, compares the read models with the log, and prints a
 summary. With the ledger's public key it also verifies every account
 event's signature and its link to the one before, and the log's signed
 checkpoints; each --checkpoint kept outside the log must still be in it. Any violation,
 mismatch or damaged record exits 1. It needs the data directory to
-itself: stop the node first.`
+itself (stop the node first), or, with --node, audits a running node: it
+reads the log through --nats-url and compares a snapshot of the node's
+read models, taken through its admin API, as far as that snapshot goes.`
 	dir := c.flags.String("data", "./data", "data directory (APPRUN_DATA)")
 	c.env.bind("data", "APPRUN_DATA")
 	url := c.flags.String("nats-url", "", "external NATS URL; empty opens the embedded store (APPRUN_NATS_URL)")
@@ -31,6 +33,9 @@ itself: stop the node first.`
 	pubFile := c.flags.String("public-key", "", "the ledger's public key (PEM, from apprun ledger public-key or GET /api/v1/ledger/public-key); default: the signing key's")
 	keyFile := c.flags.String("key", "", "the signing key file, when no --public-key (APPRUN_LEDGER_SIGNING_KEY)")
 	c.env.bind("key", "APPRUN_LEDGER_SIGNING_KEY")
+	node := c.flags.String("node", "", "audit this running node (its base URL): a snapshot of its read models, through its admin API; needs --nats-url")
+	adminTok := c.flags.String("admin-token", "", "the node's admin token, with --node (APPRUN_ADMIN_TOKEN; else the dev credentials in $APPRUN_DATA)")
+	c.env.bind("admin-token", "APPRUN_ADMIN_TOKEN")
 	asJSON := c.flags.Bool("json", false, "print the summary as one JSON object")
 	account := c.flags.String("account", "", "also give this account's statement as the log gives it (with --from, --to)")
 	from := c.flags.String("from", "", "the account statement's start, included (RFC 3339 or a date)")
@@ -41,7 +46,11 @@ itself: stop the node first.`
 		return nil
 	})
 	c.exec = func([]string) error {
-		o := audit.Options{DataDir: *dir, NATSURL: *url, ClusterSecret: os.Getenv("APPRUN_CLUSTER_SECRET"), JSON: *asJSON, Account: *account}
+		o := audit.Options{DataDir: *dir, NATSURL: *url, ClusterSecret: os.Getenv("APPRUN_CLUSTER_SECRET"), JSON: *asJSON, Account: *account,
+			Node: *node}
+		if *node != "" {
+			o.AdminToken = adminToken(*adminTok)
+		}
 		var err error
 		if o.From, err = dateOrTime("from", *from, false); err != nil {
 			return err
