@@ -611,6 +611,6 @@ func compareStatement(id string, want []ledger.Line, store *projections.Store) (
 }
 
 func sameLine(a, b ledger.Line) bool {
-	return a.Type == b.Type && a.Amount == b.Amount && a.RunNo == b.RunNo && a.AppSlug == b.AppSlug &&
+	return a.Type == b.Type && a.Amount == b.Amount && a.RunNo == b.RunNo && a.AppSlug == b.AppSlug && a.PriceAt.Equal(b.PriceAt) &&
 		a.At.Equal(b.At) && a.Balance == b.Balance && a.Reference == b.Reference
 }

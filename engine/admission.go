@@ -58,5 +58,6 @@ func Admit(a Admission) (ledger.Event, error) {
 		return ledger.Event{}, &Error{Code: CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter,
 			Message: "the platform is at its maximum of active runs; wait for a run to finish"}
 	}
+	charge.PriceAt = p.At // the price in effect, on the statement line
 	return charge, nil
 }

@@ -70,6 +70,7 @@ func baseSchemas() obj {
 			"owed":   obj{"type": "integer", "description": "A dispute's: the Credits the balance could not give, owed until the dispute is won"},
 			"amount": obj{"type": "integer", "description": "Signed: a charge and a revocation are negative"}, "run_no": str, "at": stamp,
 			"app_slug":  obj{"type": "string", "description": "A charge's or refund's App, kept by the ledger after the run's log expires (absent on lines written before it was)"},
+			"price_at":  obj{"type": "string", "format": "date-time", "description": "A charge's price in effect: when the App's price it was charged at was set (the admin price history lists each price with its time, actor and reason; absent on charges written before the ledger kept it)"},
 			"balance":   obj{"type": "integer", "description": "The balance after this line; below zero only after a revocation"},
 			"reference": obj{"type": "string", "description": "A purchase's or revocation's payment: the Stripe Checkout Session id"}}),
 		"CreditPack": object([]string{"id", "credits", "price", "currency"}, obj{"id": str, "credits": integer,

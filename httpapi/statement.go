@@ -148,7 +148,7 @@ func (a *API) writeStatement(w http.ResponseWriter, r *http.Request, accountID s
 }
 
 // statementColumns are the CSV's columns.
-var statementColumns = []string{"seq", "time_utc", "type", "amount", "balance", "run_no", "app_slug", "actor", "reason",
+var statementColumns = []string{"seq", "time_utc", "type", "amount", "balance", "run_no", "app_slug", "price_at", "actor", "reason",
 	"reference", "payment_intent", "pack", "paid", "currency", "hash"}
 
 // writeStatementCSV writes st as CSV: an opening_balance row, the lines
@@ -170,12 +170,15 @@ func writeStatementCSV(w http.ResponseWriter, st ledger.Statement) {
 	}
 	edge("opening_balance", st.From, st.OpeningBalance)
 	for _, l := range st.Lines {
-		paid := ""
+		paid, priceAt := "", ""
 		if l.Paid != 0 {
 			paid = strconv.FormatInt(l.Paid, 10)
 		}
+		if !l.PriceAt.IsZero() {
+			priceAt = l.PriceAt.UTC().Format(time.RFC3339Nano)
+		}
 		_ = cw.Write([]string{strconv.FormatUint(l.Seq, 10), l.At.UTC().Format(time.RFC3339Nano), l.Type,
-			strconv.FormatInt(l.Amount, 10), strconv.FormatInt(l.Balance, 10), l.RunNo, l.AppSlug, l.Actor, l.Reason,
+			strconv.FormatInt(l.Amount, 10), strconv.FormatInt(l.Balance, 10), l.RunNo, l.AppSlug, priceAt, l.Actor, l.Reason,
 			l.Reference, l.PaymentIntent, l.Pack, paid, l.Currency, l.Hash})
 	}
 	edge("closing_balance", st.To, st.ClosingBalance)

@@ -220,6 +220,19 @@ func TestThePriceHistoryNamesWhoChangedEachPriceAndWhy(t *testing.T) {
 	if r := h.Do("GET", "/admin/v1/apps/nope/prices", AdminToken, nil); r.Status != 404 {
 		t.Fatalf("history of no App: %d", r.Status)
 	}
+	// A charge names the price it was charged at: the history's newest.
+	a := h.Account(100)
+	run := h.Create(a, RunTestApp("ok"))
+	h.WaitRun(a, run)
+	for _, l := range h.Do("GET", "/api/v1/account/ledger", a.Key, nil).JSON(t)["data"].([]any) {
+		if l := l.(map[string]any); l["type"] == "charge" && (l["price_at"] != last["at"] || l["amount"] != float64(-12)) {
+			t.Fatalf("charge line %v, want price_at %v (the price of 12 in effect)", l, last["at"])
+		}
+	}
+	csv := h.Do("GET", "/api/v1/account/ledger?format=csv", a.Key, nil)
+	if want := fmt.Sprintf(",%s,%s,%s,", run, TestAppSlug, last["at"]); !strings.Contains(string(csv.Body), want) {
+		t.Fatalf("the CSV's charge row lacks %q:\n%s", want, csv.Body)
+	}
 }
 
 type lockedWriter struct {

@@ -58,9 +58,13 @@ type Event struct {
 	RunNo     string    `json:"run_no,omitempty"`
 	// App is the run's App, on its charge, settle and refund: the ledger
 	// keeps it, so a statement names it after the run's log expired.
-	App     string `json:"app_slug,omitempty"`
-	Balance int64  `json:"balance"`
-	Active  int    `json:"active"`
+	App string `json:"app_slug,omitempty"`
+	// PriceAt is a charge's price in effect: the time of the App's price
+	// event it was charged at (GET /admin/v1/apps/{slug}/prices lists each
+	// with its time, actor and reason).
+	PriceAt time.Time `json:"price_at,omitzero"`
+	Balance int64     `json:"balance"`
+	Active  int       `json:"active"`
 	// Ref, Pack, Paid and Currency are a purchase's or revocation's
 	// reference: the Stripe Checkout Session, the pack, and what was paid
 	// (or refunded) in the currency's smallest unit.
@@ -290,7 +294,11 @@ type Line struct {
 	RunNo  string `json:"run_no,omitempty"`
 	// AppSlug is a charge's or refund's App (none on lines written
 	// before the ledger kept it).
-	AppSlug string    `json:"app_slug,omitempty"`
+	AppSlug string `json:"app_slug,omitempty"`
+	// PriceAt is a charge's price in effect: the time of the App's price
+	// event it was charged at (none on charges written before the ledger
+	// kept it).
+	PriceAt time.Time `json:"price_at,omitzero"`
 	At      time.Time `json:"at"`
 	Balance int64     `json:"balance"`
 	// Reference names a purchase's or revocation's payment: the Stripe
@@ -330,6 +338,6 @@ func LineOf(e Event, seq uint64, data []byte) (Line, bool) {
 	if kind == "" || (e.Type == AccountOpened && e.Amount == 0) {
 		return Line{}, false
 	}
-	return Line{Type: kind, Amount: e.Amount, RunNo: e.RunNo, AppSlug: e.App, At: e.At, Balance: e.Balance, Reference: e.Ref,
+	return Line{Type: kind, Amount: e.Amount, RunNo: e.RunNo, AppSlug: e.App, PriceAt: e.PriceAt, At: e.At, Balance: e.Balance, Reference: e.Ref,
 		Pack: e.Pack, Paid: e.Paid, Currency: e.Currency, PaymentIntent: e.PaymentIntent, Owed: e.Owed, Actor: e.Actor, Reason: e.Reason, Seq: seq, Hash: Hash(data)}, true
 }

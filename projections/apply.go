@@ -197,7 +197,7 @@ func (b *batch) apply(m event) error {
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return err
 		}
-		p := engine.Price{Slug: ev.Slug, CreditCost: ev.CreditCost, Recalibrating: ev.Recalibrating}
+		p := engine.Price{Slug: ev.Slug, CreditCost: ev.CreditCost, Recalibrating: ev.Recalibrating, At: ev.At}
 		return putJSON(tx.Bucket(bucketPrices), []byte(id), p)
 	}
 	return nil // jobs and slots have no read model

@@ -282,7 +282,7 @@ func (s *Store) priceFrom(ctx context.Context, slug, check string, cached bool) 
 	if err != nil {
 		return CheckedPrice{}, false, fmt.Errorf("store: read price: %w", err)
 	}
-	return CheckedPrice{engine.Price{Slug: slug, CreditCost: ev.CreditCost, Recalibrating: ev.Recalibrating, Seq: seq}, check}, hit, nil
+	return CheckedPrice{engine.Price{Slug: slug, CreditCost: ev.CreditCost, Recalibrating: ev.Recalibrating, Seq: seq, At: ev.At}, check}, hit, nil
 }
 
 // WebhookEndpoints reads an account's endpoints and the sequence they
