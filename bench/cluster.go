@@ -205,7 +205,7 @@ func bareClusterWrites(ctx context.Context, cfg Config) (loadResult, error) {
 	// The new cluster may still be electing its leaders: prepare again.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		e, ports, err := preparedEngine(ctx, nc, bareLimits, clusterNodes, apps.TestSleep())
+		e, ports, err := preparedEngine(ctx, nc, bareLimits, clusterNodes, true, apps.TestSleep())
 		if err == nil {
 			return probeLoad(ctx, cfg, e, ports)
 		}

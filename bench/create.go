@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/eventlog"
 	"github.com/apprun/apprun/inputschema"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 	"github.com/nats-io/nats.go"
@@ -50,11 +53,12 @@ func createScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	s.loadErrors("create", res)
 	srv.Stop()
 
-	bare, err := bareWrites(ctx, cfg)
+	bare, unsigned, err := bareWrites(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("bare writes: %w", err)
 	}
 	s.loadErrors("bare writes", bare)
+	s.loadErrors("bare writes, unsigned", unsigned)
 	if res.ops == 0 || bare.ops == 0 {
 		return fmt.Errorf("nothing measured: %d creates, %d bare writes", res.ops, bare.ops)
 	}
@@ -64,34 +68,59 @@ func createScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	s.add("bare JetStream writes of one create", bare.perSecond(), "/s")
 	s.latency("bare writes", bare.lat.summary())
 	s.add("create ÷ bare writes", res.perSecond()/bare.perSecond(), "ratio")
-	s.note("concurrency %d, %d accounts, %s per phase, SyncAlways on both; bare writes = the create-window publish + the atomic batch (charge CAS, slot CAS, job with price check, created CAS) made by the bench's probe (engine.AdmissionWrites) in this process on its own embedded JetStream",
+	if unsigned.ops > 0 {
+		s.add("bare writes of one create, unsigned ledger", unsigned.perSecond(), "/s")
+		s.latency("bare writes, unsigned", unsigned.lat.summary())
+		s.add("signed ÷ unsigned bare writes", bare.perSecond()/unsigned.perSecond(), "ratio")
+	}
+	s.note("concurrency %d, %d accounts, %s per phase (the bare writes: signed and unsigned in 6 alternating slices each), SyncAlways on both; bare writes = the create-window publish + the atomic batch (charge CAS, slot CAS, job with price check, created CAS) made by the bench's probe (engine.AdmissionWrites) in this process on its own embedded JetStream, the charge signed as a node signs it; unsigned: the same writes with the charge unsigned, as before the ledger was signed (the server always signs)",
 		cfg.CreateConcurrency, cfg.Accounts, cfg.Duration)
 	return nil
 }
 
-// bareWrites runs engine probes on a fresh embedded JetStream configured
-// as a shipped node (SyncAlways, the same streams and limits as the bench
-// server) at the create concurrency.
-func bareWrites(ctx context.Context, cfg Config) (res loadResult, err error) {
-	err = onBareNode(ctx, []engine.App{apps.TestSleep()}, func(e *service.Service, ports port.Set) (err error) {
-		res, err = probeLoad(ctx, cfg, e, ports)
-		return err
+// bareWrites runs engine probes at the create concurrency on two fresh
+// embedded JetStreams configured as a shipped node (SyncAlways, the same
+// streams and limits as the bench server): on one the charges are signed
+// as a node signs them, on the other unsigned, as before the ledger was
+// signed. The two are loaded in alternating slices (alternate), so the
+// cost of signing is measured apart from the shared host's drift.
+func bareWrites(ctx context.Context, cfg Config) (signed, unsigned loadResult, err error) {
+	list := []engine.App{apps.TestSleep()}
+	err = onBareNode(ctx, list, true, func(es *service.Service, ps port.Set) error {
+		return onBareNode(ctx, list, false, func(eu *service.Service, pu port.Set) error {
+			a, err := probeOp(ctx, cfg, es, ps)
+			if err != nil {
+				return err
+			}
+			b, err := probeOp(ctx, cfg, eu, pu)
+			if err != nil {
+				return err
+			}
+			w := cfg.CreateConcurrency
+			load(ctx, w, time.Second, a)
+			load(ctx, w, time.Second, b)
+			const rounds = 6
+			slice := cfg.Duration / rounds
+			signed, unsigned = loadResult{lat: &latencies{}}, loadResult{lat: &latencies{}}
+			alternate(rounds, func() { signed.merge(load(ctx, w, slice, a)) }, func() { unsigned.merge(load(ctx, w, slice, b)) })
+			return nil
+		})
 	})
-	return res, err
+	return signed, unsigned, err
 }
 
 // onBareNode runs fn on an engine with list's Apps over a fresh embedded
 // JetStream in a temporary directory, configured as a shipped node
 // (SyncAlways, the same streams and limits as the bench server), with
 // nothing running: the bench's probes write to it directly.
-func onBareNode(ctx context.Context, list []engine.App, fn func(*service.Service, port.Set) error) error {
+func onBareNode(ctx context.Context, list []engine.App, signed bool, fn func(*service.Service, port.Set) error) error {
 	dir, err := os.MkdirTemp("", "apprun-bench-bare-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	return withNATS(filepath.Join(dir, "nats"), false, func(nc *nats.Conn) error {
-		e, ports, err := preparedEngine(ctx, nc, bareLimits, 1, list...)
+		e, ports, err := preparedEngine(ctx, nc, bareLimits, 1, signed, list...)
 		if err != nil {
 			return err
 		}
@@ -106,32 +135,51 @@ var bareLimits = engine.Limits{CreatePerMinute: 100_000_000, ReadsPerMinute: 100
 // probeLoad runs a probe per create client, each on accounts of its own,
 // for a second to warm up and then for the phase.
 func probeLoad(ctx context.Context, cfg Config, e *service.Service, ports port.Set) (loadResult, error) {
+	admit, err := probeOp(ctx, cfg, e, ports)
+	if err != nil {
+		return loadResult{}, err
+	}
+	load(ctx, cfg.CreateConcurrency, time.Second, admit)
+	return load(ctx, cfg.CreateConcurrency, cfg.Duration, admit), nil
+}
+
+// probeOp makes a probe per create client, each on accounts of its own,
+// and the load operation that has client w's admit once.
+func probeOp(ctx context.Context, cfg Config, e *service.Service, ports port.Set) (func(context.Context, int) error, error) {
 	probes := make([]*probe, cfg.CreateConcurrency)
 	for i := range probes {
 		var err error
 		if probes[i], err = newProbe(ctx, e, ports, apps.TestSleepSlug, 1_000_000_000, 1+i*1_000_000); err != nil {
-			return loadResult{}, err
+			return nil, err
 		}
 	}
-	admit := func(ctx context.Context, w int) error { return probes[w].admit(ctx) }
-	load(ctx, cfg.CreateConcurrency, time.Second, admit)
-	return load(ctx, cfg.CreateConcurrency, cfg.Duration, admit), nil
+	return func(ctx context.Context, w int) error { return probes[w].admit(ctx) }, nil
 }
 
 // preparedEngine is an engine on nc with its streams (of replicas) and
 // prices written, and nothing running, with its ports: enough to write to
 // the log directly.
-func preparedEngine(ctx context.Context, nc *nats.Conn, lim engine.Limits, replicas int, list ...engine.App) (*service.Service, port.Set, error) {
+//
+// With signed, it signs account events as a node does, with a key of its
+// own (ledger/chain.go); without, it writes them unsigned, as apprun did
+// before the ledger was signed: the bench's measure of what signing costs.
+func preparedEngine(ctx context.Context, nc *nats.Conn, lim engine.Limits, replicas int, signed bool, list ...engine.App) (*service.Service, port.Set, error) {
 	catalog, err := engine.NewCatalog(inputschema.Compile, list...)
 	if err != nil {
 		return nil, port.Set{}, err
+	}
+	var signer *ledger.Signer
+	if signed {
+		if signer, err = newSigner(); err != nil {
+			return nil, port.Set{}, err
+		}
 	}
 	st, err := eventlog.Open(ctx, nc, eventlog.Config{Limits: lim, Replicas: replicas})
 	if err != nil {
 		return nil, port.Set{}, err
 	}
 	ports := st.Ports()
-	e, err := service.New(ports, service.Config{Catalog: catalog, Reads: noReads{}, Limits: lim})
+	e, err := service.New(ports, service.Config{Catalog: catalog, Reads: noReads{}, Limits: lim, Signer: signer})
 	if err != nil {
 		return nil, port.Set{}, err
 	}
@@ -146,3 +194,12 @@ func (noReads) BrandContext(context.Context, string) (engine.BrandContext, error
 }
 
 func (noReads) FinishedBefore(time.Time, int) ([]engine.FinishedRun, error) { return nil, nil }
+
+// newSigner is a ledger signer with a new key, as a node's.
+func newSigner() (*ledger.Signer, error) {
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	return ledger.NewSigner(key)
+}

@@ -57,16 +57,22 @@ func interleave(ctx context.Context, cfg Config, workers, rounds int, a, b side)
 		mine.cpuKnown = mine.cpuKnown && m0 >= 0 && m1 >= 0
 		others.cpuKnown = others.cpuKnown && o0 >= 0 && o1 >= 0
 	}
+	alternate(rounds, func() { run(a, b, &ra, &rb) }, func() { run(b, a, &rb, &ra) })
+	return ra, rb
+}
+
+// alternate runs a and b in turn, rounds times each, in the order a b,
+// b a, a b, …: a drift of the shared host's speed falls on both alike.
+func alternate(rounds int, a, b func()) {
 	for i := range rounds {
 		if i%2 == 0 {
-			run(a, b, &ra, &rb)
-			run(b, a, &rb, &ra)
+			a()
+			b()
 		} else {
-			run(b, a, &rb, &ra)
-			run(a, b, &ra, &rb)
+			b()
+			a()
 		}
 	}
-	return ra, rb
 }
 
 // merge adds another slice's load to r.

@@ -77,6 +77,7 @@ func (p *probe) admitRun(ctx context.Context) (engine.RunEvent, uint64, error) {
 	// An atomic batch is stored contiguously: the charge is its first
 	// message, the created event its last.
 	p.acct, p.acctSeq = ledger.Apply(p.acct, charge), seq-uint64(len(entries)-1)
+	p.acct.Head = ledger.Hash(entries[0].Data) // the next charge's prev, as a node reads it
 	return created, seq, nil
 }
 

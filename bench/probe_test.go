@@ -24,7 +24,7 @@ func TestProbeWritesWhatAnAdmissionWrites(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	nc := natstest.Connect(t, false)
-	e, ports, err := preparedEngine(ctx, nc, engine.Limits{CreatePerMinute: 1000, PlatformActiveRuns: 1000}, 1, apps.TestSleep())
+	e, ports, err := preparedEngine(ctx, nc, engine.Limits{CreatePerMinute: 1000, PlatformActiveRuns: 1000}, 1, true, apps.TestSleep())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestProbeRunsWriteWhatACompletedRunWrites(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	nc := natstest.Connect(t, false)
-	e, ports, err := preparedEngine(ctx, nc, engine.Limits{CreatePerMinute: 1000, PlatformActiveRuns: 1000}, 1, apps.Default()...)
+	e, ports, err := preparedEngine(ctx, nc, engine.Limits{CreatePerMinute: 1000, PlatformActiveRuns: 1000}, 1, true, apps.Default()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,24 +29,30 @@ import (
 // replayScenario measures a projection rebuild from a long log and the
 // resume of a long run log over SSE.
 func replayScenario(ctx context.Context, cfg Config, s *Scenario) error {
-	n, t, err := rebuild(ctx, cfg)
+	n, un, t, ut, err := rebuilds(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("rebuild: %w", err)
 	}
+	// Each log was rebuilt twice: the figures are over both.
+	n, un = 2*n, 2*un
 	s.add("events rebuilt", float64(n), "events")
 	s.add("rebuild time", t.rebuild.Seconds(), "s")
-	s.add("reopen with damage check", t.reopen.Seconds(), "s")
+	s.add("reopen with damage check", t.reopen.Seconds()/2, "s")
 	s.note("reopen: opening the rebuilt projections file again, which checks every page and every record's checksum before the node serves from it")
 	rate, bare := float64(n)/t.rebuild.Seconds(), float64(n)/t.bare.Seconds()
 	s.atLeast("rebuild rate", rate, "events/s", 300_000)
 	s.add("bare replay rate", bare, "events/s")
 	s.add("rebuild ÷ bare replay", rate/bare, "")
+	unsigned := float64(un) / ut.rebuild.Seconds()
+	s.add("rebuild rate, unsigned ledger", unsigned, "events/s")
+	s.add("rebuild ÷ bare replay, unsigned ledger", unsigned/(float64(un)/ut.bare.Seconds()), "")
+	s.add("rebuild: signed ÷ unsigned ledger", rate/unsigned, "")
 	perEvent := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(n) }
 	s.add("rebuild CPU per event", perEvent(t.rebuildCPU), "µs")
 	s.add("bare replay CPU per event", perEvent(t.bareCPU), "µs")
 	s.note("CPU per event: the process's user and system time over the phase (JetStream runs in it) divided by the events; %d CPUs give %.1f µs of CPU per event at 300,000 events/s", runtime.NumCPU(), float64(runtime.NumCPU())*1e6/300_000)
 	s.note("bare replay: an ordered consumer on the same log that only reads each message's sequence, as the projections' consumer does before it decodes (projections.StreamSeq), pulling as much at a time (projections.ReplayPull); the rebuild's ceiling on this machine")
-	s.note("rebuild: a synthetic log of %d events shaped like real traffic (accounts, then runs of 14 events each: charge, slot, job, created, started, 6 steps, completed, settle, slot release) replayed into a new projections file by the node's own applier, on the embedded JetStream with SyncAlways", n)
+	s.note("rebuild: a synthetic log of %d events shaped like real traffic (accounts, then runs of 14 events each: charge, slot, job, created, started, 6 steps, completed, settle, slot release) replayed into a new projections file by the node's own applier, on the embedded JetStream with SyncAlways; its account events signed and linked as a node writes them. Unsigned: a log of the same traffic with its account events unsigned, as before the ledger was signed. Each log rebuilt twice, in the order signed, unsigned, unsigned, signed; the figures are over both rebuilds", n/2)
 
 	if err := measureResume(ctx, cfg, s, "", cfg.ResumeEvents, 50, 5); err != nil {
 		return err
@@ -84,33 +91,75 @@ type rebuildTimes struct {
 	rebuildCPU, bareCPU time.Duration
 }
 
-// rebuild writes a synthetic log, then times a fresh projection store
-// catching up with it, opening the result again (the damage check), and
-// a bare replay of the same log (bareReplay).
-func rebuild(ctx context.Context, cfg Config) (int, rebuildTimes, error) {
-	var t rebuildTimes
+// add adds o's times to t.
+func (t *rebuildTimes) add(o rebuildTimes) {
+	t.rebuild += o.rebuild
+	t.reopen += o.reopen
+	t.bare += o.bare
+	t.rebuildCPU += o.rebuildCPU
+	t.bareCPU += o.bareCPU
+}
+
+// rebuilds writes two synthetic logs of the same traffic, one with its
+// account events signed and linked as a node writes them and one
+// unsigned (as before the ledger was signed), then times each rebuild
+// twice, in the order signed, unsigned, unsigned, signed, so that a drift
+// of the shared host's speed falls on both alike. It returns the events
+// of each log and the times summed over its two rebuilds.
+func rebuilds(ctx context.Context, cfg Config) (n, un int, signed, unsigned rebuildTimes, err error) {
 	dir, err := os.MkdirTemp("", "apprun-bench-replay-")
 	if err != nil {
-		return 0, t, err
+		return 0, 0, signed, unsigned, err
 	}
 	defer os.RemoveAll(dir)
-	store := filepath.Join(dir, "nats")
+	sdir, udir := filepath.Join(dir, "signed"), filepath.Join(dir, "unsigned")
+	slast, err := fixture(ctx, cfg, sdir, true)
+	if err != nil {
+		return 0, 0, signed, unsigned, err
+	}
+	ulast, err := fixture(ctx, cfg, udir, false)
+	if err != nil {
+		return 0, 0, signed, unsigned, err
+	}
+	var errs []error
+	alternate(2, func() {
+		t, err := rebuild(ctx, cfg, sdir, slast)
+		signed.add(t)
+		errs = append(errs, err)
+	}, func() {
+		t, err := rebuild(ctx, cfg, udir, ulast)
+		unsigned.add(t)
+		errs = append(errs, err)
+	})
+	return int(slast), int(ulast), signed, unsigned, errors.Join(errs...)
+}
+
+// fixture writes a synthetic log (synthesize) into a store under dir and
+// returns its last sequence.
+func fixture(ctx context.Context, cfg Config, dir string, signed bool) (last uint64, err error) {
 	// Writing the fixture is not what is measured: no fsync for it.
-	var last uint64
-	err = withNATS(store, true, func(nc *nats.Conn) (err error) {
-		last, err = synthesize(ctx, nc, cfg.ReplayEvents)
+	err = withNATS(filepath.Join(dir, "nats"), true, func(nc *nats.Conn) (err error) {
+		last, err = synthesize(ctx, nc, cfg.ReplayEvents, signed)
 		return err
 	})
-	if err != nil {
-		return 0, t, err
+	if err == nil {
+		fmt.Fprintf(cfg.Log, "bench: replay: %d events written (signed: %v)\n", last, signed)
 	}
-	fmt.Fprintf(cfg.Log, "bench: replay: %d events written; rebuilding\n", last)
-	err = withNATS(store, false, func(nc *nats.Conn) error {
+	return last, err
+}
+
+// rebuild times a fresh projection store under dir catching up with the
+// log there (through last), opening the result again (the damage check),
+// and a bare replay of the same log (bareReplay); then removes the store.
+func rebuild(ctx context.Context, cfg Config, dir string, last uint64) (t rebuildTimes, err error) {
+	fmt.Fprintf(cfg.Log, "bench: replay: rebuilding %s\n", filepath.Base(dir))
+	path := filepath.Join(dir, "projections.db")
+	defer os.Remove(path)
+	err = withNATS(filepath.Join(dir, "nats"), false, func(nc *nats.Conn) error {
 		js, err := jetstream.New(nc)
 		if err != nil {
 			return err
 		}
-		path := filepath.Join(dir, "projections.db")
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 		p, err := projections.Open(path, quiet)
 		if err != nil {
@@ -145,7 +194,7 @@ func rebuild(ctx context.Context, cfg Config) (int, rebuildTimes, error) {
 		t.bareCPU = cpuTime() - cpu
 		return err
 	})
-	return int(last), t, err
+	return t, err
 }
 
 // bareReplay times an ordered consumer reading the whole stream up to
@@ -197,24 +246,65 @@ func withNATS(store string, noSync bool, fn func(*nats.Conn) error) error {
 }
 
 // synthesize writes about n events shaped like real traffic and returns
-// the last sequence.
-func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
-	e, _, err := preparedEngine(ctx, nc, engine.Limits{}, 1, apps.Default()...)
+// the last sequence. With signed, account events are signed and linked
+// as a node writes them (ledger/chain.go); without, unsigned, as before
+// the ledger was signed.
+func synthesize(ctx context.Context, nc *nats.Conn, n int, signed bool) (uint64, error) {
+	e, _, err := preparedEngine(ctx, nc, engine.Limits{}, 1, false, apps.Default()...)
 	if err != nil {
 		return 0, err
+	}
+	var signer *ledger.Signer
+	if signed {
+		if signer, err = newSigner(); err != nil {
+			return 0, err
+		}
 	}
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(4096))
 	if err != nil {
 		return 0, err
 	}
 	var last uint64
-	pub := func(subj string, v any) error {
+	type msg struct {
+		subj string
+		data []byte
+	}
+	encode := func(v any) []byte {
 		data, err := json.Marshal(v)
 		if err != nil {
-			return err
+			panic(err) // the bench's own values
 		}
-		_, err = js.PublishAsync(subj, data)
-		return err
+		return data
+	}
+	// account encodes ev, an event of a's, signed when signed, and makes
+	// it a's head: the next event's prev.
+	account := func(a *ledger.Account, ev ledger.Event) (msg, error) {
+		*a = ledger.Apply(*a, ev)
+		if signer != nil {
+			var err error
+			if ev, err = signer.Sign(ev); err != nil {
+				return msg{}, err
+			}
+		}
+		data := encode(ev)
+		a.Head = ledger.Hash(data)
+		return msg{subjects.Of(subjects.KindAccount, a.ID), data}, nil
+	}
+	// publish waits for the acknowledgements when too many are
+	// outstanding: a loaded machine gives a slower fixture, not a failed
+	// bench.
+	publish := func(m msg) error {
+		for {
+			_, err := js.PublishAsync(m.subj, m.data)
+			if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+				return err
+			}
+			select {
+			case <-js.PublishAsyncComplete():
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 	}
 	const accounts = 1000
 	accts := make([]ledger.Account, accounts)
@@ -225,8 +315,11 @@ func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		accts[i] = ledger.Apply(ledger.Account{}, ev)
-		if err := pub(subjects.Of(subjects.KindAccount, id), ev); err != nil {
+		m, err := account(&accts[i], ev)
+		if err != nil {
+			return 0, err
+		}
+		if err := publish(m); err != nil {
 			return 0, err
 		}
 	}
@@ -238,42 +331,37 @@ func synthesize(ctx context.Context, nc *nats.Conn, n int) (uint64, error) {
 		runNo := engine.NewRunNo(rand.Reader, at) // as the engine makes them: their order matters to bbolt
 		slot := subjects.Of(subjects.KindSlot, strconv.Itoa(1+r%12))
 		run := subjects.Of(subjects.KindRun, runNo)
-		charge, err := ledger.Charge(*a, runNo, "cold-email-writer", 5, 0, at)
+		ev, err := ledger.Charge(*a, runNo, "cold-email-writer", 5, 0, at)
 		if err != nil {
 			return 0, err
 		}
-		*a = ledger.Apply(*a, charge)
-		settle, err := ledger.Settle(*a, runNo, "cold-email-writer", at)
+		charge, err := account(a, ev)
 		if err != nil {
 			return 0, err
 		}
-		*a = ledger.Apply(*a, settle)
-		msgs := []struct {
-			subj string
-			v    any
-		}{
-			{subjects.Of(subjects.KindAccount, a.ID), charge},
-			{slot, engine.SlotEvent{Type: "slot_claimed", V: 1, RunNo: runNo}},
-			{subjects.Of(subjects.KindJob, runNo), engine.JobEvent{Type: "run_queued", V: 1, RunNo: runNo}},
-			{run, engine.RunEvent{Type: engine.RunCreated, V: 1, At: at, RunNo: runNo, Created: &engine.Created{AccountID: a.ID, KeyID: "key_bench", AppSlug: "cold-email-writer", Input: json.RawMessage(`{"product_description":"Acme Ledger","target_role":"Founders"}`), CreditCost: 5}}},
-			{run, engine.RunEvent{Type: engine.RunStarted, V: 1, At: at, RunNo: runNo}},
+		if ev, err = ledger.Settle(*a, runNo, "cold-email-writer", at); err != nil {
+			return 0, err
+		}
+		settle, err := account(a, ev)
+		if err != nil {
+			return 0, err
+		}
+		msgs := []msg{
+			charge,
+			{slot, encode(engine.SlotEvent{Type: "slot_claimed", V: 1, RunNo: runNo})},
+			{subjects.Of(subjects.KindJob, runNo), encode(engine.JobEvent{Type: "run_queued", V: 1, RunNo: runNo})},
+			{run, encode(engine.RunEvent{Type: engine.RunCreated, V: 1, At: at, RunNo: runNo, Created: &engine.Created{AccountID: a.ID, KeyID: "key_bench", AppSlug: "cold-email-writer", Input: json.RawMessage(`{"product_description":"Acme Ledger","target_role":"Founders"}`), CreditCost: 5}})},
+			{run, encode(engine.RunEvent{Type: engine.RunStarted, V: 1, At: at, RunNo: runNo})},
 		}
 		for i := 1; i <= 6; i++ {
-			msgs = append(msgs, struct {
-				subj string
-				v    any
-			}{run, engine.RunEvent{Type: engine.ToolRunning, V: 1, At: at, RunNo: runNo, ToolRun: &engine.ToolRun{Step: &engine.Step{Index: i, Total: 6, Tool: "write", Message: "writing"}}}})
+			msgs = append(msgs, msg{run, encode(engine.RunEvent{Type: engine.ToolRunning, V: 1, At: at, RunNo: runNo, ToolRun: &engine.ToolRun{Step: &engine.Step{Index: i, Total: 6, Tool: "write", Message: "writing"}}})})
 		}
-		msgs = append(msgs, []struct {
-			subj string
-			v    any
-		}{
-			{run, engine.RunEvent{Type: engine.RunCompleted, V: 1, At: at, RunNo: runNo, Completed: &engine.Completed{Summary: "3 emails", Output: output}}},
-			{subjects.Of(subjects.KindAccount, a.ID), settle},
-			{slot, engine.SlotEvent{Type: "slot_released", V: 1, RunNo: runNo}},
-		}...)
+		msgs = append(msgs,
+			msg{run, encode(engine.RunEvent{Type: engine.RunCompleted, V: 1, At: at, RunNo: runNo, Completed: &engine.Completed{Summary: "3 emails", Output: output}})},
+			settle,
+			msg{slot, encode(engine.SlotEvent{Type: "slot_released", V: 1, RunNo: runNo})})
 		for _, m := range msgs {
-			if err := pub(m.subj, m.v); err != nil {
+			if err := publish(m); err != nil {
 				return 0, err
 			}
 		}

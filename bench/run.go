@@ -83,7 +83,7 @@ type bareRunTimes struct {
 // bare node (onBareNode).
 func bareRuns(ctx context.Context, n int) (bareRunTimes, error) {
 	var run, admission, events, finish latencies
-	err := onBareNode(ctx, apps.Default(), func(e *service.Service, ports port.Set) error {
+	err := onBareNode(ctx, apps.Default(), true, func(e *service.Service, ports port.Set) error {
 		p, err := newProbe(ctx, e, ports, apps.ColdEmailSlug, 1_000_000_000, 1)
 		if err != nil {
 			return err
