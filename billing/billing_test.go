@@ -378,3 +378,64 @@ func TestRefundsBeforePurchasesAndDisputesEndExact(t *testing.T) {
 		t.Fatalf("audit after the dispute was won: %v\n%s", err, out.String())
 	}
 }
+
+// A dispute whose notice comes before its purchase's is kept on the
+// payment and applied in the purchase's own write: the purchase's line,
+// then the dispute's; a dispute won before its purchase came takes
+// nothing, one lost takes its share. Repeated notices change nothing,
+// and the audit agrees.
+func TestADisputeBeforeItsPurchaseIsAppliedWithIt(t *testing.T) {
+	t.Parallel()
+	h := Start(t, WithLimits(NoLimits), WithStripe(t))
+	a := h.Account(0)
+	deliver := func(id, typ string, obj map[string]any) {
+		t.Helper()
+		if r := h.Deliver(id, typ, obj, Whsec, time.Now()); r.Status != 200 {
+			t.Fatalf("%s: %d %s", id, r.Status, r.Body)
+		}
+	}
+	balance := func(want int64, after string) {
+		t.Helper()
+		if bal, _ := h.Balance(a); bal != want {
+			t.Fatalf("balance %d after %s, want %d", bal, after, want)
+		}
+	}
+	// Half of a 2,000-cent payment disputed before its purchase: 250 of
+	// its 500 Credits taken in the purchase's write, given back when won.
+	for range 2 {
+		deliver("evt_early_dispute", "charge.dispute.created", stripemock.Dispute("dp_e", "pi_ed", 1000, "needs_response"))
+	}
+	balance(0, "a dispute before its purchase")
+	for range 2 {
+		deliver("evt_paid_ed", "checkout.session.completed", stripemock.Session("cs_test_ed", a.ID, "500-2000-usd", "paid", "pi_ed", 2000))
+	}
+	balance(250, "the purchase of a payment half disputed")
+	st := h.Do("GET", "/api/v1/account/ledger?limit=100", a.Key, nil).JSON(t)
+	Reconciles(t, "after the early dispute", st)
+	lines := st["data"].([]any)
+	if len(lines) != 2 || lines[0].(map[string]any)["type"] != "dispute" || lines[0].(map[string]any)["amount"] != float64(-250) ||
+		!strings.Contains(fmt.Sprint(lines[0]), "before its purchase's notice came") || lines[1].(map[string]any)["amount"] != float64(500) {
+		t.Fatalf("the statement: %v", lines)
+	}
+	deliver("evt_early_dispute_won", "charge.dispute.closed", stripemock.Dispute("dp_e", "pi_ed", 1000, "won"))
+	balance(500, "the early dispute was won")
+
+	// Disputed whole and lost, both before the purchase: its Credits are
+	// taken as it is granted. Won before the purchase: nothing is taken.
+	deliver("evt_dispute_l", "charge.dispute.created", stripemock.Dispute("dp_l", "pi_l", 500, "needs_response"))
+	deliver("evt_dispute_l_lost", "charge.dispute.closed", stripemock.Dispute("dp_l", "pi_l", 500, "lost"))
+	deliver("evt_paid_l", "checkout.session.completed", stripemock.Session("cs_test_l", a.ID, "100-500-usd", "paid", "pi_l", 500))
+	balance(500, "a purchase whose dispute was lost before it came")
+	deliver("evt_dispute_w", "charge.dispute.created", stripemock.Dispute("dp_w", "pi_w", 500, "needs_response"))
+	deliver("evt_dispute_w_won", "charge.dispute.closed", stripemock.Dispute("dp_w", "pi_w", 500, "won"))
+	deliver("evt_paid_w", "checkout.session.completed", stripemock.Session("cs_test_w", a.ID, "100-500-usd", "paid", "pi_w", 500))
+	balance(600, "a purchase whose dispute was won before it came")
+	Reconciles(t, "after the early disputes", h.Do("GET", "/api/v1/account/ledger?limit=100", a.Key, nil).JSON(t))
+
+	h.Stop()
+	var out bytes.Buffer
+	if err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir, PublicKey: DevLedgerKey(t, h.Dir)}, &out); err != nil ||
+		!strings.Contains(out.String(), "credits taken by disputes 350, given back on disputes won 250, owed on disputes 0") {
+		t.Fatalf("audit after the early disputes: %v\n%s", err, out.String())
+	}
+}

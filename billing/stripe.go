@@ -287,6 +287,12 @@ func (s *Stripe) dispute(ctx context.Context, ev stripe.Event, d stripe.Dispute)
 	if errors.Is(err, service.ErrNoPurchase) {
 		return s.unmatched(ctx, ev, d.ID, "dispute of an unknown payment", pi)
 	}
+	if errors.Is(err, service.ErrDisputeHeld) {
+		// Its purchase's notice has not come: the purchase applies it.
+		s.cfg.Logger.Warn("stripe: dispute held until its purchase's notice comes", "dispute", d.ID, "payment_intent", pi,
+			"event", ev.Type, "status", d.Status)
+		return nil
+	}
 	return err
 }
 

@@ -64,10 +64,14 @@ var refPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,200}$`)
 
 // paymentLink is a payment intent's subject: its purchase's reference,
 // or, before the purchase's notice came, no reference and what Stripe
-// said was refunded so far (a refund notice can arrive first).
+// said of the payment meanwhile (a refund or dispute notice can arrive
+// first): refunded so far, and its dispute, its amount and its end.
 type paymentLink struct {
-	Ref      string `json:"ref,omitempty"`
-	Refunded int64  `json:"refunded,omitempty"`
+	Ref        string `json:"ref,omitempty"`
+	Refunded   int64  `json:"refunded,omitempty"`
+	Dispute    string `json:"dispute,omitempty"`
+	Disputed   int64  `json:"disputed,omitempty"`
+	DisputeEnd string `json:"dispute_end,omitempty"`
 }
 
 // owedFor is how many of credits a refund of refunded out of paid takes
@@ -95,15 +99,18 @@ func (s *Service) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
 			return false, err
 		}
 		// A refund whose notice came first is taken off now: the net is
-		// granted, and the record says what was refunded and revoked.
-		early, linkSeq, linked, err := s.earlyRefund(ctx, p.PaymentIntent)
+		// granted, and the record says what was refunded and revoked. A
+		// dispute whose notice came first is applied after the grant, in
+		// the same write (earlyDispute).
+		early, linkSeq, err := s.earlyNotices(ctx, p.PaymentIntent)
 		if err != nil {
 			return false, err
 		}
-		if linked {
+		if early.Ref != "" {
 			continue // a purchase has the payment: this one, granted meanwhile, is seen above
 		}
-		p.Refunded, p.Revoked = min(early, p.Paid), 0
+		p.Refunded, p.Revoked = min(early.Refunded, p.Paid), 0
+		p.Dispute, p.Disputed, p.DisputeTaken, p.DisputeOwed, p.DisputeEnd = "", 0, 0, 0, ""
 		if p.Refunded > 0 {
 			p.Revoked = owedFor(p.Credits, p.Paid, p.Refunded)
 		}
@@ -116,10 +123,13 @@ func (s *Service) GrantPurchase(ctx context.Context, p Purchase) (bool, error) {
 		if err != nil {
 			return false, engine.Errorf(engine.CodeInvalidInput, "purchase of %d Credits: %v", p.Credits, err)
 		}
-		entries := []store.Entry{
-			{Subject: subjects.Account(p.AccountID), Value: ev, Expect: store.ExpectSeq(last)},
-			{Subject: subjects.PurchasePrefix + p.Ref, Value: p, Expect: store.ExpectSeq(0)},
+		entries := []store.Entry{{Subject: subjects.Account(p.AccountID), Value: ev, Expect: store.ExpectSeq(last)}}
+		if dispute, err := earlyDispute(&p, early, ledger.Apply(a, ev)); err != nil {
+			return false, err
+		} else if dispute != nil {
+			entries = append(entries, store.Entry{Subject: subjects.Account(p.AccountID), Value: *dispute})
 		}
+		entries = append(entries, store.Entry{Subject: subjects.PurchasePrefix + p.Ref, Value: p, Expect: store.ExpectSeq(0)})
 		if p.PaymentIntent != "" {
 			entries = append(entries, store.Entry{Subject: subjects.PaymentPIPrefix + p.PaymentIntent, Value: paymentLink{Ref: p.Ref}, Expect: store.ExpectSeq(linkSeq)})
 		}
@@ -168,12 +178,15 @@ func (s *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refu
 	if !refPattern.MatchString(paymentIntent) {
 		return 0, ErrNoPurchase
 	}
-	var link paymentLink
-	linkSeq, err := s.log.Last(ctx, subjects.PaymentPIPrefix+paymentIntent, &link)
-	if errors.Is(err, port.ErrNoMessage) || err == nil && link.Ref == "" {
-		return 0, s.holdRefund(ctx, paymentIntent, refunded, linkSeq, link.Refunded)
-	} else if err != nil {
-		return 0, internal("read payment", err)
+	link, held, err := s.beforePurchase(ctx, paymentIntent, ErrRefundHeld, func(l *paymentLink) bool {
+		if refunded <= l.Refunded {
+			return false
+		}
+		l.Refunded = refunded
+		return true
+	})
+	if held || err != nil {
+		return 0, err
 	}
 	for range s.casTries() {
 		var p Purchase
@@ -224,51 +237,54 @@ var ErrNoPurchase = errors.New("no purchase for this payment")
 // taken off the purchase when its notice comes (GrantPurchase).
 var ErrRefundHeld = errors.New("refund held until its purchase's notice comes")
 
-// holdRefund keeps refunded (the payment's total refunded so far) on the
-// payment's subject, whose last sequence is seq (0: none) holding held;
-// a smaller or equal total changes nothing. It returns ErrRefundHeld.
-func (s *Service) holdRefund(ctx context.Context, paymentIntent string, refunded int64, seq uint64, held int64) error {
+// beforePurchase reads paymentIntent's subject. When a purchase has the
+// payment, it returns the link (held false). When none has it yet, what
+// the notice says is kept there for the purchase: change updates the link
+// and says whether it changed anything, and the write is a
+// compare-and-set, so a repeated notice changes nothing. held is then
+// true, and err heldErr once it is kept.
+func (s *Service) beforePurchase(ctx context.Context, paymentIntent string, heldErr error, change func(*paymentLink) bool) (link paymentLink, held bool, err error) {
+	subject := subjects.PaymentPIPrefix + paymentIntent
 	for range s.casTries() {
-		if refunded <= held {
-			return ErrRefundHeld
+		link = paymentLink{}
+		seq, err := s.log.Last(ctx, subject, &link)
+		switch {
+		case err != nil && !errors.Is(err, port.ErrNoMessage):
+			return link, true, internal("read payment", err)
+		case link.Ref != "":
+			return link, false, nil
+		case !change(&link):
+			return link, true, heldErr
 		}
-		_, err := s.log.Append(ctx, store.Entry{Subject: subjects.PaymentPIPrefix + paymentIntent, Value: paymentLink{Refunded: refunded}, Expect: store.ExpectSeq(seq)})
+		_, err = s.log.Append(ctx, store.Entry{Subject: subject, Value: link, Expect: store.ExpectSeq(seq)})
 		switch {
 		case err == nil:
-			return ErrRefundHeld
+			return link, true, heldErr
 		case errors.Is(err, port.ErrConflict) || store.IsAmbiguous(err):
-			var link paymentLink
-			if seq, err = s.log.Last(ctx, subjects.PaymentPIPrefix+paymentIntent, &link); err != nil {
-				return internal("read payment", err)
-			}
-			if link.Ref != "" {
-				return engine.Errorf(engine.CodeInternal, "the payment's purchase came meanwhile; retry")
-			}
-			held = link.Refunded
+			continue // another notice, or the purchase, came meanwhile: read again
 		default:
-			return internal("hold refund", err)
+			return link, true, internal("hold on payment", err)
 		}
 	}
-	return engine.Errorf(engine.CodeInternal, "payment busy; retry")
+	return link, true, engine.Errorf(engine.CodeInternal, "payment busy; retry")
 }
 
-// earlyRefund is what a payment's refund notices that came before its
-// purchase's held (0: none), and the sequence its subject's link must
-// expect; linked says a purchase has the payment already. No payment
-// intent: none.
-func (s *Service) earlyRefund(ctx context.Context, paymentIntent string) (refunded int64, seq uint64, linked bool, err error) {
+// earlyNotices is what a payment's notices that came before its
+// purchase's kept (beforePurchase), and the sequence its subject's link
+// must expect; a link with a Ref says a purchase has the payment already.
+// No payment intent: nothing.
+func (s *Service) earlyNotices(ctx context.Context, paymentIntent string) (link paymentLink, seq uint64, err error) {
 	if paymentIntent == "" {
-		return 0, 0, false, nil
+		return link, 0, nil
 	}
-	var link paymentLink
 	seq, err = s.log.Last(ctx, subjects.PaymentPIPrefix+paymentIntent, &link)
 	switch {
 	case errors.Is(err, port.ErrNoMessage):
-		return 0, 0, false, nil
+		return paymentLink{}, 0, nil
 	case err != nil:
-		return 0, 0, false, internal("read payment", err)
+		return link, 0, internal("read payment", err)
 	}
-	return link.Refunded, seq, link.Ref != "", nil
+	return link, seq, nil
 }
 
 // PurchaseOf reads a purchase's record.

@@ -241,7 +241,12 @@ func TestADisputeTakesItsCreditsAndAWonOneGivesThemBack(t *testing.T) {
 	if a, _, _ := e.Account(ctx, lost.AccountID); a.Balance != 50 {
 		t.Fatalf("after a lost dispute of half: %d, want 50", a.Balance)
 	}
-	if _, _, err := e.DisputePurchase(ctx, "pi_nothing", "dp_3", 5); !errors.Is(err, service.ErrNoPurchase) {
-		t.Fatalf("a dispute of no purchase: %v", err)
+	// A payment no purchase knows yet: held for its purchase; a reference
+	// that cannot be a payment's: none.
+	if _, _, err := e.DisputePurchase(ctx, "pi_nothing", "dp_3", 5); !errors.Is(err, service.ErrDisputeHeld) {
+		t.Fatalf("a dispute of no purchase yet: %v", err)
+	}
+	if _, _, err := e.DisputePurchase(ctx, "pi.not.a.reference", "dp_4", 5); !errors.Is(err, service.ErrNoPurchase) {
+		t.Fatalf("a dispute of no payment: %v", err)
 	}
 }

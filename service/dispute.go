@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
@@ -18,35 +19,103 @@ import (
 // and clears the debt; a lost one leaves both. Each step is one write
 // with the purchase record's compare-and-set, so repeated notices change
 // nothing.
+//
+// A dispute whose notice comes before its purchase's is kept on the
+// payment's subject (ErrDisputeHeld), as is its close, and applied in the
+// purchase's own write: the purchase's line, then the dispute's
+// (earlyDispute).
+
+// ErrDisputeHeld: a dispute notice, or its close, for a payment whose
+// purchase has not come yet. It is kept on the payment's subject and
+// applied when the purchase's notice comes (GrantPurchase).
+var ErrDisputeHeld = errors.New("dispute held until its purchase's notice comes")
 
 // DisputePurchase applies dispute id of amount (in the currency's
 // smallest unit) to the purchase of paymentIntent, once, and returns
-// the Credits taken and owed. A payment no purchase knows is
-// ErrNoPurchase.
+// the Credits taken and owed. A payment no purchase knows yet is held
+// for its purchase (ErrDisputeHeld); one that cannot be a payment
+// reference is ErrNoPurchase.
 func (s *Service) DisputePurchase(ctx context.Context, paymentIntent, id string, amount int64) (taken, owed int64, err error) {
+	if !refPattern.MatchString(paymentIntent) {
+		return 0, 0, ErrNoPurchase
+	}
+	if _, held, err := s.beforePurchase(ctx, paymentIntent, ErrDisputeHeld, func(l *paymentLink) bool {
+		if l.Dispute != "" && (l.Dispute != id || l.Disputed != 0) {
+			return false // this dispute, or the payment's one, is kept
+		}
+		l.Dispute, l.Disputed = id, amount
+		return true
+	}); held || err != nil {
+		return 0, 0, err
+	}
 	err = s.onPurchase(ctx, paymentIntent, func(p *Purchase, a ledger.Account) (*ledger.Event, error) {
 		taken, owed = 0, 0
 		if p.Dispute != "" {
 			return nil, nil // this dispute, or the payment's one, was applied
 		}
-		covered := owedFor(p.Credits, p.Paid, min(amount, p.Paid))
-		covered = min(covered, p.Credits-p.Revoked) // what refunds took is not taken twice
-		ev, err := ledger.Dispute(a, max(covered, 0), p.Ref, amount, p.Currency, s.now())
-		if err != nil {
-			return nil, engine.Errorf(engine.CodeInvalidInput, "dispute of %d Credits: %v", covered, err)
+		ev, err := disputeOf(p, a, id, amount, "payment disputed", s.now())
+		if ev != nil {
+			taken, owed = -ev.Amount, ev.Owed
 		}
-		ev.Actor, ev.Reason = "stripe:"+id, "payment disputed"
-		p.Dispute, p.Disputed, p.DisputeTaken, p.DisputeOwed = id, amount, -ev.Amount, ev.Owed
-		taken, owed = -ev.Amount, ev.Owed
-		return &ev, nil
+		return ev, err
 	})
 	return taken, owed, err
+}
+
+// disputeOf is the event that applies dispute id of amount to purchase
+// p, on account a, and records it on p: the Credits the disputed share
+// of the payment stands for, less what refunds took, taken down to a zero
+// balance and the rest owed.
+func disputeOf(p *Purchase, a ledger.Account, id string, amount int64, reason string, at time.Time) (*ledger.Event, error) {
+	covered := owedFor(p.Credits, p.Paid, min(amount, p.Paid))
+	covered = min(covered, p.Credits-p.Revoked) // what refunds took is not taken twice
+	ev, err := ledger.Dispute(a, max(covered, 0), p.Ref, amount, p.Currency, at)
+	if err != nil {
+		return nil, engine.Errorf(engine.CodeInvalidInput, "dispute of %d Credits: %v", covered, err)
+	}
+	ev.Actor, ev.Reason = "stripe:"+id, reason
+	p.Dispute, p.Disputed, p.DisputeTaken, p.DisputeOwed = id, amount, -ev.Amount, ev.Owed
+	return &ev, nil
+}
+
+// earlyDispute applies to purchase p, about to be granted (a: its account
+// after the grant), the dispute its payment's subject kept (early): the
+// dispute's event to write after the grant's, nil when there is none or
+// it was won before the purchase came (nothing to take).
+func earlyDispute(p *Purchase, early paymentLink, a ledger.Account) (*ledger.Event, error) {
+	if early.Dispute == "" {
+		return nil, nil
+	}
+	if early.DisputeEnd == "won" || early.Disputed == 0 {
+		// Won, or closed before its opening's notice said how much: nothing
+		// to take.
+		p.Dispute, p.Disputed, p.DisputeEnd = early.Dispute, early.Disputed, early.DisputeEnd
+		return nil, nil
+	}
+	ev, err := disputeOf(p, a, early.Dispute, early.Disputed, "payment disputed before its purchase's notice came", p.At)
+	p.DisputeEnd = early.DisputeEnd
+	return ev, err
 }
 
 // CloseDispute closes dispute id of paymentIntent's purchase: won gives
 // back the Credits it took and clears its debt; lost keeps both. It
 // returns the Credits given back.
 func (s *Service) CloseDispute(ctx context.Context, paymentIntent, id string, won bool) (reinstated int64, err error) {
+	if !refPattern.MatchString(paymentIntent) {
+		return 0, ErrNoPurchase
+	}
+	if _, held, err := s.beforePurchase(ctx, paymentIntent, ErrDisputeHeld, func(l *paymentLink) bool {
+		if l.Dispute != "" && l.Dispute != id || l.DisputeEnd != "" {
+			return false // not this payment's dispute, or closed already
+		}
+		l.Dispute, l.DisputeEnd = id, "lost"
+		if won {
+			l.DisputeEnd = "won"
+		}
+		return true
+	}); held || err != nil {
+		return 0, err
+	}
 	err = s.onPurchase(ctx, paymentIntent, func(p *Purchase, a ledger.Account) (*ledger.Event, error) {
 		if p.Dispute != id || p.DisputeEnd != "" {
 			return nil, nil // not this payment's dispute, or closed already

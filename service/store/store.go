@@ -121,10 +121,17 @@ func Encode(entries []Entry) ([]port.Entry, error) {
 
 func encode(entries []Entry, signer *ledger.Signer) ([]port.Entry, error) {
 	out := make([]port.Entry, len(entries))
+	// An account event after another of its account in the batch names
+	// that one's bytes as prev: they are stored one after the other.
+	var prev map[string][]byte
 	for i, e := range entries {
 		var err error
 		switch v := e.Value.(type) {
 		case ledger.Event:
+			if data, ok := prev[e.Subject]; ok {
+				v.Prev = ledger.Hash(data)
+			}
+			e.Value = v
 			if signer != nil {
 				e.Value, err = signer.Sign(v)
 			}
@@ -142,6 +149,12 @@ func encode(entries []Entry, signer *ledger.Signer) ([]port.Entry, error) {
 			return nil, fmt.Errorf("encode %s: %w", e.Subject, err)
 		}
 		out[i] = port.Entry{Subject: e.Subject, Data: data, Expect: e.Expect, ExpectSubject: e.ExpectSubject, TTL: e.TTL, Rollup: e.Rollup, Lazy: e.Lazy}
+		if _, ok := e.Value.(ledger.Event); ok {
+			if prev == nil {
+				prev = map[string][]byte{}
+			}
+			prev[e.Subject] = data
+		}
 	}
 	return out, nil
 }
