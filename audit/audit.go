@@ -87,12 +87,16 @@ type Summary struct {
 	} `json:"credits"`
 	// ReadModels says which read models were compared: a stopped node's
 	// file, or a running node's snapshot, and through which sequence.
-	ReadModels   string `json:"read_models"`
-	Verified     bool   `json:"signatures_verified"`
-	Signed       int    `json:"signed"`
-	Unsigned     int    `json:"unsigned"`
-	Checkpoints  int    `json:"checkpoints"`
-	KeyInDataDir bool   `json:"key_in_data_dir"`
+	ReadModels  string `json:"read_models"`
+	Verified    bool   `json:"signatures_verified"`
+	Signed      int    `json:"signed"`
+	Unsigned    int    `json:"unsigned"`
+	Checkpoints int    `json:"checkpoints"`
+	// LedgerKept is how many account events, checkpoints and prices the
+	// ledger stream keeps (through the replay's end), each checked
+	// against the log; -1 when there is no ledger stream.
+	LedgerKept   int  `json:"ledger_stream_events"`
+	KeyInDataDir bool `json:"key_in_data_dir"`
 	// Account is Options.Account's statement, replayed from the log.
 	Account *ledger.Statement `json:"account,omitempty"`
 	// AccountLines are its lines, oldest first.
@@ -102,6 +106,7 @@ type Summary struct {
 	Damage         []string `json:"log_damage"`
 	Violations     []string `json:"violations"`
 	Findings       []string `json:"checkpoint_findings"`
+	LedgerCopy     []string `json:"ledger_copy_findings"`
 	Mismatches     []string `json:"projection_mismatches"`
 	DamagedRecords []string `json:"damaged_projection_records"`
 	Passed         bool     `json:"passed"`
@@ -179,8 +184,7 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	} else {
 		printSummary(out, rep, last, o, sum, damage)
 	}
-	problems := len(sum.Damage) + len(sum.Violations) + len(sum.Findings) + len(sum.Mismatches) + len(sum.DamagedRecords)
-	if problems > 0 {
+	if !sum.Passed {
 		return errors.New("audit failed")
 	}
 	return nil
@@ -191,7 +195,11 @@ func summarize(rep report, last uint64, o Options, mismatches []string, damage [
 	sum := Summary{Events: rep.Events, LastSeq: last, Accounts: len(rep.Accounts), Verified: rep.Verified, Signed: rep.Signed,
 		Unsigned: rep.Unsigned, Checkpoints: rep.checkpoints, KeyInDataDir: o.KeyInDataDir,
 		Damage: nonNil(rep.damage), Violations: nonNil(rep.Violations), Findings: nonNil(rep.findings), Mismatches: nonNil(mismatches),
+		LedgerCopy: nonNil(rep.ledgerCopy), LedgerKept: rep.ledgerKept,
 		DamagedRecords: []string{}}
+	if !rep.ledgerStream {
+		sum.LedgerKept = -1
+	}
 	sum.ReadModels = "the data directory's projections.db"
 	if o.Node != "" {
 		sum.ReadModels = fmt.Sprintf("a snapshot of %s's, through sequence %d (the log past it is the next audit's)", o.Node, last)
@@ -208,7 +216,7 @@ func summarize(rep report, last uint64, o Options, mismatches []string, damage [
 		st := ledger.StatementOf(o.Account, rep.lines[o.Account], o.From, o.To)
 		sum.Account, sum.AccountLines = &st, nonNil(st.Lines)
 	}
-	sum.Passed = len(sum.Damage)+len(sum.Violations)+len(sum.Findings)+len(sum.Mismatches)+len(sum.DamagedRecords) == 0
+	sum.Passed = len(sum.Damage)+len(sum.Violations)+len(sum.Findings)+len(sum.LedgerCopy)+len(sum.Mismatches)+len(sum.DamagedRecords) == 0
 	return sum
 }
 
@@ -250,6 +258,11 @@ func printSummary(out io.Writer, rep report, last uint64, o Options, sum Summary
 			fmt.Fprintln(out, "  (verified with the key in the data directory: whoever can write the directory could have signed; keep the public key elsewhere and pass --public-key)")
 		}
 	}
+	if rep.ledgerStream {
+		fmt.Fprintf(out, "ledger stream: %d account events, checkpoints and prices kept, each checked against the log\n", rep.ledgerKept)
+	} else {
+		fmt.Fprintln(out, "ledger stream: none (a log written before it; the next apprun serve makes it)")
+	}
 	if st := sum.Account; st != nil {
 		fmt.Fprintf(out, "account %s, as the log gives it: opening balance %d, %d lines, closing balance %d; totals %v\n",
 			st.AccountID, st.OpeningBalance, len(st.Lines), st.ClosingBalance, st.Totals)
@@ -257,9 +270,9 @@ func printSummary(out io.Writer, rep report, last uint64, o Options, sum Summary
 	if len(sum.Damage) > 0 {
 		fmt.Fprintf(out, "LOG DAMAGED: %s\n", sum.Damage[0])
 	}
-	fmt.Fprintf(out, "invariant violations %d, checkpoint findings %d, projection mismatches %d, damaged projection records %d\n",
-		len(sum.Violations), len(sum.Findings), len(sum.Mismatches), len(damage))
-	for _, list := range [][]string{sum.Damage, sum.Violations, sum.Findings, sum.Mismatches} {
+	fmt.Fprintf(out, "invariant violations %d, checkpoint findings %d, ledger stream findings %d, projection mismatches %d, damaged projection records %d\n",
+		len(sum.Violations), len(sum.Findings), len(sum.LedgerCopy), len(sum.Mismatches), len(damage))
+	for _, list := range [][]string{sum.Damage, sum.Violations, sum.Findings, sum.LedgerCopy, sum.Mismatches} {
 		for _, p := range list {
 			fmt.Fprintln(out, "  -", p)
 		}
@@ -314,6 +327,10 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported 
 	}
 	a := engine.NewAudit(pub)
 	rep := report{lines: map[string][]ledger.Line{}, damage: lostData(state.Lost)}
+	lc, err := readLedgerCopy(ctx, js, last)
+	if err != nil {
+		return report{}, 0, err
+	}
 	var cps *ledger.Checkpoints
 	if pub != nil {
 		cps = ledger.NewCheckpoints(pub)
@@ -332,9 +349,10 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported 
 		if time.Since(progress) > auditStall {
 			return report{}, 0, fmt.Errorf("no progress for %s at sequence %d of %d", auditStall, read, last)
 		}
-		n, err := fetchFrom(ctx, st, "", read+1, last, func(seq uint64, subject string, data []byte) {
+		n, err := fetchFrom(ctx, st, "", read+1, last, func(seq uint64, m jetstream.Msg) {
+			subject, data := m.Subject(), m.Data()
 			a.Apply(subject, seq, data)
-			rep.ledgerMessage(cps, subject, seq, data)
+			rep.ledgerMessage(cps, lc, subject, seq, data)
 			read = seq
 			delivered++
 		})
@@ -362,8 +380,8 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported 
 		// A run that expired after the snapshot (the retention sweep) may
 		// have lost its events from the replay as it went: its marker,
 		// past the snapshot, stands for them.
-		if _, err := fetchFrom(ctx, st, subjects.ExpiredPrefix+"*", through+1, state.LastSeq, func(seq uint64, subject string, data []byte) {
-			a.Apply(subject, seq, data)
+		if _, err := fetchFrom(ctx, st, subjects.ExpiredPrefix+"*", through+1, state.LastSeq, func(seq uint64, m jetstream.Msg) {
+			a.Apply(m.Subject(), seq, m.Data())
 		}); err != nil {
 			return report{}, 0, fmt.Errorf("read the runs expired since the snapshot: %w", err)
 		}
@@ -375,6 +393,9 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported 
 			state.Msgs, last, state.Msgs-delivered, delivered))
 	}
 	rep.AuditReport = a.Report()
+	if lc != nil {
+		rep.ledgerCopy, rep.ledgerKept, rep.ledgerStream = lc.left(), lc.kept, true
+	}
 	if cps != nil {
 		rep.findings = append(rep.findings, cps.End(last)...)
 	}
@@ -389,6 +410,11 @@ type report struct {
 	findings    []string
 	// damage is what the store says it lost (lostData).
 	damage []string
+	// ledgerCopy are the ledger stream's findings (ledgercopy.go), of the
+	// ledgerKept messages it keeps; ledgerStream says there is one.
+	ledgerCopy   []string
+	ledgerKept   int
+	ledgerStream bool
 	// lines are each account's statement as the log gives it, oldest
 	// first: the read models' must be the same.
 	lines map[string][]ledger.Line
@@ -410,8 +436,8 @@ func expectLogged(ctx context.Context, st jetstream.Stream, cps *ledger.Checkpoi
 	n := 0
 	var read uint64
 	for read < until {
-		got, err := fetchFrom(ctx, st, subjects.Checkpoint, read+1, until, func(seq uint64, _ string, data []byte) {
-			cps.Expect(seq, data)
+		got, err := fetchFrom(ctx, st, subjects.Checkpoint, read+1, until, func(seq uint64, m jetstream.Msg) {
+			cps.Expect(seq, m.Data())
 			n, read = n+1, seq
 		})
 		if err != nil {
@@ -443,11 +469,15 @@ func lostData(lost *jetstream.LostStreamData) []string {
 
 // ledgerMessage takes a message of the log for the statements and, with
 // the ledger's key, the checkpoints' check (cps).
-func (r *report) ledgerMessage(cps *ledger.Checkpoints, subject string, seq uint64, data []byte) {
+func (r *report) ledgerMessage(cps *ledger.Checkpoints, lc *ledgerCopy, subject string, seq uint64, data []byte) {
 	if cps != nil {
 		cps.Reached(seq - 1)
 	}
-	switch kind, id := subjects.Parse(subject); {
+	kind, id := subjects.Parse(subject)
+	if lc != nil && (kind == subjects.KindAccount || kind == subjects.KindPrice || subject == subjects.Checkpoint) {
+		lc.see(seq, subject, eventType(data), data)
+	}
+	switch {
 	case kind == subjects.KindAccount:
 		var ev ledger.Event
 		if json.Unmarshal(data, &ev) != nil {
@@ -464,12 +494,19 @@ func (r *report) ledgerMessage(cps *ledger.Checkpoints, subject string, seq uint
 	}
 }
 
+// eventType is the type a message of the log says it is ("" if none).
+func eventType(data []byte) string {
+	var ev struct{ Type string }
+	_ = json.Unmarshal(data, &ev)
+	return ev.Type
+}
+
 // auditStall is how long the audit waits for the log without progress.
 const auditStall = 30 * time.Second
 
 // fetchFrom reads messages (on filter, when set) from sequence `from`
 // through `last` with one ordered consumer, in batches, and returns how many it read.
-func fetchFrom(ctx context.Context, st jetstream.Stream, filter string, from, last uint64, apply func(uint64, string, []byte)) (int, error) {
+func fetchFrom(ctx context.Context, st jetstream.Stream, filter string, from, last uint64, apply func(uint64, jetstream.Msg)) (int, error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var filters []string
@@ -501,7 +538,7 @@ func fetchFrom(ctx context.Context, st jetstream.Stream, filter string, from, la
 			if md.Sequence.Stream > last {
 				return n, nil // past the end asked for (a hole ended it)
 			}
-			apply(md.Sequence.Stream, m.Subject(), m.Data())
+			apply(md.Sequence.Stream, m)
 			n, got = n+1, got+1
 			if md.Sequence.Stream >= last {
 				return n, nil

@@ -30,7 +30,7 @@ func TestAuditCommandPassesOnAHealthyDataDirAndCatchesDrift(t *testing.T) {
 	if err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir}, &out); err != nil {
 		t.Fatalf("audit of a healthy data dir failed: %v\n%s", err, out.String())
 	}
-	for _, want := range []string{"runs 3 (completed 2, failed 1 (canceled 0), unfinished 0; 0 expired after retention)", "invariant violations 0, checkpoint findings 0, projection mismatches 0"} {
+	for _, want := range []string{"runs 3 (completed 2, failed 1 (canceled 0), unfinished 0; 0 expired after retention)", "invariant violations 0, checkpoint findings 0, ledger stream findings 0, projection mismatches 0", "ledger stream: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("audit output lacks %q:\n%s", want, out.String())
 		}

@@ -48,6 +48,21 @@ type Config struct {
 // User is the user name clients and routes present with the Secret.
 const User = "apprun"
 
+// Forbidden are the JetStream API calls the User may not make: deleting
+// the event log or the ledger stream, deleting from or purging the
+// ledger stream. apprun never makes them; someone with the secret cannot
+// either.
+var Forbidden = []string{"$JS.API.STREAM.DELETE.APPRUN", "$JS.API.STREAM.DELETE.APPRUN_LEDGER",
+	"$JS.API.STREAM.PURGE.APPRUN_LEDGER", "$JS.API.STREAM.MSG.DELETE.APPRUN_LEDGER"}
+
+func quoted(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = fmt.Sprintf("%q", v)
+	}
+	return out
+}
+
 // Cluster configures routes between embedded servers.
 type Cluster struct {
 	Name   string   // cluster name, the same on every member
@@ -136,7 +151,11 @@ func (s *Server) options() (*server.Options, error) {
 	}
 	b.WriteString("}\n")
 	if s.cfg.Secret != "" {
-		fmt.Fprintf(&b, "authorization {\n  user: %q\n  password: %q\n}\n", User, s.cfg.Secret)
+		// Whoever holds the secret may not delete the event log or the
+		// ledger stream, nor ask the ledger stream to delete or purge (it
+		// refuses anyway: eventlog.LedgerStreamName).
+		fmt.Fprintf(&b, "authorization {\n  users: [\n    { user: %q, password: %q,\n      permissions: { publish: { allow: \">\", deny: [%s] } } }\n  ]\n}\n",
+			User, s.cfg.Secret, strings.Join(quoted(Forbidden), ", "))
 	}
 	if c := s.cfg.Cluster; c.Name != "" {
 		routes := make([]string, len(c.Routes))

@@ -74,5 +74,6 @@ func sameStream(have, want jetstream.StreamConfig) bool {
 		have.AllowMsgTTL == want.AllowMsgTTL && have.AllowRollup == want.AllowRollup &&
 		have.MaxAge == want.MaxAge && have.MaxMsgsPerSubject == want.MaxMsgsPerSubject && have.Discard == want.Discard &&
 		have.DiscardNewPerSubject == want.DiscardNewPerSubject && (want.Duplicates == 0 || have.Duplicates == want.Duplicates) &&
-		reflect.DeepEqual(have.RePublish, want.RePublish)
+		reflect.DeepEqual(have.RePublish, want.RePublish) && have.DenyDelete == want.DenyDelete && have.DenyPurge == want.DenyPurge &&
+		sameSources(have.Sources, want.Sources)
 }

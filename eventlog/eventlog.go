@@ -131,6 +131,9 @@ func ensureStreams(ctx context.Context, js jetstream.JetStream, cfg Config) (jet
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", StreamName, err)
 	}
+	if _, err := ensureLedger(ctx, js, cfg); err != nil {
+		return nil, fmt.Errorf("stream %s: %w", LedgerStreamName, err)
+	}
 	for _, sc := range windowConfigs(cfg) {
 		if _, err := ensureWindow(ctx, js, cfg, sc); err != nil {
 			return nil, fmt.Errorf("stream %s: %w", sc.Name, err)

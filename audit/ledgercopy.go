@@ -1,0 +1,107 @@
+package audit
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apprun/apprun/eventlog"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ledgerCopy is the ledger stream's copy of the log's account events,
+// checkpoints and prices (eventlog.LedgerStreamName), which refuses
+// deletes and purges: each copied message by its sequence in the log.
+// The replay checks every such message of the log against it (see), and
+// what is left unseen was removed from the log (left).
+type ledgerCopy struct {
+	msgs map[uint64]copied
+	// newest is the newest log sequence copied: the copy follows the log
+	// a little behind, so a message past it is not missing from it.
+	newest uint64
+	kept   int
+	found  []string
+}
+
+type copied struct {
+	subject string
+	sum     [32]byte
+}
+
+// readLedgerCopy reads the ledger stream's copy of the log through last;
+// nil when there is no ledger stream (a log written before it was).
+func readLedgerCopy(ctx context.Context, js jetstream.JetStream, last uint64) (*ledgerCopy, error) {
+	st, err := js.Stream(ctx, eventlog.LedgerStreamName)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the ledger stream: %w", err)
+	}
+	lc := &ledgerCopy{msgs: map[uint64]copied{}}
+	end := st.CachedInfo().State.LastSeq
+	var read uint64
+	for read < end {
+		n, err := fetchFrom(ctx, st, "", read+1, end, func(seq uint64, m jetstream.Msg) {
+			read = seq
+			src, ok := sourceSeq(m.Headers().Get("Nats-Stream-Source"))
+			if !ok {
+				lc.found = append(lc.found, fmt.Sprintf("ledger stream message %d on %s does not name its place in the log", seq, m.Subject()))
+				return
+			}
+			if src > last {
+				return // past what this audit replays
+			}
+			lc.msgs[src] = copied{m.Subject(), sha256.Sum256(m.Data())}
+			lc.newest = max(lc.newest, src)
+			lc.kept++
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read the ledger stream: %w", err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return lc, nil
+}
+
+// sourceSeq is the log sequence a copied message's Nats-Stream-Source
+// header names: "APPRUN <seq> …".
+func sourceSeq(h string) (uint64, bool) {
+	f := strings.Fields(h)
+	if len(f) < 2 || f[0] != eventlog.StreamName {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(f[1], 10, 64)
+	return seq, err == nil
+}
+
+// see checks a message of the log the ledger stream keeps a copy of.
+func (lc *ledgerCopy) see(seq uint64, subject, kind string, data []byte) {
+	c, ok := lc.msgs[seq]
+	switch {
+	case !ok && seq <= lc.newest:
+		lc.found = append(lc.found, fmt.Sprintf("event %d on %s (%s) is not in the ledger stream's copy of the log, whose copy is past it: "+
+			"the copy lost it, or it was written into the log's store afterwards", seq, subject, kind))
+	case !ok:
+	case c.subject != subject || c.sum != sha256.Sum256(data):
+		lc.found = append(lc.found, fmt.Sprintf("event %d on %s (%s) differs from the ledger stream's copy of it, on %s: changed after it was written", seq, subject, kind, c.subject))
+	}
+	delete(lc.msgs, seq)
+}
+
+// left reports what the ledger stream keeps that the log no longer has:
+// removed from the log (a deleted message, a purged subject).
+func (lc *ledgerCopy) left() []string {
+	out := lc.found
+	for _, seq := range slices.Sorted(maps.Keys(lc.msgs)) {
+		out = append(out, fmt.Sprintf("event %d on %s was removed from the log; the ledger stream keeps it", seq, lc.msgs[seq].subject))
+	}
+	return out
+}
