@@ -201,6 +201,10 @@ func (s *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refu
 			return 0, nil // this refund, or a larger one, was taken already
 		}
 		take := owedFor(p.Credits, p.Paid, refunded) - p.Revoked
+		if p.Dispute != "" && p.DisputeEnd != "won" {
+			// What a dispute took (or owes) is not taken twice.
+			take = min(take, p.Credits-p.Revoked-p.DisputeTaken-p.DisputeOwed)
+		}
 		a, last, err := s.Account(ctx, p.AccountID)
 		if err != nil {
 			return 0, err

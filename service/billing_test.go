@@ -250,3 +250,25 @@ func TestADisputeTakesItsCreditsAndAWonOneGivesThemBack(t *testing.T) {
 		t.Fatalf("a dispute of no payment: %v", err)
 	}
 }
+
+// A refund after a dispute takes only what the dispute left, so the two
+// never take more Credits than the purchase gave.
+func TestARefundAfterADisputeTakesOnlyWhatTheDisputeLeft(t *testing.T) {
+	t.Parallel()
+	e := newTestEngine(t)
+	ctx := context.Background()
+	acct, _ := e.OpenAccount(ctx, "both@example.com", 0, ledger.By{Actor: "system:test", Reason: "test"})
+	if _, err := e.GrantPurchase(ctx, purchase(acct.AccountID, "cs_test_b")); err != nil {
+		t.Fatal(err)
+	}
+	if taken, _, err := e.DisputePurchase(ctx, "pi_cs_test_b", "dp_b", 300); err != nil || taken != 60 {
+		t.Fatalf("dispute of 300 of 500: took %d, %v", taken, err)
+	}
+	// The whole payment refunded: 100 Credits' worth, of which the dispute took 60.
+	if n, err := e.RevokeRefunded(ctx, "pi_cs_test_b", 500); err != nil || n != 40 {
+		t.Fatalf("a whole refund after the dispute revoked %d (%v), want the 40 left", n, err)
+	}
+	if a, _, _ := e.Account(ctx, acct.AccountID); a.Balance != 0 {
+		t.Fatalf("balance %d after the dispute and the refund, want 0", a.Balance)
+	}
+}
