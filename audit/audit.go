@@ -87,11 +87,14 @@ type Summary struct {
 	} `json:"credits"`
 	// ReadModels says which read models were compared: a stopped node's
 	// file, or a running node's snapshot, and through which sequence.
-	ReadModels  string `json:"read_models"`
-	Verified    bool   `json:"signatures_verified"`
-	Signed      int    `json:"signed"`
-	Unsigned    int    `json:"unsigned"`
-	Checkpoints int    `json:"checkpoints"`
+	ReadModels string `json:"read_models"`
+	Verified   bool   `json:"signatures_verified"`
+	Signed     int    `json:"signed"`
+	Unsigned   int    `json:"unsigned"`
+	// SignedRecords and UnsignedRecords are the same for prices and keys.
+	SignedRecords   int `json:"signed_records"`
+	UnsignedRecords int `json:"unsigned_records"`
+	Checkpoints     int `json:"checkpoints"`
 	// LedgerKept is how many account events, checkpoints and prices the
 	// ledger stream keeps (through the replay's end), each checked
 	// against the log; -1 when there is no ledger stream.
@@ -193,7 +196,7 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 // summarize gathers what the audit found.
 func summarize(rep report, last uint64, o Options, mismatches []string, damage []projections.Damage) Summary {
 	sum := Summary{Events: rep.Events, LastSeq: last, Accounts: len(rep.Accounts), Verified: rep.Verified, Signed: rep.Signed,
-		Unsigned: rep.Unsigned, Checkpoints: rep.checkpoints, KeyInDataDir: o.KeyInDataDir,
+		Unsigned: rep.Unsigned, SignedRecords: rep.SignedRecords, UnsignedRecords: rep.UnsignedRecords, Checkpoints: rep.checkpoints, KeyInDataDir: o.KeyInDataDir,
 		Damage: nonNil(rep.damage), Violations: nonNil(rep.Violations), Findings: nonNil(rep.findings), Mismatches: nonNil(mismatches),
 		LedgerCopy: nonNil(rep.ledgerCopy), LedgerKept: rep.ledgerKept,
 		DamagedRecords: []string{}}
@@ -253,6 +256,7 @@ func printSummary(out io.Writer, rep report, last uint64, o Options, sum Summary
 		fmt.Fprintln(out, "signatures: not verified (no public key: --public-key, or the signing key)")
 	default:
 		fmt.Fprintf(out, "signatures: %d account events signed and linked, %d written before the ledger was signed\n", rep.Signed, rep.Unsigned)
+		fmt.Fprintf(out, "  prices and keys: %d signed and linked, %d written before they were signed\n", rep.SignedRecords, rep.UnsignedRecords)
 		fmt.Fprintf(out, "checkpoints: %d in the log, %d kept outside it, checked\n", rep.checkpoints, len(o.Checkpoints))
 		if o.KeyInDataDir {
 			fmt.Fprintln(out, "  (verified with the key in the data directory: whoever can write the directory could have signed; keep the public key elsewhere and pass --public-key)")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/audit"
+	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
 	. "github.com/apprun/apprun/node/nodetest"
 	"github.com/apprun/apprun/subjects"
@@ -99,5 +100,46 @@ func forgeGrant(t *testing.T, ctx context.Context, st jetstream.Stream, js jetst
 	data, _ := json.Marshal(forged)
 	if _, err := js.Publish(ctx, subjects.Account(account), data, jetstream.WithExpectLastSequencePerSubject(last.Sequence)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Prices and keys are signed and chained too: a price or an API key
+// forged with the NATS credentials (a free App; a key the insider knows,
+// on someone's account) is named by the audit.
+func TestTheAuditFindsAForgedPriceAndAForgedKey(t *testing.T) {
+	t.Parallel()
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(10)
+	h.Do("PUT", "/admin/v1/apps/"+TestAppSlug+"/price", AdminToken, map[string]any{"reason": "test", "credit_cost": 9})
+	h.Stop()
+	pub := DevLedgerKey(t, h.Dir)
+	var out bytes.Buffer
+	if err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir, PublicKey: pub}, &out); err != nil ||
+		!strings.Contains(out.String(), "written before they were signed") || strings.Contains(out.String(), "prices and keys: 0 signed") {
+		t.Fatalf("the untampered log: %v\n%s", err, out.String())
+	}
+	withStream(t, h.Dir, func(ctx context.Context, st jetstream.Stream, js jetstream.JetStream) {
+		last, err := st.GetLastMsgForSubject(ctx, subjects.Price(TestAppSlug))
+		if err != nil {
+			t.Fatal(err)
+		}
+		price, _ := json.Marshal(engine.PriceEvent{Type: "price_set", V: engine.EventVersion, At: time.Now(), Slug: TestAppSlug,
+			Actor: "admin:admin", Reason: "looks right", Prev: ledger.Hash(last.Data)})
+		if _, err := js.Publish(ctx, subjects.Price(TestAppSlug), price, jetstream.WithExpectLastSequencePerSubject(last.Sequence)); err != nil {
+			t.Fatal(err)
+		}
+		key, _ := json.Marshal(engine.KeyEvent{Type: engine.KeyCreated, V: engine.EventVersion, At: time.Now(), KeyID: "key_forged01",
+			AccountID: a.ID, Hash: engine.HashKey("ak_known_to_the_insider"), Prefix: "ak_know"})
+		if _, err := js.Publish(ctx, subjects.Key("key_forged01"), key); err != nil {
+			t.Fatal(err)
+		}
+	})
+	out.Reset()
+	err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir, PublicKey: pub}, &out)
+	for _, want := range []string{"on " + subjects.Price(TestAppSlug) + " (price_set): ledger: the event is not signed",
+		"on " + subjects.Key("key_forged01") + " (" + engine.KeyCreated + "): ledger: the event is not signed"} {
+		if err == nil || !strings.Contains(out.String(), want) {
+			t.Fatalf("not found (want %q): %v\n%s", want, err, out.String())
+		}
 	}
 }

@@ -30,8 +30,12 @@ type Audit struct {
 	purchases map[string]*auditPurchase
 	// chain checks account events' signatures and links, when the
 	// ledger's public key is known (NewAudit).
-	chain  *ledger.Chain
-	report AuditReport
+	chain *ledger.Chain
+	// records checks prices' and keys' signatures and links, each kind
+	// on its own (a log's prices were signed from a later point than its
+	// account events).
+	records map[subjects.Kind]*ledger.Chain
+	report  AuditReport
 }
 
 type auditPurchase struct {
@@ -77,6 +81,9 @@ type AuditReport struct {
 	// fenced off (fence.go): never runs, never charged.
 	Fenced int
 	// Verified is whether signatures and links were checked (NewAudit);
+	// SignedRecords counts the prices and keys checked, UnsignedRecords
+	// those written before they were signed.
+	SignedRecords, UnsignedRecords int
 	// Signed counts the account events checked, Unsigned those written
 	// before the ledger was signed.
 	Verified         bool
@@ -92,9 +99,24 @@ func NewAudit(pub ed25519.PublicKey) *Audit {
 		slots: map[string]string{}, purchases: map[string]*auditPurchase{}}
 	if pub != nil {
 		a.chain = ledger.NewChain(pub)
+		a.records = map[subjects.Kind]*ledger.Chain{subjects.KindPrice: ledger.NewChain(pub), subjects.KindKey: ledger.NewChain(pub)}
 		a.report.Verified = true
 	}
 	return a
+}
+
+// checkRecord checks a price's or a key's signature and link (on its
+// subject's chain), when the audit has the key.
+func (a *Audit) checkRecord(kind subjects.Kind, subject string, seq uint64, data []byte, r ledger.Record, typ string) {
+	c := a.records[kind]
+	if c == nil {
+		return
+	}
+	if err := c.CheckRecord(subject, data, r); err != nil {
+		a.violation("event %d on %s (%s): %v", seq, subject, typ, err)
+	} else if _, sig := r.Link(); sig != "" {
+		a.report.SignedRecords++
+	}
 }
 
 func (a *Audit) violation(format string, args ...any) {
@@ -129,6 +151,27 @@ func (a *Audit) Apply(subject string, seq uint64, data []byte) {
 			}
 		}
 		a.applyLedger(id, seq, ev)
+	case subjects.KindPrice, subjects.KindKey:
+		var r ledger.Record
+		var typ string
+		if kind == subjects.KindPrice {
+			var ev PriceEvent
+			err := json.Unmarshal(data, &ev)
+			r, typ = ev, ev.Type
+			if err != nil {
+				a.violation("event %d on %s: unreadable: %v", seq, subject, err)
+				return
+			}
+		} else {
+			var ev KeyEvent
+			err := json.Unmarshal(data, &ev)
+			r, typ = ev, ev.Type
+			if err != nil {
+				a.violation("event %d on %s: unreadable: %v", seq, subject, err)
+				return
+			}
+		}
+		a.checkRecord(kind, subject, seq, data, r, typ)
 	case subjects.KindRun:
 		ev, err := DecodeRunEvent(data)
 		if err != nil {
@@ -314,6 +357,10 @@ func (a *Audit) applyRun(runNo string, seq uint64, ev RunEvent) {
 func (a *Audit) Report() AuditReport {
 	if a.chain != nil {
 		a.report.Unsigned = a.chain.Unsigned
+	}
+	a.report.UnsignedRecords = 0
+	for _, c := range a.records {
+		a.report.UnsignedRecords += c.Unsigned
 	}
 	rep := a.report
 	rep.Accounts = map[string]ledger.Account{}

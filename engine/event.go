@@ -244,7 +244,16 @@ type KeyEvent struct {
 	Hash      string    `json:"hash"`
 	Prefix    string    `json:"prefix"`
 	Name      string    `json:"name,omitempty"`
+	// Prev and Sig chain and sign the key's events (ledger.Record).
+	Prev string `json:"prev,omitempty"`
+	Sig  string `json:"sig,omitempty"`
 }
+
+// Link is the event's prev and sig (ledger.Record).
+func (e KeyEvent) Link() (string, string) { return e.Prev, e.Sig }
+
+// WithSig is the event signed with sig (ledger.Record).
+func (e KeyEvent) WithSig(sig string) any { e.Sig = sig; return e }
 
 // PriceEvent sets an App's price or marks it recalibrating.
 type PriceEvent struct {
@@ -258,7 +267,16 @@ type PriceEvent struct {
 	// Reason why.
 	Actor  string `json:"actor,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Prev and Sig chain and sign the App's prices (ledger.Record).
+	Prev string `json:"prev,omitempty"`
+	Sig  string `json:"sig,omitempty"`
 }
+
+// Link is the event's prev and sig (ledger.Record).
+func (e PriceEvent) Link() (string, string) { return e.Prev, e.Sig }
+
+// WithSig is the event signed with sig (ledger.Record).
+func (e PriceEvent) WithSig(sig string) any { e.Sig = sig; return e }
 
 // BrandContextEvent records a brand context created by an account.
 type BrandContextEvent struct {

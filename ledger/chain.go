@@ -106,22 +106,52 @@ func NewChain(pub ed25519.PublicKey) *Chain {
 // Check takes the next account event of the log: data as stored, e as
 // decoded. It returns why the event breaks the chain, if it does.
 func (c *Chain) Check(account string, data []byte, e Event) error {
-	head := c.heads[account] // "" before the account's first event
-	c.heads[account] = Hash(data)
-	if e.Sig == "" && e.Prev == "" && !c.Signed {
+	msg, err := signed(e)
+	return c.check(account, data, e.Prev, e.Sig, msg, err)
+}
+
+// CheckRecord takes the next signed record of chain (a price's, a key's:
+// Record): data as stored, r as decoded.
+func (c *Chain) CheckRecord(chain string, data []byte, r Record) error {
+	prev, sig := r.Link()
+	msg, err := json.Marshal(r.WithSig(""))
+	return c.check(chain, data, prev, sig, msg, err)
+}
+
+func (c *Chain) check(chain string, data []byte, prev, sig string, msg []byte, msgErr error) error {
+	head := c.heads[chain] // "" before the chain's first event
+	c.heads[chain] = Hash(data)
+	if sig == "" && prev == "" && !c.Signed {
 		c.Unsigned++
 		return nil
 	}
 	c.Signed = true
-	if err := Verify(c.pub, e); err != nil {
+	if err := verify(c.pub, sig, msg, msgErr); err != nil {
 		return err
 	}
-	if e.Prev != head {
+	if prev != head {
 		return ErrBrokenLink
 	}
 	return nil
 }
 
-// Head is the hash of the newest event c has seen on account ("" for
-// none).
-func (c *Chain) Head(account string) string { return c.heads[account] }
+// A Record is a signed message of the log that is no account event: a
+// price, a key. It names in prev the hash of the message before it on
+// its subject (its writer sets it, as for an account event), and is
+// signed like an account event: the signature covers its encoding with
+// sig empty.
+type Record interface {
+	// Link is the record's prev and sig.
+	Link() (prev, sig string)
+	// WithSig is the record with sig as its signature ("": as signed).
+	WithSig(sig string) any
+}
+
+// SignRecord returns r signed, as its store writes it.
+func (s *Signer) SignRecord(r Record) (any, error) {
+	msg, err := json.Marshal(r.WithSig(""))
+	if err != nil {
+		return nil, err
+	}
+	return r.WithSig(s.sign(msg)), nil
+}

@@ -87,7 +87,7 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 		return 0, engine.Errorf(engine.CodeKeyNotFound, "no key %q", keyID)
 	}
 	var last engine.KeyEvent
-	seq, err := s.log.Last(ctx, subjects.Key(keyID), &last)
+	seq, head, err := s.log.LastHead(ctx, subjects.Key(keyID), &last)
 	if errors.Is(err, port.ErrNoMessage) {
 		return 0, engine.Errorf(engine.CodeKeyNotFound, "no key %q", keyID)
 	}
@@ -98,7 +98,7 @@ func (s *Service) RevokeKey(ctx context.Context, keyID string) (uint64, error) {
 		return seq, nil
 	}
 	ev := last
-	ev.Type, ev.At = engine.KeyRevoked, s.now()
+	ev.Type, ev.At, ev.Prev, ev.Sig = engine.KeyRevoked, s.now(), head, ""
 	entries := []store.Entry{{Subject: subjects.Key(keyID), Value: ev, Expect: store.ExpectSeq(seq)}}
 	active, countSeq, err := s.activeKeys(ctx, last.AccountID)
 	if err != nil {

@@ -94,11 +94,29 @@ func (s *Service) SetPrice(ctx context.Context, slug string, cost int64, recalib
 	}
 	ev := engine.PriceEvent{Type: "price_set", V: engine.EventVersion, At: s.now(), Slug: slug, CreditCost: cost, Recalibrating: recalibrating,
 		Actor: by.Actor, Reason: by.Reason}
-	last, err := s.log.Append(ctx, priceWrites(ev, nil)...)
-	if err != nil {
-		return engine.Price{}, 0, internal("set price", err)
+	for range s.casTries() {
+		// The price names the one before it (its chain, ledger.Record),
+		// checked by the write's compare-and-set.
+		var before engine.PriceEvent
+		seq, head, err := s.log.LastHead(ctx, subjects.Price(slug), &before)
+		if errors.Is(err, port.ErrNoMessage) {
+			seq, head, err = 0, "", nil
+		}
+		if err != nil {
+			return engine.Price{}, 0, internal("read price", err)
+		}
+		ev.Prev = head
+		last, err := s.log.Append(ctx, priceWrites(ev, store.ExpectSeq(seq))...)
+		switch {
+		case err == nil:
+			return engine.Price{Slug: slug, CreditCost: cost, Recalibrating: recalibrating, Seq: last - priceCopies, At: ev.At}, last, nil
+		case errors.Is(err, port.ErrConflict):
+			continue // another price came meanwhile: read again
+		default:
+			return engine.Price{}, 0, internal("set price", err)
+		}
 	}
-	return engine.Price{Slug: slug, CreditCost: cost, Recalibrating: recalibrating, Seq: last - priceCopies}, last, nil
+	return engine.Price{}, 0, engine.Errorf(engine.CodeInternal, "price busy; retry")
 }
 
 // seedPrices writes each App's initial price, with its copies, when its

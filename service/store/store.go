@@ -112,8 +112,8 @@ func (s *Store) Encode(entries []Entry) ([]port.Entry, error) {
 func Encode(entries []Entry) ([]port.Entry, error) {
 	for _, e := range entries {
 		switch e.Value.(type) {
-		case ledger.Event, ledger.Checkpoint:
-			return nil, fmt.Errorf("encode %s: an account event or checkpoint is encoded by a Store, which signs it", e.Subject)
+		case ledger.Event, ledger.Checkpoint, ledger.Record:
+			return nil, fmt.Errorf("encode %s: an account event, checkpoint, price or key is encoded by a Store, which signs it", e.Subject)
 		}
 	}
 	return encode(entries, nil)
@@ -134,6 +134,10 @@ func encode(entries []Entry, signer *ledger.Signer) ([]port.Entry, error) {
 			e.Value = v
 			if signer != nil {
 				e.Value, err = signer.Sign(v)
+			}
+		case ledger.Record:
+			if signer != nil {
+				e.Value, err = signer.SignRecord(v)
 			}
 		case ledger.Checkpoint:
 			if signer == nil {
@@ -166,6 +170,16 @@ func (s *Store) Last(ctx context.Context, subject string, v any) (uint64, error)
 		return 0, err
 	}
 	return m.Seq, DecodeMessage(m, v)
+}
+
+// LastHead is Last, and the hash of the message as stored: the prev of
+// the next signed record on subject (ledger.Record).
+func (s *Store) LastHead(ctx context.Context, subject string, v any) (seq uint64, head string, err error) {
+	m, err := s.last(ctx, subject)
+	if err != nil {
+		return 0, "", err
+	}
+	return m.Seq, ledger.Hash(m.Data), DecodeMessage(m, v)
 }
 
 // last is the newest message on subject, from the log, kept in the cache.
