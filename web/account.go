@@ -144,7 +144,9 @@ func (s *Site) statement(accountID string, from, to time.Time, max int) ([]state
 				return rows, true, nil
 			}
 			row := statementRow{Line: l}
-			if l.RunNo != "" {
+			if l.AppSlug != "" { // the ledger keeps it: named after the run expired
+				row.AppName = s.appName(l.AppSlug)
+			} else if l.RunNo != "" { // a line written before the ledger kept it
 				name, ok := apps[l.RunNo]
 				if !ok {
 					if run, err := s.cfg.Reads.Run(l.RunNo); err == nil {

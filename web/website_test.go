@@ -424,3 +424,28 @@ func firstText(v any) string {
 	}
 	return ""
 }
+
+// The Credits page and its CSV name a run's App after the run expired:
+// the ledger keeps it on the charge.
+func TestTheStatementNamesTheAppOfAnExpiredRun(t *testing.T) {
+	t.Parallel()
+	h := Start(t, WithLimits(NoLimits), WithSignupCredits(100), WithRetention(TestAppSlug, 200*time.Millisecond))
+	b := h.Browser(t)
+	b.SignUp("expired@example.com")
+	a := Account{ID: AccountOfSession(t, h, b), Key: b.CreateKey("runs")}
+	run := h.Create(a, RunTestApp("ok"))
+	h.WaitRun(a, run)
+	deadline := time.Now().Add(15 * time.Second)
+	for h.Do("GET", "/api/v1/runs/"+run, a.Key, nil).Status != 404 {
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s did not expire", run)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if page := b.Get("/credits").Body; !strings.Contains(page, "Test App") {
+		t.Fatalf("the Credits page does not name the expired run's App:\n%s", page)
+	}
+	if csvBody := b.Get("/credits/statement.csv").Body; !strings.Contains(csvBody, ","+run+",Test App,") {
+		t.Fatalf("the statement CSV does not name the expired run's App:\n%s", csvBody)
+	}
+}
