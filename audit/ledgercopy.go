@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apprun/apprun/eventlog"
+	"github.com/apprun/apprun/port"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -36,17 +38,33 @@ type copied struct {
 // readLedgerCopy reads the ledger stream's copy of the log through last;
 // nil when there is no ledger stream (a log written before it was).
 func readLedgerCopy(ctx context.Context, js jetstream.JetStream, last uint64) (*ledgerCopy, error) {
-	st, err := js.Stream(ctx, eventlog.LedgerStreamName)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return nil, nil
-	}
+	// In a cluster, a stream's information and its messages may be
+	// unanswered for a moment (a member that stopped, an election): read
+	// again, as the log's replay does, until no progress for auditStall.
+	var st jetstream.Stream
+	sctx, cancel := context.WithTimeout(ctx, auditStall)
+	defer cancel()
+	err := port.Retry(sctx, nil, "read the ledger stream", func(ctx context.Context) (err error) {
+		st, err = js.Stream(ctx, eventlog.LedgerStreamName)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			st, err = nil, nil
+		}
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read the ledger stream: %w", err)
+	}
+	if st == nil {
+		return nil, nil
 	}
 	lc := &ledgerCopy{msgs: map[uint64]copied{}}
 	end := st.CachedInfo().State.LastSeq
 	var read uint64
+	progress := time.Now()
 	for read < end {
+		if time.Since(progress) > auditStall {
+			return nil, fmt.Errorf("read the ledger stream: no progress for %s at sequence %d of %d", auditStall, read, end)
+		}
 		n, err := fetchFrom(ctx, st, "", read+1, end, func(seq uint64, m jetstream.Msg) {
 			read = seq
 			src, ok := sourceSeq(m.Headers().Get("Nats-Stream-Source"))
@@ -61,11 +79,16 @@ func readLedgerCopy(ctx context.Context, js jetstream.JetStream, last uint64) (*
 			lc.newest = max(lc.newest, src)
 			lc.kept++
 		})
-		if err != nil {
+		switch {
+		case n > 0:
+			progress = time.Now()
+		case err != nil && ctx.Err() != nil:
 			return nil, fmt.Errorf("read the ledger stream: %w", err)
+		case err == nil:
+			return lc, nil // nothing more within the wait
 		}
-		if n == 0 {
-			break
+		if err != nil {
+			time.Sleep(200 * time.Millisecond)
 		}
 	}
 	return lc, nil
