@@ -145,7 +145,10 @@ func (c *chaos) command(ctx context.Context, args ...string) *exec.Cmd {
 var built struct {
 	once sync.Once
 	bin  string
-	err  error
+	// dir is the temporary directory the tests built bin in ("" when
+	// APPRUN_TEST_BINARY named one): removed after them.
+	dir string
+	err error
 }
 
 // binary builds the apprun binary, once; make test builds it before the
@@ -164,7 +167,7 @@ func binary(t *testing.T) string {
 			built.err = err
 			return
 		}
-		built.bin = filepath.Join(dir, "apprun")
+		built.bin, built.dir = filepath.Join(dir, "apprun"), dir
 		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
 			built.err = fmt.Errorf("build: %v\n%s", err, out)
 		}

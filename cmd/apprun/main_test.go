@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/apprun/apprun/node/nodetest"
@@ -12,8 +11,10 @@ import (
 // (nodetest.Main); the apprun binary the tests built goes with them.
 func TestMain(m *testing.M) {
 	nodetest.Main(m, func() {
-		if built.bin != "" {
-			os.RemoveAll(filepath.Dir(built.bin))
+		// Only a directory the tests made: APPRUN_TEST_BINARY's is make
+		// test's bin/, where stripe-mock and the bench's binary are too.
+		if built.dir != "" {
+			os.RemoveAll(built.dir)
 		}
 	})
 }
