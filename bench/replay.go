@@ -166,7 +166,11 @@ func rebuild(ctx context.Context, cfg Config, dir string, last uint64) (t rebuil
 		if err != nil {
 			return err
 		}
-		profiled := profileProcess(cfg, "rebuild-"+filepath.Base(dir))
+		name := "rebuild" // the signed log's; the unsigned one's apart
+		if filepath.Base(dir) != "signed" {
+			name += "-" + filepath.Base(dir)
+		}
+		profiled := profileProcess(cfg, name)
 		start, cpu := time.Now(), cpuTime()
 		if err := p.Start(ctx, js, eventlog.StreamName); err != nil {
 			profiled()

@@ -39,7 +39,7 @@ target not met is marked NO.`
 	fs.IntVar(&cfg.ResumeLongEvents, "resume-long-events", 0, "replay: events in the long run log to resume (default 100000; -1 for none)")
 	fs.IntVar(&cfg.Runs, "runs", 0, "run: runs timed end to end (default 200)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (the replay rebuild and the create baseline run in it)")
-	fs.StringVar(&cfg.ServerProfiles, "server-profiles", "", "write a CPU profile of the server through each measured phase to this directory (<scenario>.prof; the replay's rebuild, which runs in the bench process, as rebuild.prof)")
+	fs.StringVar(&cfg.ServerProfiles, "server-profiles", "", "write a CPU profile of the server through each measured phase to this directory (<scenario>.prof; the replay's rebuild, which runs in the bench process, as rebuild.prof, the unsigned log's as rebuild-unsigned.prof)")
 	c.exec = func([]string) error {
 		// The report names the command it measured: the flags given.
 		cfg.Command = "apprun bench"
