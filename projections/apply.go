@@ -167,8 +167,20 @@ func (b *batch) apply(m event) error {
 		}
 		b.keysChanged = true
 		var k engine.Key
-		if err := getJSON(tx.Bucket(bucketKeys), []byte(ev.Hash), &k); err != nil && err != port.ErrNotFound {
+		err := getJSON(tx.Bucket(bucketKeys), []byte(ev.Hash), &k)
+		if err != nil && err != port.ErrNotFound {
 			return err
+		}
+		if ev.Type == engine.KeyUsed || kind == subjects.KindKeyUse {
+			// A use only dates a key its creation made: it never makes a
+			// key, nor moves one to another account (the use records are
+			// neither signed nor kept: an insider's forged use must not
+			// open a way in).
+			if err != nil || k.KeyID != ev.KeyID || k.AccountID != ev.AccountID || ev.Type != engine.KeyUsed {
+				return nil
+			}
+			k.LastUsedAt = ev.At
+			return putJSON(tx.Bucket(bucketKeys), []byte(ev.Hash), k)
 		}
 		k.KeyID, k.AccountID, k.Prefix, k.Name = ev.KeyID, ev.AccountID, ev.Prefix, ev.Name
 		switch ev.Type {

@@ -295,3 +295,31 @@ func (f *fixture) openedAccount(t *testing.T) (service.NewAccount, *projections.
 	waitFor(t, s, acct.Seq)
 	return acct, s
 }
+
+// A key-use record only dates a key its creation made: one naming a key
+// the log never created (an insider's forgery: the use records are not
+// signed) makes no key, and one naming another account moves none.
+func TestAKeyUseMakesNoKeyAndMovesNone(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	acct, s := f.openedAccount(t)
+	defer s.Close()
+	forged := engine.HashKey("ak_known_to_an_insider_0123456789")
+	for _, ev := range []engine.KeyEvent{
+		{Type: engine.KeyUsed, V: 1, At: time.Now(), KeyID: "key_forged01", AccountID: acct.AccountID, Hash: forged, Prefix: "ak_know"},
+		{Type: engine.KeyUsed, V: 1, At: time.Now(), KeyID: acct.KeyID, AccountID: "acct_someoneelse", Hash: engine.HashKey("x"), Prefix: "ak_x"},
+	} {
+		data, _ := json.Marshal(ev)
+		ack, err := f.js.Publish(ctx, subjects.KeyUse(ev.KeyID), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, s, ack.Sequence)
+	}
+	if k, err := s.KeyByHash(forged); err == nil {
+		t.Fatalf("a forged key use made a key: %+v", k)
+	}
+	if k, err := s.KeyByID(acct.KeyID); err != nil || k.AccountID != acct.AccountID {
+		t.Fatalf("the account's key after a use naming another account: %+v %v", k, err)
+	}
+}
