@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+
+	"github.com/apprun/apprun/engine"
 )
 
 // SnapshotSeqHeader names, on a read-model snapshot, the log sequence
@@ -20,6 +22,11 @@ const SnapshotSeqHeader = "Apprun-Applied-Seq"
 // copy holds everything the read models do (key hashes, emails): admin
 // only, and logged as an admin action.
 func (a *API) readModelSnapshot(w http.ResponseWriter, r *http.Request, ad admin) {
+	if err := a.cfg.Reads.Failed(); err != nil {
+		// Their copy would not be the log's fold: say why, as /readyz does.
+		writeJSON(w, http.StatusServiceUnavailable, envelope{errorBody{engine.CodeInternal, readsStopped(err)}})
+		return
+	}
 	head, err := a.cfg.Engine.LogHead(r.Context())
 	if err == nil {
 		err = a.awaitRead(r.Context(), head)
