@@ -43,7 +43,7 @@ type Engine interface {
 	GrantPurchase(ctx context.Context, p service.Purchase) (bool, error)
 	RevokeRefunded(ctx context.Context, paymentIntent string, refunded int64) (int64, error)
 	DisputePurchase(ctx context.Context, paymentIntent, id string, amount int64) (taken, owed int64, err error)
-	CloseDispute(ctx context.Context, paymentIntent, id string, won bool) (int64, error)
+	CloseDispute(ctx context.Context, paymentIntent, id string, amount int64, won bool) (int64, error)
 	RecordUnmatched(ctx context.Context, u service.Unmatched) error
 	// Purchased reports whether a Checkout Session was paid and granted.
 	Purchased(ctx context.Context, ref string) (bool, error)
@@ -279,7 +279,7 @@ func (s *Stripe) dispute(ctx context.Context, ev stripe.Event, d stripe.Dispute)
 		}
 	} else {
 		var back int64
-		back, err = s.eng.CloseDispute(ctx, pi, d.ID, d.Status == stripe.DisputeStatusWon)
+		back, err = s.eng.CloseDispute(ctx, pi, d.ID, d.Amount, d.Status == stripe.DisputeStatusWon)
 		if err == nil {
 			s.cfg.Logger.Info("stripe: dispute closed", "dispute", d.ID, "payment_intent", pi, "status", d.Status, "credits_back", back)
 		}

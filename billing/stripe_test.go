@@ -55,7 +55,7 @@ func (f *fakeEngine) DisputePurchase(_ context.Context, pi, id string, amount in
 	return amount / 5, 0, nil
 }
 
-func (f *fakeEngine) CloseDispute(context.Context, string, string, bool) (int64, error) {
+func (f *fakeEngine) CloseDispute(context.Context, string, string, int64, bool) (int64, error) {
 	return 0, nil
 }
 

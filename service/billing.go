@@ -201,16 +201,22 @@ func (s *Service) RevokeRefunded(ctx context.Context, paymentIntent string, refu
 			return 0, nil // this refund, or a larger one, was taken already
 		}
 		take := owedFor(p.Credits, p.Paid, refunded) - p.Revoked
+		var covered int64 // of take, what the payment's dispute took (or owes) already
 		if p.Dispute != "" && p.DisputeEnd != "won" {
-			// What a dispute took (or owes) is not taken twice.
-			take = min(take, p.Credits-p.Revoked-p.DisputeTaken-p.DisputeOwed)
+			// Not taken twice: the overlap moves from the dispute to the
+			// refund, so that a won dispute gives back only what no refund
+			// covers (the debt first, then the Credits taken).
+			covered = min(max(take, 0), p.DisputeTaken+p.DisputeOwed)
+			fromOwed := min(covered, p.DisputeOwed)
+			p.DisputeOwed, p.DisputeTaken = p.DisputeOwed-fromOwed, p.DisputeTaken-(covered-fromOwed)
+			take -= covered
 		}
 		a, last, err := s.Account(ctx, p.AccountID)
 		if err != nil {
 			return 0, err
 		}
 		refundDelta := refunded - p.Refunded
-		p.Refunded, p.Revoked = refunded, p.Revoked+max(take, 0)
+		p.Refunded, p.Revoked = refunded, p.Revoked+max(take, 0)+covered
 		entries := []store.Entry{{Subject: subjects.PurchasePrefix + link.Ref, Value: p, Expect: store.ExpectSeq(pseq)}}
 		if take > 0 {
 			ev, err := ledger.Revoke(a, take, link.Ref, refundDelta, p.Currency, s.now())

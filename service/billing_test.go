@@ -217,13 +217,13 @@ func TestADisputeTakesItsCreditsAndAWonOneGivesThemBack(t *testing.T) {
 	if p.Dispute != "dp_1" || p.DisputeTaken != 40 || p.DisputeOwed != 60 {
 		t.Fatalf("record %+v", p)
 	}
-	if back, err := e.CloseDispute(ctx, "pi_cs_test_d", "dp_other", true); err != nil || back != 0 {
+	if back, err := e.CloseDispute(ctx, "pi_cs_test_d", "dp_other", 500, true); err != nil || back != 0 {
 		t.Fatalf("another dispute's close: %d %v", back, err)
 	}
-	if back, err := e.CloseDispute(ctx, "pi_cs_test_d", "dp_1", true); err != nil || back != 40 {
+	if back, err := e.CloseDispute(ctx, "pi_cs_test_d", "dp_1", 500, true); err != nil || back != 40 {
 		t.Fatalf("won: %d %v", back, err)
 	}
-	if back, _ := e.CloseDispute(ctx, "pi_cs_test_d", "dp_1", true); back != 0 {
+	if back, _ := e.CloseDispute(ctx, "pi_cs_test_d", "dp_1", 500, true); back != 0 {
 		t.Fatalf("won twice: %d", back)
 	}
 	if a, _, _ := e.Account(ctx, acct.AccountID); a.Balance != 40 {
@@ -235,7 +235,7 @@ func TestADisputeTakesItsCreditsAndAWonOneGivesThemBack(t *testing.T) {
 	if taken, owed, err := e.DisputePurchase(ctx, "pi_cs_test_l", "dp_2", 250); err != nil || taken != 50 || owed != 0 {
 		t.Fatalf("half disputed: %d %d %v", taken, owed, err)
 	}
-	if back, err := e.CloseDispute(ctx, "pi_cs_test_l", "dp_2", false); err != nil || back != 0 {
+	if back, err := e.CloseDispute(ctx, "pi_cs_test_l", "dp_2", 250, false); err != nil || back != 0 {
 		t.Fatalf("lost: %d %v", back, err)
 	}
 	if a, _, _ := e.Account(ctx, lost.AccountID); a.Balance != 50 {
@@ -270,5 +270,59 @@ func TestARefundAfterADisputeTakesOnlyWhatTheDisputeLeft(t *testing.T) {
 	}
 	if a, _, _ := e.Account(ctx, acct.AccountID); a.Balance != 0 {
 		t.Fatalf("balance %d after the dispute and the refund, want 0", a.Balance)
+	}
+}
+
+// A refund whose notice comes after a dispute's, for a payment refunded
+// before it was disputed: the refund takes what the dispute did not, and
+// a won dispute gives back only what no refund covers.
+func TestAWonDisputeGivesBackNothingARefundCovers(t *testing.T) {
+	t.Parallel()
+	e := newTestEngine(t)
+	ctx := context.Background()
+	acct, _ := e.OpenAccount(ctx, "overlap@example.com", 0, ledger.By{Actor: "system:test", Reason: "test"})
+	if _, err := e.GrantPurchase(ctx, purchase(acct.AccountID, "cs_test_o")); err != nil {
+		t.Fatal(err)
+	}
+	if taken, _, err := e.DisputePurchase(ctx, "pi_cs_test_o", "dp_o", 500); err != nil || taken != 100 {
+		t.Fatalf("dispute of the whole payment: took %d, %v", taken, err)
+	}
+	if n, err := e.RevokeRefunded(ctx, "pi_cs_test_o", 500); err != nil || n != 0 {
+		t.Fatalf("a whole refund after a whole dispute revoked %d (%v), want 0", n, err)
+	}
+	if back, err := e.CloseDispute(ctx, "pi_cs_test_o", "dp_o", 500, true); err != nil || back != 0 {
+		t.Fatalf("the dispute won after a whole refund gave back %d (%v), want 0", back, err)
+	}
+	if a, _, _ := e.Account(ctx, acct.AccountID); a.Balance != 0 {
+		t.Fatalf("balance %d: the refunded purchase's Credits came back", a.Balance)
+	}
+}
+
+// A dispute's close whose opening's notice has not come stands for both:
+// lost takes what the opening would have, won takes nothing, and the
+// opening coming after changes nothing.
+func TestADisputeClosedBeforeItsOpeningCameStandsForBoth(t *testing.T) {
+	t.Parallel()
+	e := newTestEngine(t)
+	ctx := context.Background()
+	acct, _ := e.OpenAccount(ctx, "closefirst@example.com", 0, ledger.By{Actor: "system:test", Reason: "test"})
+	for _, ref := range []string{"cs_test_cl", "cs_test_cw"} {
+		if _, err := e.GrantPurchase(ctx, purchase(acct.AccountID, ref)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.CloseDispute(ctx, "pi_cs_test_cl", "dp_cl", 250, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CloseDispute(ctx, "pi_cs_test_cw", "dp_cw", 500, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range [][2]string{{"pi_cs_test_cl", "dp_cl"}, {"pi_cs_test_cw", "dp_cw"}} {
+		if taken, _, err := e.DisputePurchase(ctx, d[0], d[1], 500); err != nil || taken != 0 {
+			t.Fatalf("the opening after its close: took %d, %v", taken, err)
+		}
+	}
+	if a, _, _ := e.Account(ctx, acct.AccountID); a.Balance != 150 {
+		t.Fatalf("balance %d, want 150: 200 bought, half of one lost to a dispute", a.Balance)
 	}
 }

@@ -97,10 +97,12 @@ func earlyDispute(p *Purchase, early paymentLink, a ledger.Account) (*ledger.Eve
 	return ev, err
 }
 
-// CloseDispute closes dispute id of paymentIntent's purchase: won gives
-// back the Credits it took and clears its debt; lost keeps both. It
-// returns the Credits given back.
-func (s *Service) CloseDispute(ctx context.Context, paymentIntent, id string, won bool) (reinstated int64, err error) {
+// CloseDispute closes dispute id (of amount) of paymentIntent's purchase:
+// won gives back the Credits it took and clears its debt; lost keeps
+// both. A close whose opening's notice has not come stands for it: lost
+// takes what the opening would have; won takes nothing, and the opening,
+// when it comes, changes nothing. It returns the Credits given back.
+func (s *Service) CloseDispute(ctx context.Context, paymentIntent, id string, amount int64, won bool) (reinstated int64, err error) {
 	if !refPattern.MatchString(paymentIntent) {
 		return 0, ErrNoPurchase
 	}
@@ -109,6 +111,9 @@ func (s *Service) CloseDispute(ctx context.Context, paymentIntent, id string, wo
 			return false // not this payment's dispute, or closed already
 		}
 		l.Dispute, l.DisputeEnd = id, "lost"
+		if l.Disputed == 0 {
+			l.Disputed = amount // its opening's notice has not come
+		}
 		if won {
 			l.DisputeEnd = "won"
 		}
@@ -117,6 +122,15 @@ func (s *Service) CloseDispute(ctx context.Context, paymentIntent, id string, wo
 		return 0, err
 	}
 	err = s.onPurchase(ctx, paymentIntent, func(p *Purchase, a ledger.Account) (*ledger.Event, error) {
+		if p.Dispute == "" { // the close came before its opening: it stands for both
+			if won {
+				p.Dispute, p.Disputed, p.DisputeEnd = id, amount, "won"
+				return nil, nil
+			}
+			ev, err := disputeOf(p, a, id, amount, "payment disputed and lost (the close came before the opening)", s.now())
+			p.DisputeEnd = "lost"
+			return ev, err
+		}
 		if p.Dispute != id || p.DisputeEnd != "" {
 			return nil, nil // not this payment's dispute, or closed already
 		}
