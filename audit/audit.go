@@ -380,11 +380,20 @@ func replay(ctx context.Context, nc *nats.Conn, pub ed25519.PublicKey, exported 
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	if through > 0 && through < state.LastSeq {
+	end := state.LastSeq
+	if through > 0 {
+		// The log as it is now, after the replay: a run that expired while
+		// the audit ran (the retention sweep writes the marker, then
+		// purges) may have lost its events from the replay.
+		if info, err := st.Info(ctx); err == nil {
+			end = info.State.LastSeq
+		}
+	}
+	if through > 0 && through < end {
 		// A run that expired after the snapshot (the retention sweep) may
 		// have lost its events from the replay as it went: its marker,
 		// past the snapshot, stands for them.
-		if _, err := fetchFrom(ctx, st, subjects.ExpiredPrefix+"*", through+1, state.LastSeq, func(seq uint64, m jetstream.Msg) {
+		if _, err := fetchFrom(ctx, st, subjects.ExpiredPrefix+"*", through+1, end, func(seq uint64, m jetstream.Msg) {
 			a.Apply(m.Subject(), seq, m.Data())
 		}); err != nil {
 			return report{}, 0, fmt.Errorf("read the runs expired since the snapshot: %w", err)

@@ -236,6 +236,7 @@ func (n *Node) edge(mcpHandler http.Handler) *edge.Edge {
 	e := edge.New(edge.Config{RequestTimeout: n.cfg.RequestTimeout, OnRefused: n.api.NoteRefusedAddress})
 	e.Register(edge.Surface{Name: "event streams", Owns: httpapi.IsEventStream, Handler: n.api, Long: true, Refuse: n.api.Refuse})
 	e.Register(edge.Surface{Name: "profiles", Owns: httpapi.IsProfile, Handler: n.api, Long: true, Refuse: n.api.Refuse})
+	e.Register(edge.Surface{Name: "read-model snapshots", Owns: httpapi.IsSnapshot, Handler: n.api, Long: true, Refuse: n.api.Refuse})
 	e.Register(edge.Surface{Name: "MCP", Owns: func(r *http.Request) bool { return r.URL.Path == "/mcp" },
 		Handler:   n.api.Metered(n.api.RequireKey(n.api.ReadMessage(httpapi.Enveloped(mcpHandler)))),
 		WriteWait: httpapi.MCPWait, Refuse: n.api.Refuse})
