@@ -13,6 +13,7 @@ import (
 	"github.com/apprun/apprun/ledger"
 	. "github.com/apprun/apprun/node/nodetest"
 	"github.com/apprun/apprun/subjects"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -141,5 +142,45 @@ func TestTheAuditFindsAForgedPriceAndAForgedKey(t *testing.T) {
 		if err == nil || !strings.Contains(out.String(), want) {
 			t.Fatalf("not found (want %q): %v\n%s", want, err, out.String())
 		}
+	}
+}
+
+// Admissions read a copy of an App's price, which is no part of the
+// ledger: copies forged to make an App free are found on the charges made
+// at them, each naming the price it was charged at.
+func TestTheAuditFindsChargesAtAForgedPriceCopy(t *testing.T) {
+	t.Parallel()
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	h.Stop()
+	withStream(t, h.Dir, func(ctx context.Context, st jetstream.Stream, js jetstream.JetStream) {
+		last, err := st.GetLastMsgForSubject(ctx, subjects.Price(TestAppSlug))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var price engine.PriceEvent
+		if err := json.Unmarshal(last.Data, &price); err != nil {
+			t.Fatal(err)
+		}
+		price.CreditCost = 0 // a real price's time and signature, another cost
+		data, _ := json.Marshal(price)
+		for i := range 32 {
+			m := nats.NewMsg(subjects.PriceCopy(TestAppSlug, i))
+			m.Data = data
+			m.Header.Set("Nats-Rollup", "sub")
+			if _, err := js.PublishMsg(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	h.Boot()
+	h.WaitReady()
+	run := h.Create(a, RunTestApp("ok"))
+	h.WaitRun(a, run)
+	h.Stop()
+	var out bytes.Buffer
+	err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir}, &out)
+	if want := "run " + run + " charged 0 Credits at the price of " + TestAppSlug; err == nil || !strings.Contains(out.String(), want) {
+		t.Fatalf("a charge at a forged price copy: %v, want %q\n%s", err, want, out.String())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/subjects"
@@ -31,6 +32,9 @@ type Audit struct {
 	// chain checks account events' signatures and links, when the
 	// ledger's public key is known (NewAudit).
 	chain *ledger.Chain
+	// prices are the Credits each App's price events set, by the time
+	// each was set: a charge names its price by that time (PriceAt).
+	prices map[string]map[int64]int64
 	// records checks prices' and keys' signatures and links, each kind
 	// on its own (a log's prices were signed from a later point than its
 	// account events).
@@ -96,13 +100,33 @@ type AuditReport struct {
 // before it on its account (ledger/chain.go); nil checks neither.
 func NewAudit(pub ed25519.PublicKey) *Audit {
 	a := &Audit{accounts: map[string]*ledger.Account{}, runs: map[string]*auditRun{}, fenced: map[string]bool{},
-		slots: map[string]string{}, purchases: map[string]*auditPurchase{}}
+		slots: map[string]string{}, purchases: map[string]*auditPurchase{}, prices: map[string]map[int64]int64{}}
 	if pub != nil {
 		a.chain = ledger.NewChain(pub)
 		a.records = map[subjects.Kind]*ledger.Chain{subjects.KindPrice: ledger.NewChain(pub), subjects.KindKey: ledger.NewChain(pub)}
 		a.report.Verified = true
 	}
 	return a
+}
+
+// checkPriceInEffect checks a charge against the price it names (PriceAt):
+// a price of its App set at that time, for the amount charged. Admissions
+// read a copy of the price, which is not itself in the ledger: a copy
+// forged to make an App cheaper shows here, on every charge made at it.
+// Charges written before the ledger named their price are not checked.
+func (a *Audit) checkPriceInEffect(seq uint64, ev ledger.Event) {
+	if ev.PriceAt.IsZero() {
+		return
+	}
+	cost, ok := a.prices[ev.App][ev.PriceAt.UnixNano()]
+	switch {
+	case !ok:
+		a.violation("event %d: run %s charged %d Credits at a price of %s set at %s, which the log never set", seq, ev.RunNo, -ev.Amount, ev.App,
+			ev.PriceAt.Format(time.RFC3339Nano))
+	case cost != -ev.Amount:
+		a.violation("event %d: run %s charged %d Credits at the price of %s set at %s, which was %d", seq, ev.RunNo, -ev.Amount, ev.App,
+			ev.PriceAt.Format(time.RFC3339Nano), cost)
+	}
 }
 
 // checkRecord checks a price's or a key's signature and link (on its
@@ -161,6 +185,12 @@ func (a *Audit) Apply(subject string, seq uint64, data []byte) {
 			if err != nil {
 				a.violation("event %d on %s: unreadable: %v", seq, subject, err)
 				return
+			}
+			if !ev.Recalibrating {
+				if a.prices[ev.Slug] == nil {
+					a.prices[ev.Slug] = map[int64]int64{}
+				}
+				a.prices[ev.Slug][ev.At.UnixNano()] = ev.CreditCost
 			}
 		} else {
 			var ev KeyEvent
@@ -247,6 +277,7 @@ func (a *Audit) applyLedger(id string, seq uint64, ev ledger.Event) {
 		r.charges++
 		r.charged -= ev.Amount
 		a.report.Charged -= ev.Amount
+		a.checkPriceInEffect(seq, ev)
 	case ledger.CreditsPurchased:
 		p := a.purchases[ev.Ref]
 		if p == nil {
