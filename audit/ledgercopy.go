@@ -57,7 +57,7 @@ func readLedgerCopy(ctx context.Context, js jetstream.JetStream, last uint64) (*
 	if st == nil {
 		return nil, nil
 	}
-	lc := &ledgerCopy{msgs: map[uint64]copied{}}
+	lc := &ledgerCopy{msgs: map[uint64]copied{}, found: changedConfig(st.CachedInfo())}
 	end := st.CachedInfo().State.LastSeq
 	var read uint64
 	progress := time.Now()
@@ -92,6 +92,32 @@ func readLedgerCopy(ctx context.Context, js jetstream.JetStream, last uint64) (*
 		}
 	}
 	return lc, nil
+}
+
+// changedConfig reports what makes the ledger stream keep less than all
+// it copied: its configuration may be updated by whoever holds the log's
+// credentials (a node must, to follow a change of replicas), and an
+// update could set limits that drop messages, lift rollups, or stop the
+// copy. The deny flags themselves cannot be lifted.
+func changedConfig(info *jetstream.StreamInfo) []string {
+	c, st := info.Config, info.State
+	var out []string
+	say := func(format string, args ...any) {
+		out = append(out, "the ledger stream "+fmt.Sprintf(format, args...)+": it may have lost what it copied")
+	}
+	if !c.DenyDelete || !c.DenyPurge || c.AllowRollup {
+		say("allows deletes, purges or rollups (deny_delete %v, deny_purge %v, allow_rollup %v)", c.DenyDelete, c.DenyPurge, c.AllowRollup)
+	}
+	if c.MaxMsgs > 0 || c.MaxBytes > 0 || c.MaxAge > 0 || c.MaxMsgsPerSubject > 0 {
+		say("has limits (max_msgs %d, max_bytes %d, max_age %s, max_msgs_per_subject %d)", c.MaxMsgs, c.MaxBytes, c.MaxAge, c.MaxMsgsPerSubject)
+	}
+	if len(c.Sources) != 1 || c.Sources[0].Name != eventlog.StreamName {
+		say("no longer copies the event log alone (%d sources)", len(c.Sources))
+	}
+	if st.Msgs > 0 && st.FirstSeq != 1 {
+		say("starts at sequence %d, not 1", st.FirstSeq)
+	}
+	return out
 }
 
 // sourceSeq is the log sequence a copied message's Nats-Stream-Source

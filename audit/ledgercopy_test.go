@@ -63,3 +63,29 @@ func TestTheLedgerStreamNamesAnEventRemovedFromTheLog(t *testing.T) {
 		t.Fatalf("a grant removed from the log: %v, want %q\n%s", err, want, out.String())
 	}
 }
+
+// The ledger stream's configuration may be updated by whoever holds the
+// log's credentials (a node must, to follow a change of replicas): limits
+// that would drop what it copied are a finding.
+func TestTheAuditFindsLimitsSetOnTheLedgerStream(t *testing.T) {
+	t.Parallel()
+	h := Start(t, WithLimits(NoLimits))
+	h.Account(10)
+	h.Stop()
+	withStream(t, h.Dir, func(ctx context.Context, _ jetstream.Stream, js jetstream.JetStream) {
+		st, err := js.Stream(ctx, eventlog.LedgerStreamName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := st.CachedInfo().Config
+		cfg.MaxMsgs = 5
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var out bytes.Buffer
+	err := audit.Run(context.Background(), audit.Options{DataDir: h.Dir}, &out)
+	if want := "the ledger stream has limits (max_msgs 5"; err == nil || !strings.Contains(out.String(), want) {
+		t.Fatalf("limits on the ledger stream: %v, want %q\n%s", err, want, out.String())
+	}
+}
