@@ -653,11 +653,26 @@ func compareStatement(id string, want []ledger.Line, store *projections.Store) (
 		case i >= len(want):
 			return []string{fmt.Sprintf("account %s: statement line %d (%s %d at %s) is not in the log", id, i+1, got[i].Type, got[i].Amount, got[i].At.Format(time.RFC3339Nano))}, nil
 		case !sameLine(got[i], want[i]):
-			return []string{fmt.Sprintf("account %s: statement line %d says %s %d (balance %d) at %s; the log says %s %d (balance %d)", id, i+1,
-				got[i].Type, got[i].Amount, got[i].Balance, got[i].At.Format(time.RFC3339Nano), want[i].Type, want[i].Amount, want[i].Balance)}, nil
+			return []string{fmt.Sprintf("account %s: statement line %d says %s; the log says %s", id, i+1, lineText(got[i]), lineText(want[i]))}, nil
 		}
 	}
 	return nil, nil
+}
+
+// lineText is what compareStatement compares of a line, to name a
+// difference.
+func lineText(l ledger.Line) string {
+	s := fmt.Sprintf("%s %d (balance %d) at %s", l.Type, l.Amount, l.Balance, l.At.Format(time.RFC3339Nano))
+	if l.RunNo != "" || l.AppSlug != "" {
+		s += fmt.Sprintf(", run %s of %s", l.RunNo, l.AppSlug)
+	}
+	if !l.PriceAt.IsZero() {
+		s += ", price_at " + l.PriceAt.Format(time.RFC3339Nano)
+	}
+	if l.Reference != "" {
+		s += ", reference " + l.Reference
+	}
+	return s
 }
 
 func sameLine(a, b ledger.Line) bool {
