@@ -326,20 +326,7 @@ func TestBrowserBuysAPackUpToStripeAndSeesTheCredits(t *testing.T) {
 // back; the statement reconciles and the audit shows the debt.
 func TestRefundsBeforePurchasesAndDisputesEndExact(t *testing.T) {
 	t.Parallel()
-	h := Start(t, WithLimits(NoLimits), WithStripe(t))
-	a := h.Account(0)
-	deliver := func(id, typ string, obj map[string]any) {
-		t.Helper()
-		if r := h.Deliver(id, typ, obj, Whsec, time.Now()); r.Status != 200 {
-			t.Fatalf("%s: %d %s", id, r.Status, r.Body)
-		}
-	}
-	balance := func(want int64, after string) {
-		t.Helper()
-		if bal, _ := h.Balance(a); bal != want {
-			t.Fatalf("balance %d after %s, want %d", bal, after, want)
-		}
-	}
+	h, a, deliver, balance := stripeAccount(t)
 	// 500 of the 2,000 cents refunded before the completion: 375 of 500 Credits.
 	deliver("evt_early_refund", "charge.refunded", stripemock.Charge("ch_e", "pi_e", 2000, 500))
 	balance(0, "a refund before its purchase")
@@ -386,20 +373,7 @@ func TestRefundsBeforePurchasesAndDisputesEndExact(t *testing.T) {
 // and the audit agrees.
 func TestADisputeBeforeItsPurchaseIsAppliedWithIt(t *testing.T) {
 	t.Parallel()
-	h := Start(t, WithLimits(NoLimits), WithStripe(t))
-	a := h.Account(0)
-	deliver := func(id, typ string, obj map[string]any) {
-		t.Helper()
-		if r := h.Deliver(id, typ, obj, Whsec, time.Now()); r.Status != 200 {
-			t.Fatalf("%s: %d %s", id, r.Status, r.Body)
-		}
-	}
-	balance := func(want int64, after string) {
-		t.Helper()
-		if bal, _ := h.Balance(a); bal != want {
-			t.Fatalf("balance %d after %s, want %d", bal, after, want)
-		}
-	}
+	h, a, deliver, balance := stripeAccount(t)
 	// Half of a 2,000-cent payment disputed before its purchase: 250 of
 	// its 500 Credits taken in the purchase's write, given back when won.
 	for range 2 {
@@ -438,4 +412,26 @@ func TestADisputeBeforeItsPurchaseIsAppliedWithIt(t *testing.T) {
 		!strings.Contains(out.String(), "credits taken by disputes 350, given back on disputes won 250, owed on disputes 0") {
 		t.Fatalf("audit after the early disputes: %v\n%s", err, out.String())
 	}
+}
+
+// stripeAccount starts a node that sells through stripe-mock, with an
+// account of no Credits, and gives what delivers a Stripe event to it
+// (answered 200) and what checks the account's balance.
+func stripeAccount(t *testing.T) (h *Harness, a Account, deliver func(id, typ string, obj map[string]any), balance func(want int64, after string)) {
+	t.Helper()
+	h = Start(t, WithLimits(NoLimits), WithStripe(t))
+	a = h.Account(0)
+	deliver = func(id, typ string, obj map[string]any) {
+		t.Helper()
+		if r := h.Deliver(id, typ, obj, Whsec, time.Now()); r.Status != 200 {
+			t.Fatalf("%s: %d %s", id, r.Status, r.Body)
+		}
+	}
+	balance = func(want int64, after string) {
+		t.Helper()
+		if bal, _ := h.Balance(a); bal != want {
+			t.Fatalf("balance %d after %s, want %d", bal, after, want)
+		}
+	}
+	return h, a, deliver, balance
 }
