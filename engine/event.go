@@ -252,6 +252,9 @@ type KeyEvent struct {
 // Link is the event's prev and sig (ledger.Record).
 func (e KeyEvent) Link() (string, string) { return e.Prev, e.Sig }
 
+// Records are comparable (ledger.Record): this fails to compile if not.
+var _ = KeyEvent{} == KeyEvent{} && PriceEvent{} == PriceEvent{}
+
 // WithSig is the event signed with sig (ledger.Record).
 func (e KeyEvent) WithSig(sig string) any { e.Sig = sig; return e }
 

@@ -139,7 +139,8 @@ func (c *Chain) check(chain string, data []byte, prev, sig string, msg []byte, m
 // price, a key. It names in prev the hash of the message before it on
 // its subject (its writer sets it, as for an account event), and is
 // signed like an account event: the signature covers its encoding with
-// sig empty.
+// sig empty. A Record's dynamic type is comparable (==): identical
+// records of one write (a price's copies) share one signature.
 type Record interface {
 	// Link is the record's prev and sig.
 	Link() (prev, sig string)

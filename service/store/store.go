@@ -124,6 +124,7 @@ func encode(entries []Entry, signer *ledger.Signer) ([]port.Entry, error) {
 	// An account event after another of its account in the batch names
 	// that one's bytes as prev: they are stored one after the other.
 	var prev map[string][]byte
+	var lastRecord, lastSigned any // the batch's last record signed, and as signed
 	for i, e := range entries {
 		var err error
 		switch v := e.Value.(type) {
@@ -137,7 +138,13 @@ func encode(entries []Entry, signer *ledger.Signer) ([]port.Entry, error) {
 			}
 		case ledger.Record:
 			if signer != nil {
-				e.Value, err = signer.SignRecord(v)
+				// A price's copies are the price itself: one signature
+				// serves all of them (Ed25519 is deterministic).
+				if same, ok := lastRecord.(ledger.Record); ok && same == v {
+					e.Value = lastSigned
+				} else if e.Value, err = signer.SignRecord(v); err == nil {
+					lastRecord, lastSigned = v, e.Value
+				}
 			}
 		case ledger.Checkpoint:
 			if signer == nil {
