@@ -488,7 +488,7 @@ func (r *report) ledgerMessage(cps *ledger.Checkpoints, lc *ledgerCopy, subject 
 	}
 	kind, id := subjects.Parse(subject)
 	if lc != nil && (kind == subjects.KindAccount || kind == subjects.KindPrice || subject == subjects.Checkpoint) {
-		lc.see(seq, subject, eventType(data), data)
+		lc.see(seq, subject, data)
 	}
 	switch {
 	case kind == subjects.KindAccount:

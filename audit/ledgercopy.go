@@ -132,15 +132,16 @@ func sourceSeq(h string) (uint64, bool) {
 }
 
 // see checks a message of the log the ledger stream keeps a copy of.
-func (lc *ledgerCopy) see(seq uint64, subject, kind string, data []byte) {
+// The message's kind is decoded only to name it in a finding.
+func (lc *ledgerCopy) see(seq uint64, subject string, data []byte) {
 	c, ok := lc.msgs[seq]
 	switch {
 	case !ok && seq <= lc.newest:
 		lc.found = append(lc.found, fmt.Sprintf("event %d on %s (%s) is not in the ledger stream's copy of the log, whose copy is past it: "+
-			"the copy lost it, or it was written into the log's store afterwards", seq, subject, kind))
+			"the copy lost it, or it was written into the log's store afterwards", seq, subject, eventType(data)))
 	case !ok:
 	case c.subject != subject || c.sum != sha256.Sum256(data):
-		lc.found = append(lc.found, fmt.Sprintf("event %d on %s (%s) differs from the ledger stream's copy of it, on %s: changed after it was written", seq, subject, kind, c.subject))
+		lc.found = append(lc.found, fmt.Sprintf("event %d on %s (%s) differs from the ledger stream's copy of it, on %s: changed after it was written", seq, subject, eventType(data), c.subject))
 	}
 	delete(lc.msgs, seq)
 }

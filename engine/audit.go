@@ -175,33 +175,26 @@ func (a *Audit) Apply(subject string, seq uint64, data []byte) {
 			}
 		}
 		a.applyLedger(id, seq, ev)
-	case subjects.KindPrice, subjects.KindKey:
-		var r ledger.Record
-		var typ string
-		if kind == subjects.KindPrice {
-			var ev PriceEvent
-			err := json.Unmarshal(data, &ev)
-			r, typ = ev, ev.Type
-			if err != nil {
-				a.violation("event %d on %s: unreadable: %v", seq, subject, err)
-				return
-			}
-			if !ev.Recalibrating {
-				if a.prices[ev.Slug] == nil {
-					a.prices[ev.Slug] = map[int64]int64{}
-				}
-				a.prices[ev.Slug][ev.At.UnixNano()] = ev.CreditCost
-			}
-		} else {
-			var ev KeyEvent
-			err := json.Unmarshal(data, &ev)
-			r, typ = ev, ev.Type
-			if err != nil {
-				a.violation("event %d on %s: unreadable: %v", seq, subject, err)
-				return
-			}
+	case subjects.KindPrice:
+		var ev PriceEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			a.violation("event %d on %s: unreadable: %v", seq, subject, err)
+			return
 		}
-		a.checkRecord(kind, subject, seq, data, r, typ)
+		if !ev.Recalibrating {
+			if a.prices[ev.Slug] == nil {
+				a.prices[ev.Slug] = map[int64]int64{}
+			}
+			a.prices[ev.Slug][ev.At.UnixNano()] = ev.CreditCost
+		}
+		a.checkRecord(kind, subject, seq, data, ev, ev.Type)
+	case subjects.KindKey:
+		var ev KeyEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			a.violation("event %d on %s: unreadable: %v", seq, subject, err)
+			return
+		}
+		a.checkRecord(kind, subject, seq, data, ev, ev.Type)
 	case subjects.KindRun:
 		ev, err := DecodeRunEvent(data)
 		if err != nil {
