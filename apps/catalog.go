@@ -1,7 +1,9 @@
 package apps
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -92,6 +94,8 @@ func compile(name string, data []byte) (*compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apps: %s: %w", name, err)
 	}
+	sum := sha256.Sum256(data)
+	c.version = "sha256:" + hex.EncodeToString(sum[:])
 	return c, nil
 }
 
@@ -156,7 +160,7 @@ func (c *compiled) app(env *Env) engine.App {
 		Slug: d.Slug, Name: d.Name, Description: d.Description, Category: d.Category, Price: d.Price,
 		Timeout: time.Duration(d.Timeout), Retention: time.Duration(d.Retention),
 		AcceptsBrandContext: d.AcceptsBrandContext, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema,
-		Runnable: !d.NeedsModel || env.Model != nil,
+		Runnable: !d.NeedsModel || env.Model != nil, Version: c.version,
 	}
 	if a.Runnable {
 		a.Executor = c.executor(env)

@@ -145,9 +145,11 @@ var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // compiled is a checked definition, ready to run.
 type compiled struct {
-	def    Definition
-	output *jsonschema.Schema
-	input  *jsonschema.Schema
+	def Definition
+	// version is the definition file's SHA-256 (engine.App.Version).
+	version string
+	output  *jsonschema.Schema
+	input   *jsonschema.Schema
 	// choices are the input fields instructions may see.
 	choices      map[string]bool
 	summary      *template.Template

@@ -11,7 +11,9 @@ import (
 
 // Model is what a model step calls: one completion (package llm).
 type Model interface {
-	Complete(ctx context.Context, req llm.Request, progress func(chars int)) (string, error)
+	Complete(ctx context.Context, req llm.Request, progress func(chars int)) (llm.Reply, error)
+	// Sent is what a request sends, for the run's record.
+	Sent(req llm.Request) llm.Sent
 }
 
 // Env is what the Apps run with: the model provider (nil when none is

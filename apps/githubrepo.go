@@ -144,7 +144,43 @@ func githubGet(ctx context.Context, env *Env, url, accept string) (int, []byte, 
 	return 0, nil, lastErr
 }
 
+// githubTry makes one GET and records it; in a replay it serves the
+// recorded one.
 func githubTry(ctx context.Context, env *Env, url, accept string, attempt int) (int, []byte, error) {
+	sess := sessionOf(ctx)
+	if sess.replaying() {
+		return replayGitHub(sess, url)
+	}
+	started := time.Now().UTC()
+	status, body, err := githubLive(ctx, env, url, accept, attempt)
+	sess.record(sourceEntry(url, started, status, "", body, nil, err))
+	return status, body, err
+}
+
+func replayGitHub(sess *session, url string) (int, []byte, error) {
+	rec, err := sess.next(engine.RecordSource)
+	if err != nil {
+		return 0, nil, err
+	}
+	e := *rec
+	e.URL = redacted(url)
+	sess.record(e)
+	switch {
+	case e.URL != rec.URL:
+		return 0, nil, fmt.Errorf("%w: the replay reads %s where the run read %s", engine.ErrNotRecorded, url, rec.URL)
+	case rec.Error == nil:
+		body, err := recordedBody(rec)
+		return rec.Status, body, err
+	}
+	for _, known := range []error{errTooSlow, errTooBig} {
+		if rec.Error.Message == known.Error() {
+			return 0, nil, known
+		}
+	}
+	return 0, nil, replayError(rec.Error)
+}
+
+func githubLive(ctx context.Context, env *Env, url, accept string, attempt int) (int, []byte, error) {
 	if attempt > 0 {
 		select {
 		case <-time.After(500 * time.Millisecond):

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -28,17 +29,68 @@ const (
 	sourceTextLimit = 12000
 )
 
-// fetchSource GETs one http(s) source.
+// fetchSource GETs one http(s) source and records the read; in a replay
+// it serves the recorded read, with no network.
 func fetchSource(ctx context.Context, env *Env, raw, what, accept string) ([]byte, *url.URL, error) {
+	sess := sessionOf(ctx)
+	if sess.replaying() {
+		return replaySource(sess, raw)
+	}
+	started := time.Now().UTC()
+	f, err := fetchLive(ctx, env, raw, what, accept)
+	sess.record(sourceEntry(raw, started, f.status, f.ctype, f.body, f.final, err))
+	if err != nil {
+		return nil, nil, err
+	}
+	return f.body, f.final, nil
+}
+
+// replaySource is the recorded read of raw (recorded again, as this
+// replay's).
+func replaySource(sess *session, raw string) ([]byte, *url.URL, error) {
+	rec, err := sess.next(engine.RecordSource)
+	if err != nil {
+		return nil, nil, err
+	}
+	e := *rec
+	e.URL = redacted(raw)
+	sess.record(e)
+	if e.URL != rec.URL {
+		return nil, nil, fmt.Errorf("%w: the replay reads %s where the run read %s", engine.ErrNotRecorded, raw, rec.URL)
+	}
+	if rec.Error != nil {
+		return nil, nil, replayError(rec.Error)
+	}
+	body, err := recordedBody(rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	final, err := url.Parse(rec.FinalURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: recorded final URL %q", engine.ErrNotRecorded, rec.FinalURL)
+	}
+	return body, final, nil
+}
+
+// fetched is one source read as it went: what the record keeps.
+type fetched struct {
+	body   []byte
+	final  *url.URL
+	status int
+	ctype  string
+}
+
+func fetchLive(ctx context.Context, env *Env, raw, what, accept string) (fetched, error) {
+	var f fetched
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return nil, nil, unavailable("%q is not a web address (https://…)", raw)
+		return f, unavailable("%q is not a web address (https://…)", raw)
 	}
 	ctx, cancel := context.WithTimeout(ctx, env.SourceTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, nil, unavailable("%q is not a web address", raw)
+		return f, unavailable("%q is not a web address", raw)
 	}
 	req.Header.Set("Accept", accept)
 	req.Header.Set("User-Agent", "apprun (+https://github.com/apprun/apprun)")
@@ -46,30 +98,32 @@ func fetchSource(ctx context.Context, env *Env, raw, what, accept string) ([]byt
 	if err != nil {
 		switch why := outbound.Describe(err); {
 		case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-			return nil, nil, unavailable("the %s at %s took longer than %s", what, u.Host, env.SourceTimeout)
+			return f, unavailable("the %s at %s took longer than %s", what, u.Host, env.SourceTimeout)
 		case strings.Contains(err.Error(), "too many redirects"):
-			return nil, nil, unavailable("the %s at %s redirected more than 5 times", what, u.Host)
+			return f, unavailable("the %s at %s redirected more than 5 times", what, u.Host)
 		default:
-			return nil, nil, unavailable("the %s at %s could not be fetched: %s", what, u.Host, why)
+			return f, unavailable("the %s at %s could not be fetched: %s", what, u.Host, why)
 		}
 	}
 	defer resp.Body.Close()
+	f.status, f.ctype, f.final = resp.StatusCode, resp.Header.Get("Content-Type"), resp.Request.URL
 	if resp.StatusCode != http.StatusOK {
-		return nil, nil, unavailable("the %s at %s answered %d", what, u.Host, resp.StatusCode)
+		return f, unavailable("the %s at %s answered %d", what, u.Host, resp.StatusCode)
 	}
 	if resp.ContentLength > env.SourceMaxBytes {
-		return nil, nil, unavailable("the %s at %s is larger than %d KiB", what, u.Host, env.SourceMaxBytes>>10)
+		return f, unavailable("the %s at %s is larger than %d KiB", what, u.Host, env.SourceMaxBytes>>10)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, env.SourceMaxBytes+1))
 	switch {
 	case ctx.Err() != nil:
-		return nil, nil, unavailable("the %s at %s took longer than %s", what, u.Host, env.SourceTimeout)
+		return f, unavailable("the %s at %s took longer than %s", what, u.Host, env.SourceTimeout)
 	case err != nil:
-		return nil, nil, unavailable("the %s at %s could not be read: %s", what, u.Host, outbound.Describe(err))
+		return f, unavailable("the %s at %s could not be read: %s", what, u.Host, outbound.Describe(err))
 	case int64(len(body)) > env.SourceMaxBytes:
-		return nil, nil, unavailable("the %s at %s is larger than %d KiB", what, u.Host, env.SourceMaxBytes>>10)
+		return f, unavailable("the %s at %s is larger than %d KiB", what, u.Host, env.SourceMaxBytes>>10)
 	}
-	return body, resp.Request.URL, nil
+	f.body = body
+	return f, nil
 }
 
 // cut keeps the first n characters of s.

@@ -15,11 +15,17 @@ import (
 // executor runs a definition's steps for one run: the model steps when a
 // model is configured, else the steps without one.
 func (c *compiled) executor(env *Env) engine.Executor {
-	steps := c.def.Steps
-	if env.Model == nil && len(c.def.WithoutModel) > 0 {
-		steps = c.def.WithoutModel
-	}
 	return engine.Executor(func(ctx context.Context, job engine.Job, progress func(engine.Step)) (engine.Result, error) {
+		sess := newSession(job)
+		ctx = context.WithValue(ctx, sessionKey{}, sess)
+		withModel := sess.withModel(env.Model != nil)
+		job.BrandContext = sess.brandContext()
+		now := time.Now().UTC()
+		sess.record(engine.RecordEntry{Kind: engine.RecordStart, StartedAt: now, EndedAt: now, WithModel: &withModel, BrandContext: job.BrandContext})
+		steps := c.def.Steps
+		if !withModel && len(c.def.WithoutModel) > 0 {
+			steps = c.def.WithoutModel
+		}
 		var blocks []dataBlock // what the model sees, in order
 		blocks = append(blocks, dataBlock{tag: "input", about: "The user's input for this task:", value: job.Input})
 		if job.BrandContext != nil && c.def.AcceptsBrandContext {
@@ -79,15 +85,9 @@ func (c *compiled) callModel(ctx context.Context, env *Env, s StepDef, job engin
 		Schema:      c.def.OutputSchema,
 		Temperature: s.Model.Temperature,
 	}
-	var lastReport time.Time
-	text, err := env.Model.Complete(ctx, req, func(chars int) {
-		if now := time.Now(); now.Sub(lastReport) >= env.ProgressEvery {
-			lastReport = now
-			report(fmt.Sprintf("The model is writing: %d characters so far", chars))
-		}
-	})
+	text, err := c.complete(ctx, env, s.Name, req, job.Model, report)
 	if err != nil {
-		return nil, modelFailure(err)
+		return nil, err
 	}
 	reply, err := parseReply(text)
 	if err != nil {
@@ -105,6 +105,59 @@ func (c *compiled) callModel(ctx context.Context, env *Env, s StepDef, job engin
 			Message: "the model's reply could not be used: it does not have the App's output shape: " + errorList(res)}
 	}
 	return reply, nil
+}
+
+// complete makes one model call and records it: in a replay, the
+// recorded call's reply, with no model called.
+func (c *compiled) complete(ctx context.Context, env *Env, step string, req llm.Request, model string, report func(string)) (string, error) {
+	req.Model = model
+	sess := sessionOf(ctx)
+	e := engine.RecordEntry{Kind: engine.RecordModel, Step: step, StartedAt: time.Now().UTC(),
+		Params:   &engine.ModelParams{Temperature: req.Temperature, SchemaName: req.SchemaName},
+		Messages: []engine.RecordMessage{{Role: "system", Content: req.System}, {Role: "user", Content: req.User}}}
+	for i := range e.Messages {
+		var cut bool
+		e.Messages[i].Content, cut = withinBound(e.Messages[i].Content)
+		e.Truncated = e.Truncated || cut
+	}
+	if sess.replaying() {
+		rec, err := sess.next(engine.RecordModel)
+		if err != nil {
+			return "", err
+		}
+		e.Provider, e.Model, e.Params.JSONMode, e.Params.Temperature = rec.Provider, rec.Model, rec.Params.JSONMode, rec.Params.Temperature
+		e.Reply, e.Bytes, e.Usage, e.Error, e.EndedAt = rec.Reply, rec.Bytes, rec.Usage, rec.Error, time.Now().UTC()
+		sess.record(e)
+		if rec.Error != nil {
+			return "", replayError(rec.Error)
+		}
+		if rec.Reply == nil || int64(len(*rec.Reply)) != rec.Bytes {
+			return "", fmt.Errorf("%w: the model's reply in step %s was larger than the record keeps", engine.ErrNotRecorded, step)
+		}
+		return *rec.Reply, nil
+	}
+	sent := env.Model.Sent(req)
+	e.Provider, e.Model, e.Params.JSONMode, e.Params.Temperature = sent.Provider, sent.Model, sent.JSONMode, sent.Temperature
+	var lastReport time.Time
+	reply, err := env.Model.Complete(ctx, req, func(chars int) {
+		if now := time.Now(); now.Sub(lastReport) >= env.ProgressEvery {
+			lastReport = now
+			report(fmt.Sprintf("The model is writing: %d characters so far", chars))
+		}
+	})
+	e.EndedAt = time.Now().UTC()
+	if err != nil {
+		err = modelFailure(err)
+		e.Error = errorEntry(err)
+	} else {
+		text, cut := withinBound(reply.Text)
+		e.Reply, e.Bytes, e.Truncated = &text, int64(len(reply.Text)), e.Truncated || cut
+	}
+	if reply.Usage != nil {
+		e.Usage = &engine.TokenUsage{Prompt: reply.Usage.Prompt, Completion: reply.Usage.Completion, Total: reply.Usage.Total}
+	}
+	sess.record(e)
+	return reply.Text, err
 }
 
 // checkOutput gives the last step's output as plain JSON values and checks

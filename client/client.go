@@ -114,6 +114,14 @@ func (c *Client) GetRun(ctx context.Context, runNo string) (Run, error) {
 	return r, c.call(ctx, http.MethodGet, "/api/v1/runs/"+runNo, nil, nil, &r)
 }
 
+// RunRecord returns a run's record document as the API sends it (GET
+// /api/v1/runs/{run_no}/record): the run, what it was made from, each
+// model exchange and source read, its events and ledger lines.
+func (c *Client) RunRecord(ctx context.Context, runNo string) (json.RawMessage, error) {
+	var r json.RawMessage
+	return r, c.call(ctx, http.MethodGet, "/api/v1/runs/"+runNo+"/record", nil, nil, &r)
+}
+
 // CancelRun cancels a run (safe to repeat).
 func (c *Client) CancelRun(ctx context.Context, runNo string) (Run, error) {
 	var r Run

@@ -25,6 +25,9 @@ type Admission struct {
 	// PlatformFull says the platform's ceiling of active runs is set and
 	// no slot of it is free.
 	PlatformFull bool
+	// Record is the hash of the run's record head (RecordHead.Hash), kept
+	// on the charge.
+	Record string
 }
 
 // Admit decides an admission: the charge to write, or the refusal as a
@@ -59,5 +62,6 @@ func Admit(a Admission) (ledger.Event, error) {
 			Message: "the platform is at its maximum of active runs; wait for a run to finish"}
 	}
 	charge.PriceAt = p.At // the price in effect, on the statement line
+	charge.Record = a.Record
 	return charge, nil
 }

@@ -31,6 +31,9 @@ type App struct {
 	OutputSchema json.RawMessage
 	// Executor does the work of a run. Required when Runnable.
 	Executor Executor
+	// Version is the App definition's content hash ("sha256:…"): a
+	// run's created event keeps it, so a record says what ran.
+	Version string
 
 	schema InputSchema
 }
@@ -55,6 +58,18 @@ type Job struct {
 	AppSlug      string
 	Input        map[string]any
 	BrandContext *BrandContext
+	// Model is the model the run asked for instead of the node's ("":
+	// the node's).
+	Model string
+	// Record, when set, takes each entry of the run's record as its step
+	// ends (record.go); nil records nothing.
+	Record func(RecordEntry)
+	// Replay, when set, is a recorded run to replay: the executor serves
+	// every model call and source read from it, in order, and calls no
+	// model and no network. A call the record does not hold fails with
+	// ErrNotRecorded. Its start entry says which steps to take and the
+	// brand context used.
+	Replay []RecordEntry
 }
 
 // Result is a finished run's report.

@@ -364,7 +364,7 @@ func (a *Audit) applyRun(runNo string, seq uint64, ev RunEvent) {
 			a.violation("event %d: run %s created after its admission was fenced", seq, runNo)
 		}
 		r.created, r.account, r.cost, r.status = true, ev.Created.AccountID, ev.Created.CreditCost, StatusQueued
-	case RunStarted, ToolRunning:
+	case RunStarted, ToolRunning, RunRecorded:
 		if r.terminals > 0 {
 			a.violation("event %d: run %s has %s after its terminal event", seq, runNo, ev.Type)
 		} else {

@@ -50,6 +50,7 @@ type RunEvent struct {
 	*ToolRun
 	*Completed
 	*Failed
+	*Recorded
 }
 
 // Created is the first event of every run: its admission. It is not
@@ -65,6 +66,16 @@ type Created struct {
 	WebhookEndpoints []string `json:"webhook_endpoints,omitempty"`
 	CreditCost       int64    `json:"credit_cost,omitempty"`
 	Slot             int      `json:"slot,omitempty"`
+	// AppVersion is the App definition's content hash when the run was
+	// made (its record's head, record.go).
+	AppVersion string `json:"app_version,omitempty"`
+	// Model is the model the run asked for instead of the node's (a rerun
+	// with another model); empty: the node's.
+	Model string `json:"model,omitempty"`
+	// RerunOf is the run this one reruns, and RerunChanges what it
+	// changed ("model", "input.<member>").
+	RerunOf      string   `json:"rerun_of,omitempty"`
+	RerunChanges []string `json:"rerun_changes,omitempty"`
 }
 
 // ToolRun is a step of a running run (tool_running).
@@ -168,6 +179,10 @@ func (e *RunEvent) fillKind() {
 	case RunFailed:
 		if e.Failed == nil {
 			e.Failed = &Failed{}
+		}
+	case RunRecorded:
+		if e.Recorded == nil {
+			e.Recorded = &Recorded{}
 		}
 	}
 }

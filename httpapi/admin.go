@@ -27,6 +27,7 @@ func (a *API) routeAdmin() {
 	r.HandleFunc("/apps/{slug}/prices", a.admin(a.priceHistory)).Methods(http.MethodGet)
 	r.HandleFunc("/ledger/checkpoint", a.admin(a.logCheckpoint)).Methods(http.MethodPost)
 	r.HandleFunc("/read-models/snapshot", a.adminAs(a.readModelSnapshot)).Methods(http.MethodGet)
+	a.routeAdminRecords(r)
 }
 
 // intField decodes a required integer member.

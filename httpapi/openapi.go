@@ -56,6 +56,13 @@ var operations = []operation{
 		"", 200, "Run", []engine.Code{cAuth, cRunNF, cRate}},
 	{http.MethodPost, "/api/v1/runs/{run_no}/cancel", "cancelRun", "Cancel a queued or running run (it fails with the code canceled and is refunded; safe to repeat)", "key", nil, nil,
 		"", 200, "Run", []engine.Code{cAuth, cRunNF, cFinished, cRate}},
+	{http.MethodGet, "/api/v1/runs/{run_no}/record", "getRunRecord", "The run's record: its input, App version and price, each model exchange and source read, every event of its log with its sequence, and its ledger lines (docs/api.md, Run records)", "key", nil, nil,
+		"", 200, "RunRecord", []engine.Code{cAuth, cRunNF, cRate}},
+	{http.MethodPost, "/api/v1/runs/{run_no}/rerun", "rerunRun", "Run a run again as a new run, charged at today's price, with another model or input members changed", "key", nil, []string{"Idempotency-Key"},
+		"RerunRequest", 201, "CreatedRerun", []engine.Code{cBad, cAuth, cRunNF, engine.CodeInsufficientCredits, cAppNF,
+			engine.CodePricingNotReady, engine.CodeIdempotencyBusy, engine.CodeIdempotencyReused, cInput, cBrand, cRate, cConcLimit}},
+	{http.MethodGet, "/api/v1/runs/{run_no}/compare", "compareRuns", "Two runs of one App side by side: input, model, output member by member, tokens, time and Credits", "key", []string{"with"}, nil,
+		"", 200, "RunComparison", []engine.Code{cBad, cAuth, cRunNF, cRate}},
 	{http.MethodGet, "/api/v1/runs/{run_no}/events", "streamRunEvents", "The run's events as Server-Sent Events, resumable", "stream",
 		[]string{"lastEventSeq", "token"}, []string{"Last-Event-ID"}, "", 200, "stream", []engine.Code{cBad, cAuth, cRunNF, cRate, cConcLimit}},
 	{http.MethodPost, "/api/v1/runs/{run_no}/stream-token", "createStreamToken", "A short-lived token for one run's event stream", "key", nil, nil,
@@ -317,7 +324,7 @@ func operationDoc(op operation) obj {
 		ok["content"].(obj)["text/csv"] = obj{"schema": obj{"type": "string", "description": "format=csv: a header, an opening_balance row, " +
 			"the lines oldest first, a closing_balance row; columns " + strings.Join(statementColumns, ", ")}}
 	}
-	if op.id == "createRun" {
+	if op.id == "createRun" || op.id == "rerunRun" {
 		ok["headers"].(obj)["Location"] = hdr("Location")
 		ok["headers"].(obj)["Idempotent-Replayed"] = hdr("Idempotent-Replayed")
 	}
@@ -355,6 +362,7 @@ func operationDoc(op operation) obj {
 // paramSchemas are the schemas of the query and header parameters.
 var paramSchemas = map[string]obj{
 	"limit":            {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+	"with":             {"type": "string", "description": "The run to compare with (required)"},
 	"cursor":           {"type": "string", "pattern": "^[0-9]+$", "description": "The previous page's next_cursor"},
 	"from":             {"type": "string", "description": "The period's start, included: RFC 3339, or a date (YYYY-MM-DD, UTC midnight)"},
 	"to":               {"type": "string", "description": "The period's end, excluded: RFC 3339, or a date, whose whole day is included"},

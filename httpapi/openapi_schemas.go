@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"maps"
+
 	"github.com/apprun/apprun/billing"
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
@@ -70,6 +72,7 @@ func baseSchemas() obj {
 			"owed":   obj{"type": "integer", "description": "A dispute's: the Credits the balance could not give, owed until the dispute is won"},
 			"amount": obj{"type": "integer", "description": "Signed: a charge and a revocation are negative"}, "run_no": str, "at": stamp,
 			"app_slug":  obj{"type": "string", "description": "A charge's or refund's App, kept by the ledger after the run's log expires (absent on lines written before it was)"},
+			"record":    obj{"type": "string", "description": "A charge's run record head hash (sha256:…): the record's head_hash, so an exported record matches its charge after the run is gone (absent on charges written before records)"},
 			"price_at":  obj{"type": "string", "format": "date-time", "description": "A charge's price in effect: when the App's price it was charged at was set (the admin price history lists each price with its time, actor and reason; absent on charges written before the ledger kept it)"},
 			"balance":   obj{"type": "integer", "description": "The balance after this line; below zero only after a revocation"},
 			"reference": obj{"type": "string", "description": "A purchase's or revocation's payment: the Stripe Checkout Session id"}}),
@@ -127,6 +130,7 @@ func baseSchemas() obj {
 			"properties": obj{"openapi": obj{"type": "string"}, "info": obj{"type": "object"}, "paths": obj{"type": "object"}}},
 		"Refund": object([]string{"credits"}, obj{"credits": integer}),
 	}
+	maps.Copy(schemas, recordSchemas(schemas["StatementLine"].(obj)))
 	for kind, s := range eventSchemas() {
 		schemas["Event."+kind] = s
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ func (a *API) routeRuns() {
 	a.router.HandleFunc("/api/v1/runs", a.keyed(a.createRun)).Methods(http.MethodPost)
 	a.router.HandleFunc("/api/v1/runs", a.reader(a.listRuns)).Methods(http.MethodGet)
 	a.router.HandleFunc("/api/v1/runs/{run_no}/cancel", a.reader(a.cancelRun)).Methods(http.MethodPost)
+	a.routeRecords()
 }
 
 // cancelRun handles POST /api/v1/runs/{run_no}/cancel: 200 with the
@@ -45,12 +47,7 @@ func (a *API) cancelRun(w http.ResponseWriter, r *http.Request, c caller) {
 // (docs/decisions.md). A create counts against the creation window, not
 // the read limit.
 func (a *API) createRun(w http.ResponseWriter, r *http.Request, c caller) {
-	if q, err := a.cfg.Engine.CreateWindowFull(c.KeyID); err != nil {
-		setQuota(w, q)
-		a.fail(w, r, err)
-		return
-	}
-	obj, err := readJSONObject(w, r)
+	obj, err := a.createBody(w, r, c)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -63,17 +60,9 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request, c caller) {
 	req := service.CreateRunRequest{AccountID: c.AccountID, KeyID: c.KeyID,
 		AppSlug: body.AppSlug, Input: body.Input, BrandContextID: body.BrandContextID, MaxCreditCost: body.MaxCreditCost,
 		WebhookURL: body.WebhookURL}
-	if _, ok := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]; ok {
-		key, err := headerOnce(r, "Idempotency-Key")
-		if err != nil {
-			a.fail(w, r, err)
-			return
-		}
-		if !service.ValidIdempotencyKey(key) {
-			a.fail(w, r, errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", service.MaxIdempotencyKey))
-			return
-		}
-		req.IdempotencyKey = key
+	if req.IdempotencyKey, err = idempotencyKey(r); err != nil {
+		a.fail(w, r, err)
+		return
 	}
 	run, err := a.cfg.Engine.CreateRun(r.Context(), req)
 	setQuota(w, run.Quota)
@@ -81,16 +70,33 @@ func (a *API) createRun(w http.ResponseWriter, r *http.Request, c caller) {
 		a.fail(w, r, err)
 		return
 	}
+	writeCreated(w, run, nil)
+}
+
+// createBody is a create's body (a run's, a rerun's), read once the key's
+// creation window is known to have room: a full window answers 429 from
+// the headers, before the body is read.
+func (a *API) createBody(w http.ResponseWriter, r *http.Request, c caller) (map[string]json.RawMessage, error) {
+	if q, err := a.cfg.Engine.CreateWindowFull(c.KeyID); err != nil {
+		setQuota(w, q)
+		return nil, err
+	}
+	return readJSONObject(w, r)
+}
+
+// writeCreated answers a create: 201 with the run's number, price and
+// addresses (and extra), Location, and Idempotent-Replayed for a replay.
+// It does not wait for the read models: every read of a run or an
+// account waits for the creates answered before it (Reads).
+func writeCreated(w http.ResponseWriter, run service.CreatedRun, extra map[string]any) {
 	if run.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	// The answer does not wait for the read models: every read of a run or
-	// an account waits for the creates answered before it (Reads).
 	w.Header().Set("Location", resultURL(run.RunNo))
-	writeJSON(w, http.StatusCreated, map[string]any{
-		"run_no": run.RunNo, "credit_cost": run.CreditCost,
-		"stream_url": streamURL(run.RunNo), "result_url": resultURL(run.RunNo),
-	})
+	body := map[string]any{"run_no": run.RunNo, "credit_cost": run.CreditCost,
+		"stream_url": streamURL(run.RunNo), "result_url": resultURL(run.RunNo)}
+	maps.Copy(body, extra)
+	writeJSON(w, http.StatusCreated, body)
 }
 
 // streamURL and resultURL are the relative paths of a run's event stream
@@ -137,12 +143,8 @@ func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
 	} else if ok {
 		b.BrandContextID = &id
 	}
-	if raw, ok := obj["max_credit_cost"]; ok && string(raw) != "null" {
-		var n int64
-		if err := json.Unmarshal(raw, &n); err != nil || n < 0 || strings.ContainsAny(string(raw), ".eE") {
-			return b, errorf(engine.CodeInvalidRequest, "max_credit_cost must be a whole number of Credits, 0 or more")
-		}
-		b.MaxCreditCost = &n
+	if b.MaxCreditCost, err = maxCreditCost(obj); err != nil {
+		return b, err
 	}
 	if u, ok, err := stringField(obj, "webhook_url"); err != nil {
 		return b, err
@@ -150,6 +152,19 @@ func decodeCreateRun(obj map[string]json.RawMessage) (createRunBody, error) {
 		b.WebhookURL = u
 	}
 	return b, nil
+}
+
+// maxCreditCost is a body's max_credit_cost (nil when absent).
+func maxCreditCost(obj map[string]json.RawMessage) (*int64, error) {
+	raw, ok := obj["max_credit_cost"]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	var n int64
+	if err := json.Unmarshal(raw, &n); err != nil || n < 0 || strings.ContainsAny(string(raw), ".eE") {
+		return nil, errorf(engine.CodeInvalidRequest, "max_credit_cost must be a whole number of Credits, 0 or more")
+	}
+	return &n, nil
 }
 
 // runView is a run as the API shows it.

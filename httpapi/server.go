@@ -28,6 +28,11 @@ type Engine interface {
 	CreateRun(ctx context.Context, req service.CreateRunRequest) (service.CreatedRun, error)
 	CreateWindowFull(keyID string) (service.Quota, error)
 	CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error)
+	RunRecord(ctx context.Context, accountID, runNo string) (service.RunRecord, error)
+	RunRecordAdmin(ctx context.Context, runNo string) (service.RunRecord, error)
+	Rerun(ctx context.Context, req service.RerunRequest) (service.CreatedRun, []string, error)
+	Compare(ctx context.Context, accountID, runNo, with string) (service.Comparison, error)
+	ReplayRun(ctx context.Context, runNo string) (service.ReplayReport, error)
 	WebhookSecret(ctx context.Context, accountID string) (string, error)
 	Deliveries(ctx context.Context, accountID string, limit int) ([]service.Delivery, error)
 	Redeliver(ctx context.Context, accountID, runNo string) error

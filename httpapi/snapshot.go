@@ -9,11 +9,6 @@ import (
 	"github.com/apprun/apprun/engine"
 )
 
-// IsSnapshot says whether r asks for a read-model snapshot: an answer as
-// long as the read models are large, which the edge does not cut at
-// RequestTimeout (the copy is made on the node's disk first).
-func IsSnapshot(r *http.Request) bool { return r.URL.Path == "/admin/v1/read-models/snapshot" }
-
 // SnapshotSeqHeader names, on a read-model snapshot, the log sequence
 // through which the copy applied the log: a live audit replays the log
 // that far and compares.

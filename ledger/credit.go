@@ -63,8 +63,11 @@ type Event struct {
 	// event it was charged at (GET /admin/v1/apps/{slug}/prices lists each
 	// with its time, actor and reason).
 	PriceAt time.Time `json:"price_at,omitzero"`
-	Balance int64     `json:"balance"`
-	Active  int       `json:"active"`
+	// Record is a charge's run record head hash (engine.RecordHead): an
+	// exported record matches its charge after the run is gone.
+	Record  string `json:"record,omitempty"`
+	Balance int64  `json:"balance"`
+	Active  int    `json:"active"`
 	// Ref, Pack, Paid and Currency are a purchase's or revocation's
 	// reference: the Stripe Checkout Session, the pack, and what was paid
 	// (or refunded) in the currency's smallest unit.
@@ -299,6 +302,8 @@ type Line struct {
 	// event it was charged at (none on charges written before the ledger
 	// kept it).
 	PriceAt time.Time `json:"price_at,omitzero"`
+	// Record is a charge's run record head hash (none before records).
+	Record  string    `json:"record,omitempty"`
 	At      time.Time `json:"at"`
 	Balance int64     `json:"balance"`
 	// Reference names a purchase's or revocation's payment: the Stripe
@@ -338,6 +343,6 @@ func LineOf(e Event, seq uint64, data []byte) (Line, bool) {
 	if kind == "" || (e.Type == AccountOpened && e.Amount == 0) {
 		return Line{}, false
 	}
-	return Line{Type: kind, Amount: e.Amount, RunNo: e.RunNo, AppSlug: e.App, PriceAt: e.PriceAt, At: e.At, Balance: e.Balance, Reference: e.Ref,
+	return Line{Type: kind, Amount: e.Amount, RunNo: e.RunNo, AppSlug: e.App, PriceAt: e.PriceAt, Record: e.Record, At: e.At, Balance: e.Balance, Reference: e.Ref,
 		Pack: e.Pack, Paid: e.Paid, Currency: e.Currency, PaymentIntent: e.PaymentIntent, Owed: e.Owed, Actor: e.Actor, Reason: e.Reason, Seq: seq, Hash: Hash(data)}, true
 }

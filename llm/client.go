@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -102,6 +103,55 @@ type Request struct {
 	Schema     json.RawMessage
 	// Temperature, when set, is sent as is.
 	Temperature *float64
+	// Model, when set, is asked for instead of the configured model (a
+	// rerun with another model).
+	Model string
+}
+
+// Reply is a completion's text, with the model that wrote it and the
+// tokens it used when the provider reports them.
+type Reply struct {
+	Text     string
+	Model    string
+	Usage    *Usage
+	Attempts int
+}
+
+// Usage is a completion's token count as the provider reported it.
+type Usage struct {
+	Prompt, Completion, Total int64
+}
+
+// Sent is what a request sends: its model and parameters, for the run's
+// record (never the key).
+type Sent struct {
+	Provider    string
+	Model       string
+	JSONMode    string
+	Temperature *float64
+}
+
+// Sent says what req would send: the provider's base URL (without any
+// user or query part), the model and the parameters.
+func (c *Client) Sent(req Request) Sent {
+	s := Sent{Provider: redactURL(c.cfg.BaseURL), Model: c.cfg.Model, JSONMode: c.cfg.JSONMode}
+	if req.Model != "" {
+		s.Model = req.Model
+	}
+	if req.Temperature != nil && !c.cfg.NoTemperature {
+		s.Temperature = req.Temperature
+	}
+	return s
+}
+
+// redactURL is raw without user info, query or fragment.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable)"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
 }
 
 // Complete streams one completion and returns its text. progress, when not
@@ -109,28 +159,29 @@ type Request struct {
 // 5xx answers and dropped connections are tried again after Retry-After
 // (or a doubling backoff) while attempts remain and the wait ends before
 // ctx's deadline; other answers fail at once.
-func (c *Client) Complete(ctx context.Context, req Request, progress func(chars int)) (string, error) {
+func (c *Client) Complete(ctx context.Context, req Request, progress func(chars int)) (Reply, error) {
 	params := c.params(req)
 	for attempt := 1; ; attempt++ {
-		text, err := c.once(ctx, params, progress)
+		reply, err := c.once(ctx, params, progress)
+		reply.Attempts = attempt
 		if err == nil {
-			if strings.TrimSpace(text) == "" {
-				return "", &Error{Kind: EmptyReply, Attempts: attempt, Err: errors.New("the model's reply was empty")}
+			if strings.TrimSpace(reply.Text) == "" {
+				return reply, &Error{Kind: EmptyReply, Attempts: attempt, Err: errors.New("the model's reply was empty")}
 			}
-			return text, nil
+			return reply, nil
 		}
 		if ctx.Err() != nil {
-			return "", ctx.Err()
+			return reply, ctx.Err()
 		}
 		status, wait, retry := c.retryAfter(err, attempt)
 		if !retry {
-			return "", &Error{Kind: Rejected, Status: status, Attempts: attempt, Err: err}
+			return reply, &Error{Kind: Rejected, Status: status, Attempts: attempt, Err: err}
 		}
 		if attempt >= c.cfg.MaxAttempts {
-			return "", &Error{Kind: Unavailable, Status: status, Attempts: attempt, Err: err}
+			return reply, &Error{Kind: Unavailable, Status: status, Attempts: attempt, Err: err}
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return "", &Error{Kind: Unavailable, Status: status, Attempts: attempt,
+			return reply, &Error{Kind: Unavailable, Status: status, Attempts: attempt,
 				Err: fmt.Errorf("%w; the next try (in %s) would pass the run's deadline", err, wait.Round(time.Millisecond))}
 		}
 		t := time.NewTimer(wait)
@@ -138,14 +189,21 @@ func (c *Client) Complete(ctx context.Context, req Request, progress func(chars 
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return "", ctx.Err()
+			return reply, ctx.Err()
 		}
 	}
 }
 
 func (c *Client) params(req Request) openai.ChatCompletionNewParams {
+	model := c.cfg.Model
+	if req.Model != "" {
+		model = req.Model
+	}
 	p := openai.ChatCompletionNewParams{
-		Model: shared.ChatModel(c.cfg.Model),
+		Model: shared.ChatModel(model),
+		// The usage comes in the stream's last chunk (a provider that
+		// ignores the option sends none, and the record says so).
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 		Messages: []openai.ChatCompletionMessageParamUnion{
 			openai.SystemMessage(req.System),
 			openai.UserMessage(req.User),
@@ -171,12 +229,19 @@ func (c *Client) params(req Request) openai.ChatCompletionNewParams {
 }
 
 // once makes one streamed request.
-func (c *Client) once(ctx context.Context, params openai.ChatCompletionNewParams, progress func(int)) (string, error) {
+func (c *Client) once(ctx context.Context, params openai.ChatCompletionNewParams, progress func(int)) (Reply, error) {
 	stream := c.api.Chat.Completions.NewStreaming(ctx, params)
 	defer stream.Close()
 	var text strings.Builder
+	var out Reply
 	for stream.Next() {
 		chunk := stream.Current()
+		if chunk.Model != "" {
+			out.Model = chunk.Model
+		}
+		if u := chunk.Usage; u.TotalTokens > 0 || u.PromptTokens > 0 || u.CompletionTokens > 0 {
+			out.Usage = &Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens}
+		}
 		if len(chunk.Choices) == 0 || chunk.Choices[0].Delta.Content == "" {
 			continue
 		}
@@ -186,9 +251,10 @@ func (c *Client) once(ctx context.Context, params openai.ChatCompletionNewParams
 		}
 	}
 	if err := stream.Err(); err != nil {
-		return "", err
+		return out, err
 	}
-	return text.String(), nil
+	out.Text = text.String()
+	return out, nil
 }
 
 // retryAfter says whether err is worth another try and how long to wait.

@@ -28,10 +28,15 @@ func TestCompleteStreamsTheReplyAndReportsProgress(t *testing.T) {
 	defer srv.Close()
 	srv.Script(llmtest.Reply{Text: `{"greeting":"hello, world"}`, Chunks: 5})
 	var seen []int
-	text, err := newClient(t, srv, "").Complete(context.Background(), llm.Request{System: "be brief", User: "say hi"},
+	reply, err := newClient(t, srv, "").Complete(context.Background(), llm.Request{System: "be brief", User: "say hi"},
 		func(n int) { seen = append(seen, n) })
+	text := reply.Text
 	if err != nil || text != `{"greeting":"hello, world"}` {
 		t.Fatalf("Complete = %q, %v", text, err)
+	}
+	// The usage in the stream's last chunk, and the model that wrote it.
+	if reply.Model != "test-model" || reply.Usage == nil || reply.Usage.Prompt != 4 || reply.Usage.Completion != 2 || reply.Usage.Total != 6 {
+		t.Fatalf("reply model %q usage %+v, want test-model and 4+2 tokens", reply.Model, reply.Usage)
 	}
 	if len(seen) != 5 || seen[len(seen)-1] != len(text) {
 		t.Fatalf("progress calls %v, want 5 growing to %d", seen, len(text))
@@ -129,7 +134,8 @@ func TestRetries(t *testing.T) {
 				defer cancel()
 			}
 			start := time.Now()
-			text, err := newClient(t, srv, "").Complete(ctx, llm.Request{System: "s", User: "u"}, nil)
+			reply, err := newClient(t, srv, "").Complete(ctx, llm.Request{System: "s", User: "u"}, nil)
+			text := reply.Text
 			var le *llm.Error
 			switch {
 			case tc.kind == 0 && (err != nil || text != `{"ok":true}`):

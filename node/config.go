@@ -78,6 +78,9 @@ type Config struct {
 	// written, when account events came since the last
 	// (APPRUN_LEDGER_CHECKPOINT_EVERY, default 1m).
 	CheckpointEvery time.Duration
+	// NoRecord leaves runs' records out of their logs
+	// (APPRUN_RUN_RECORD=off): only their created and streamed events.
+	NoRecord bool
 	// TestApps adds the test fixture Apps (APPRUN_TEST_APPS=1).
 	TestApps bool
 	// TestAmbiguousAdmissions > 0 leaves every n-th admission's outcome
@@ -145,10 +148,20 @@ const PublicGitHubAPI = "https://api.github.com"
 // with the test fixture when TestApps is set and the timeouts and retention
 // windows AppTimeouts and AppRetention give.
 func (c Config) Catalog() ([]engine.App, error) {
+	return c.catalog(false)
+}
+
+// ReplayCatalog is the catalog replays run: Catalog, but with every App
+// runnable when no model is configured (a replay calls none).
+func (c Config) ReplayCatalog() ([]engine.App, error) {
+	return c.catalog(true)
+}
+
+func (c Config) catalog(replay bool) ([]engine.App, error) {
 	list := c.Apps
 	if list == nil {
 		var err error
-		if list, err = c.LoadApps(); err != nil {
+		if list, err = c.loadApps(replay); err != nil {
 			return nil, err
 		}
 	}
@@ -183,6 +196,10 @@ func (c Config) Catalog() ([]engine.App, error) {
 // LoadApps is the catalog of definitions, shipped and from AppsDir, with
 // the model provider when one is configured.
 func (c Config) LoadApps() ([]engine.App, error) {
+	return c.loadApps(false)
+}
+
+func (c Config) loadApps(replay bool) ([]engine.App, error) {
 	// App tools reach the internet through the outbound check. Sources
 	// come from users, so loopback and private addresses are refused
 	// (but for a test's SourcesAllowPrivate). The GitHub API base is the
@@ -198,6 +215,8 @@ func (c Config) LoadApps() ([]engine.App, error) {
 			return nil, fmt.Errorf("config: model provider: %w", err)
 		}
 		env.Model = m
+	} else if replay {
+		env.Model = apps.ReplayOnly
 	}
 	return apps.Load(c.AppsDir, env)
 }

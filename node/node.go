@@ -95,6 +95,16 @@ func (n *Node) Start(ctx context.Context) (err error) {
 		return err
 	}
 	n.apps, n.runnable = len(list), len(catalog.Runnable())
+	replayCatalog := catalog
+	if n.cfg.Model.BaseURL == "" && n.cfg.Apps == nil {
+		replayList, err := n.cfg.ReplayCatalog()
+		if err != nil {
+			return err
+		}
+		if replayCatalog, err = engine.NewCatalog(inputschema.Compile, replayList...); err != nil {
+			return err
+		}
+	}
 	if n.ln, err = net.Listen("tcp", n.cfg.Addr); err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return fmt.Errorf("listen %s: the port is in use (another apprun?): stop it, or choose another --addr (APPRUN_ADDR)", n.cfg.Addr)
@@ -135,7 +145,8 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	}
 	n.eng, err = service.New(ports, service.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
 		Logger: n.cfg.Logger, SweepEvery: n.cfg.RetentionSweep, CheckpointEvery: n.cfg.CheckpointEvery, Standalone: standalone, Webhooks: hooks,
-		PasswordCost: n.cfg.PasswordCost, Signer: n.signer})
+		PasswordCost: n.cfg.PasswordCost, Signer: n.signer, ReplayCatalog: replayCatalog, NoRecord: n.cfg.NoRecord,
+		ModelConfigured: n.cfg.Model.BaseURL != ""})
 	if err != nil {
 		return err
 	}
@@ -236,7 +247,7 @@ func (n *Node) edge(mcpHandler http.Handler) *edge.Edge {
 	e := edge.New(edge.Config{RequestTimeout: n.cfg.RequestTimeout, OnRefused: n.api.NoteRefusedAddress})
 	e.Register(edge.Surface{Name: "event streams", Owns: httpapi.IsEventStream, Handler: n.api, Long: true, Refuse: n.api.Refuse})
 	e.Register(edge.Surface{Name: "profiles", Owns: httpapi.IsProfile, Handler: n.api, Long: true, Refuse: n.api.Refuse})
-	e.Register(edge.Surface{Name: "read-model snapshots", Owns: httpapi.IsSnapshot, Handler: n.api, Long: true, Refuse: n.api.Refuse})
+	e.Register(edge.Surface{Name: "long admin answers", Owns: httpapi.IsLongAdmin, Handler: n.api, Long: true, Refuse: n.api.Refuse})
 	e.Register(edge.Surface{Name: "MCP", Owns: func(r *http.Request) bool { return r.URL.Path == "/mcp" },
 		Handler:   n.api.Metered(n.api.RequireKey(n.api.ReadMessage(httpapi.Enveloped(mcpHandler)))),
 		WriteWait: httpapi.MCPWait, Refuse: n.api.Refuse})

@@ -33,6 +33,11 @@ type CreateRunRequest struct {
 	// key with the same request (requestHash: the fields above) returns the
 	// first answer.
 	IdempotencyKey string
+	// Model, when set, is the model the run asks for instead of the
+	// node's; RerunOf is the run a rerun reruns (rerun.go).
+	Model        string
+	RerunOf      string
+	RerunChanges []string
 }
 
 // CreatedRun is what admission returns.
@@ -153,7 +158,8 @@ func (s *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 	}
 	created := engine.RunEvent{Type: engine.RunCreated, V: engine.EventVersion, RunNo: s.newRunNo(), Created: &engine.Created{
 		AccountID: req.AccountID, KeyID: req.KeyID, AppSlug: app.Slug, Input: rawInput, BrandContextID: brandID,
-		CreditCost: price.CreditCost, WebhookURL: req.WebhookURL}}
+		CreditCost: price.CreditCost, WebhookURL: req.WebhookURL, AppVersion: app.Version, Model: req.Model,
+		RerunOf: req.RerunOf, RerunChanges: req.RerunChanges}}
 	for _, ep := range endpoints {
 		created.Created.WebhookEndpoints = append(created.Created.WebhookEndpoints, ep.URL)
 	}
@@ -231,7 +237,8 @@ func (s *Service) admit(ctx context.Context, created engine.RunEvent, acct ledge
 		// The charge is decided first: a refusal costs no read of the
 		// platform's slots. Only an admission that stands looks for one.
 		decision := engine.Admission{RunNo: created.RunNo, At: created.At, Account: acct, Price: price.Price,
-			MaxCost: maxCost, OwnerActiveRuns: s.cfg.Limits.OwnerActiveRuns}
+			MaxCost: maxCost, OwnerActiveRuns: s.cfg.Limits.OwnerActiveRuns,
+			Record: engine.HeadOf(created.RunNo, created.Created).Hash()}
 		charge, err := engine.Admit(decision)
 		created.Created.Slot = 0
 		var slotSeq uint64

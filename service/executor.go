@@ -231,17 +231,25 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 	// (the finish that follows finds the run ended and leaves it).
 	defer x.svc.onEnd(runNo, cancel)()
 	var stopped error // errRunEnded or errRunMoved: the work stops
-	res, runErr := app.Executor(runCtx, job, func(s engine.Step) {
+	write := func(ev engine.RunEvent, what string) {
 		if stopped != nil {
 			return
 		}
-		switch err := w.writeProgress(runCtx, engine.RunEvent{Type: engine.ToolRunning, ToolRun: &engine.ToolRun{Step: &s}}); {
+		switch err := w.writeProgress(runCtx, ev); {
 		case errors.Is(err, errRunEnded), errors.Is(err, errRunMoved):
 			stopped = err
 			cancel()
 		case err != nil && runCtx.Err() == nil:
-			x.svc.cfg.Logger.Warn("progress event not written; the run goes on", "run_no", runNo, "step", s.Index, "err", err)
+			x.svc.cfg.Logger.Warn(what+" not written; the run goes on", "run_no", runNo, "err", err)
 		}
+	}
+	if !x.svc.cfg.NoRecord {
+		job.Record = func(e engine.RecordEntry) {
+			write(engine.RunEvent{Type: engine.RunRecorded, Recorded: &engine.Recorded{Entry: &e}}, "record entry")
+		}
+	}
+	res, runErr := app.Executor(runCtx, job, func(s engine.Step) {
+		write(engine.RunEvent{Type: engine.ToolRunning, ToolRun: &engine.ToolRun{Step: &s}}, "progress event")
 	})
 	switch {
 	case errors.Is(stopped, errRunEnded):
@@ -263,7 +271,7 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 }
 
 func (x *executor) jobFor(ctx context.Context, app *engine.App, created engine.RunEvent) (engine.Job, error) {
-	job := engine.Job{RunNo: created.RunNo, AppSlug: app.Slug}
+	job := engine.Job{RunNo: created.RunNo, AppSlug: app.Slug, Model: created.Created.Model}
 	if err := json.Unmarshal(created.Created.Input, &job.Input); err != nil {
 		return engine.Job{}, fmt.Errorf("stored input unreadable: %w", err)
 	}

@@ -70,8 +70,12 @@ func idemSubject(accountID, key string) string {
 // member order do not make it "different", and every surface (API,
 // website, MCP) has it made the same way, here.
 func requestHash(r CreateRunRequest) string {
-	data, _ := json.Marshal(map[string]any{"app_slug": r.AppSlug, "input": r.Input, "brand_context_id": r.BrandContextID,
-		"max_credit_cost": r.MaxCreditCost, "webhook_url": r.WebhookURL})
+	body := map[string]any{"app_slug": r.AppSlug, "input": r.Input, "brand_context_id": r.BrandContextID,
+		"max_credit_cost": r.MaxCreditCost, "webhook_url": r.WebhookURL}
+	if r.Model != "" || r.RerunOf != "" { // only then: keys stored before keep their hash
+		body["model"], body["rerun_of"] = r.Model, r.RerunOf
+	}
+	data, _ := json.Marshal(body)
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }

@@ -37,6 +37,16 @@ type Config struct {
 	Reads   Reads
 	// Workers bounds how many runs this node executes at once (default 32).
 	Workers int
+	// ReplayCatalog is the catalog replays run (default Catalog): with
+	// every App runnable, a model configured or not, since a replay calls
+	// none.
+	ReplayCatalog *engine.Catalog
+	// ModelConfigured says a model provider is configured: a rerun may
+	// then ask for another model.
+	ModelConfigured bool
+	// NoRecord leaves runs' records out of their logs (record.go): only
+	// their created and streamed events are written.
+	NoRecord bool
 	// SweepEvery is how often expired runs are removed (default 1m).
 	SweepEvery time.Duration
 	// CheckpointEvery is how often the ledger's checkpoint is written

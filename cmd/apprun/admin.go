@@ -15,7 +15,7 @@ import (
 // adminCmd is `apprun admin`: each subcommand is one call of the admin
 // API, whose JSON answer it prints.
 func (x *cli) adminCmd() *command {
-	c := newCommand("admin", "", "call the admin API: accounts, credits, statements, keys, prices")
+	c := newCommand("admin", "", "call the admin API: accounts, credits, statements, keys, prices, run records")
 	c.about = `Admin calls the admin API of the server at --url and prints its JSON answer.
 An answer of HTTP 300 or more exits 1. The token is --token, else
 APPRUN_ADMIN_TOKEN, else the dev credentials in $APPRUN_DATA (./data) that
@@ -148,7 +148,10 @@ APPRUN_ADMIN_TOKEN, else the dev credentials in $APPRUN_DATA (./data) that
 		}
 		return call(http.MethodPost, "/admin/v1/accounts/"+url.PathEscape(args[0])+"/"+kind, map[string]any{"amount": n, "reason": reason})
 	}
-	return c.add(accounts, creditsCmd, ledgerCmd, keys, prices)
+	stream := func(method, path string) error {
+		return streamAdmin(x.stdout, strings.TrimRight(*base, "/"), adminToken(*token), method, path)
+	}
+	return c.add(accounts, creditsCmd, ledgerCmd, keys, prices, adminRunsCmd(stream))
 }
 
 // adminCommand runs `apprun admin` with args, printing to out (tests).

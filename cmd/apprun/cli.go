@@ -205,7 +205,7 @@ func (x *cli) runsCmd() *command {
 		}
 		return nil
 	}
-	return c
+	return c.add(x.runsExportCmd())
 }
 
 // balanceCmd is `apprun balance`.

@@ -62,7 +62,7 @@ func (x *cli) root() *command {
 	root := newCommand("apprun", "", "")
 	root.about = `apprun is the run engine for paid AI Apps.
 
-The client commands (admin, run, runs, balance, cancel) find the server at
+The client commands (admin, run, runs, balance, cancel, replay) find the server at
 APPRUN_URL, else http://$APPRUN_ADDR, else http://127.0.0.1:8080; run, runs,
 balance and cancel need APPRUN_API_KEY.`
 	showVersion := root.flags.Bool("version", false, "print the version (as apprun version)")
@@ -99,6 +99,7 @@ balance and cancel need APPRUN_API_KEY.`
 		x.runsCmd(),
 		x.balanceCmd(),
 		x.cancelCmd(),
+		x.replayCmd(),
 		x.versionCmd(),
 		help,
 	)

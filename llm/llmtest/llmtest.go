@@ -39,7 +39,10 @@ type Received struct {
 	Stream         bool            `json:"stream"`
 	ResponseFormat json.RawMessage `json:"response_format"`
 	Temperature    *float64        `json:"temperature"`
-	Header         http.Header     `json:"-"`
+	StreamOptions  *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Header http.Header `json:"-"`
 }
 
 // System is the request's system message.
@@ -159,6 +162,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		send(delta, nil)
 	}
 	send(map[string]any{}, "stop")
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		// OpenAI's last chunk: no choices, the usage (a count of words
+		// stands in for tokens here).
+		prompt, completion := 0, len(strings.Fields(rep.Text))
+		for _, m := range req.Messages {
+			prompt += len(strings.Fields(m.Content))
+		}
+		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": time.Now().Unix(),
+			"model": req.Model, "choices": []any{}, "usage": map[string]any{"prompt_tokens": prompt, "completion_tokens": completion,
+				"total_tokens": prompt + completion}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 

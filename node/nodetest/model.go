@@ -36,3 +36,13 @@ func (h *Harness) FailedWith(a Account, runNo, code string, credits int64) {
 }
 
 func WithSourcesAllowPrivate() Option { return func(c *node.Config) { c.SourcesAllowPrivate = true } }
+
+// SourcePage is a page a source-reading App reads (a competitor's
+// pricing), and MetaTagsReply what a model writes for it as
+// meta-tags-from-page.
+const SourcePage = `<!doctype html><html><head><title>Pricing · Rival</title></head><body>
+<article><h1>Pricing</h1><p>Starter costs $29 a month for one user and includes invoicing, receipts and bank sync for small teams.</p>
+<p>Team costs $99 a month for five users, with approvals, roles and a priority support line that answers within a day.</p></article></body></html>`
+
+const MetaTagsReply = `{"title_options":["Pricing · Rival","Rival pricing","Plans and prices"],"meta_description_options":["Starter $29, Team $99.","Plans for small teams."],` +
+	`"og_title":"Rival pricing","og_description":"Starter and Team plans.","html":"<title>Pricing · Rival</title>"}`

@@ -146,7 +146,7 @@ type StreamEvent struct {
 }
 
 func ToStream(seq uint64, e engine.RunEvent) (StreamEvent, bool) {
-	if e.Type == engine.RunCreated || e.Type == engine.RunFenced {
+	if e.Type == engine.RunCreated || e.Type == engine.RunFenced || e.Type == engine.RunRecorded {
 		return StreamEvent{}, false
 	}
 	data, err := json.Marshal(e.PublicData())

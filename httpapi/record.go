@@ -1,0 +1,141 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/service"
+	"github.com/gorilla/mux"
+)
+
+// A run's record, its rerun and its comparison (docs/api.md, "Run
+// records"); the operator's export and replay are in adminrecord.go.
+
+func (a *API) routeRecords() {
+	a.router.HandleFunc("/api/v1/runs/{run_no}/record", a.reader(a.getRecord)).Methods(http.MethodGet)
+	a.router.HandleFunc("/api/v1/runs/{run_no}/compare", a.reader(a.compareRuns)).Methods(http.MethodGet)
+	a.router.HandleFunc("/api/v1/runs/{run_no}/rerun", a.keyed(a.rerunRun)).Methods(http.MethodPost)
+}
+
+// RecordDocument is a run's record as the API, the export and a replay
+// of a file read it: the run as GET /api/v1/runs/{run_no} shows it, and
+// the record (service.RunRecord).
+type RecordDocument struct {
+	Run runView `json:"run"`
+	service.RunRecord
+}
+
+// RecordDocumentOf is rec as a document.
+func RecordDocumentOf(rec service.RunRecord) RecordDocument {
+	return RecordDocument{Run: viewOf(rec.Run), RunRecord: rec}
+}
+
+// DecodeRecordDocument reads a record document (one line of an export)
+// back into the record a replay takes.
+func DecodeRecordDocument(data []byte) (service.RunRecord, error) {
+	var d RecordDocument
+	if err := json.Unmarshal(data, &d); err != nil {
+		return service.RunRecord{}, err
+	}
+	if d.RecordVersion != service.RecordVersion || d.Run.RunNo == "" {
+		return service.RunRecord{}, errors.New("not a run record document (record_version 1)")
+	}
+	rec := d.RunRecord
+	rec.Run = engine.Run{RunNo: d.Run.RunNo, AppSlug: d.Run.AppSlug, Status: d.Run.Status, CreditCost: d.Run.CreditCost,
+		CreatedAt: d.Run.CreatedAt, StartedAt: d.Run.StartedAt, FinishedAt: d.Run.FinishedAt, Error: d.Run.Error}
+	if d.Run.Status == engine.StatusCompleted {
+		rec.Run.Output = d.Run.Output
+		if d.Run.Summary != nil {
+			rec.Run.Summary = *d.Run.Summary
+		}
+	}
+	if d.Run.Refunded != nil {
+		rec.Run.Refunded = *d.Run.Refunded
+	}
+	return rec, nil
+}
+
+// getRecord handles GET /api/v1/runs/{run_no}/record.
+func (a *API) getRecord(w http.ResponseWriter, r *http.Request, c caller) {
+	rec, err := a.cfg.Engine.RunRecord(r.Context(), c.AccountID, mux.Vars(r)["run_no"])
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, RecordDocumentOf(rec))
+}
+
+// compareRuns handles GET /api/v1/runs/{run_no}/compare?with=….
+func (a *API) compareRuns(w http.ResponseWriter, r *http.Request, c caller) {
+	with, err := valueOnce(r.URL.Query(), "with")
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	cmp, err := a.cfg.Engine.Compare(r.Context(), c.AccountID, mux.Vars(r)["run_no"], with)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, cmp)
+}
+
+// rerunRun handles POST /api/v1/runs/{run_no}/rerun: a create, with the
+// create's window, checks and Idempotency-Key.
+func (a *API) rerunRun(w http.ResponseWriter, r *http.Request, c caller) {
+	obj, err := a.createBody(w, r, c)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	req := service.RerunRequest{AccountID: c.AccountID, KeyID: c.KeyID, RunNo: mux.Vars(r)["run_no"]}
+	if err := onlyFields(obj, "model", "input", "max_credit_cost"); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if req.Model, _, err = stringField(obj, "model"); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if raw, ok := obj["input"]; ok && string(raw) != "null" {
+		if json.Unmarshal(raw, &req.Input) != nil || req.Input == nil {
+			a.fail(w, r, errorf(engine.CodeInvalidRequest, "input must be an object: the members to change"))
+			return
+		}
+	}
+	if req.MaxCreditCost, err = maxCreditCost(obj); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if req.IdempotencyKey, err = idempotencyKey(r); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	run, changes, err := a.cfg.Engine.Rerun(r.Context(), req)
+	setQuota(w, run.Quota)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if changes == nil {
+		changes = []string{}
+	}
+	writeCreated(w, run, map[string]any{"rerun_of": req.RunNo, "changed": changes})
+}
+
+// idempotencyKey is the request's Idempotency-Key ("" when none).
+func idempotencyKey(r *http.Request) (string, error) {
+	if _, ok := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]; !ok {
+		return "", nil
+	}
+	key, err := headerOnce(r, "Idempotency-Key")
+	if err != nil {
+		return "", err
+	}
+	if !service.ValidIdempotencyKey(key) {
+		return "", errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", service.MaxIdempotencyKey)
+	}
+	return key, nil
+}
