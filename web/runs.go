@@ -14,6 +14,7 @@ import (
 
 	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 	"github.com/gorilla/mux"
@@ -90,6 +91,30 @@ func (s *Site) appName(slug string) string {
 		return a.Name
 	}
 	return slug
+}
+
+// downloadRecord serves the run's record (GET /api/v1/runs/{run_no}/record's
+// document) as a file to keep.
+func (s *Site) downloadRecord(w http.ResponseWriter, r *http.Request, v viewer) {
+	rec, err := s.cfg.Engine.RunRecord(r.Context(), v.AccountID, mux.Vars(r)["run_no"])
+	if err != nil {
+		var e *engine.Error
+		if errors.As(err, &e) && e.Code == engine.CodeRunNotFound {
+			s.problem(w, r, http.StatusNotFound, "There is no such run on your account.")
+			return
+		}
+		s.fail(w, r, err)
+		return
+	}
+	body, err := json.MarshalIndent(httpapi.RecordDocumentOf(rec), "", "  ")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+rec.Run.RunNo+`-record.json"`)
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(body)
 }
 
 // inputLine is one input of a run, as its page shows it.

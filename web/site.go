@@ -38,6 +38,7 @@ type Engine interface {
 	CreateRun(ctx context.Context, req service.CreateRunRequest) (service.CreatedRun, error)
 	CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error)
 	RunDetail(ctx context.Context, accountID, runNo string) (service.RunDetail, error)
+	RunRecord(ctx context.Context, accountID, runNo string) (service.RunRecord, error)
 }
 
 // Reads is what the website reads: the projections.
@@ -179,6 +180,7 @@ func (s *Site) routes() {
 	r.HandleFunc("/runs", s.signedIn(s.runsPage)).Methods(http.MethodGet)
 	r.HandleFunc("/runs/{run_no}", s.signedIn(s.runPage)).Methods(http.MethodGet)
 	r.HandleFunc("/runs/{run_no}/cancel", s.signedIn(s.cancelRun)).Methods(http.MethodPost)
+	r.HandleFunc("/runs/{run_no}/record.json", s.signedIn(s.downloadRecord)).Methods(http.MethodGet)
 	r.HandleFunc("/apps", s.appsPage).Methods(http.MethodGet)
 	r.HandleFunc("/apps/{slug}", s.appPage).Methods(http.MethodGet)
 	r.HandleFunc("/apps/{slug}/runs", s.signedIn(s.startRun)).Methods(http.MethodPost)

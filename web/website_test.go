@@ -208,7 +208,8 @@ func TestTheRunPageShowsItsInputsStepsAndRunsAgain(t *testing.T) {
 	page := b.Get("/runs/" + runNo).Body
 	for _, want := range []string{"Your product", "Acme Ledger automates bookkeeping.", "Who you are writing to", "Agency founders",
 		"<dt>Ran</dt>", "<dt>In all</dt>", `class="steps"`, `href="/apps/cold-email-writer?from=` + runNo + `#run-form"`,
-		"/api/v1/runs/" + runNo + ` -H "Authorization: Bearer $APPRUN_API_KEY"`, "← Back to runs"} {
+		"/api/v1/runs/" + runNo + ` -H "Authorization: Bearer $APPRUN_API_KEY"`, "← Back to runs",
+		`href="/runs/` + runNo + `/record.json"`, "Download record"} {
 		if !strings.Contains(page, want) {
 			t.Fatalf("the run page lacks %q\n%s", want, page)
 		}
@@ -217,9 +218,26 @@ func TestTheRunPageShowsItsInputsStepsAndRunsAgain(t *testing.T) {
 	if !strings.Contains(form, `>Acme Ledger automates bookkeeping.</textarea>`) || !strings.Contains(form, "Filled in from run") {
 		t.Fatal("Run again does not fill the form in")
 	}
-	// Another account cannot fill a form from this run.
+	// Download record: the run's record document, to keep.
+	rec := b.Get("/runs/" + runNo + "/record.json")
+	var doc struct {
+		RecordVersion int `json:"record_version"`
+		Run           struct {
+			RunNo string `json:"run_no"`
+		} `json:"run"`
+		HeadHash string `json:"head_hash"`
+		Steps    []any  `json:"steps"`
+	}
+	if rec.Status != 200 || json.Unmarshal([]byte(rec.Body), &doc) != nil || doc.RecordVersion != 1 || doc.Run.RunNo != runNo ||
+		doc.HeadHash == "" || len(doc.Steps) == 0 {
+		t.Fatalf("download record: %d %.300s", rec.Status, rec.Body)
+	}
+	// Another account cannot fill a form from this run, nor download it.
 	other := h.Browser(t)
 	other.SignUp("other@example.com")
+	if p := other.Get("/runs/" + runNo + "/record.json"); p.Status != 404 || strings.Contains(p.Body, "Acme Ledger") {
+		t.Fatalf("another account's record: %d", p.Status)
+	}
 	if strings.Contains(other.Get("/apps/cold-email-writer?from="+runNo).Body, "Acme Ledger automates bookkeeping.</textarea>") {
 		t.Fatal("another account's run filled the form")
 	}
