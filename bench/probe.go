@@ -103,7 +103,9 @@ func (p *probe) run(ctx context.Context, steps int, output []byte) (string, runW
 	}
 	took.admission, t = time.Since(t), time.Now()
 	run := engine.ApplyRun(engine.Run{}, created, last)
-	events := []engine.RunEvent{{Type: engine.RunStarted, RunNo: run.RunNo}}
+	noModel, now := false, time.Now().UTC()
+	events := []engine.RunEvent{{Type: engine.RunStarted, RunNo: run.RunNo}, {Type: engine.RunRecorded, RunNo: run.RunNo,
+		Recorded: &engine.Recorded{Entry: &engine.RecordEntry{Kind: engine.RecordStart, StartedAt: now, EndedAt: now, WithModel: &noModel}}}}
 	for i := 1; i <= steps; i++ {
 		events = append(events, engine.RunEvent{Type: engine.ToolRunning, RunNo: run.RunNo, ToolRun: &engine.ToolRun{Step: &engine.Step{Index: i, Total: steps, Tool: "write_email", Message: "Writing"}}})
 	}

@@ -47,13 +47,13 @@ var high = []string{
 }
 
 // startServer runs `bin serve` in a new temporary data directory with the
-// bench limits and waits until it is healthy.
-func startServer(ctx context.Context, bin string) (*Server, error) {
+// bench limits (and env) and waits until it is healthy.
+func startServer(ctx context.Context, bin string, env ...string) (*Server, error) {
 	token := randomHex(16)
 	return startChild(ctx, token, func(dir string) *exec.Cmd {
 		cmd := exec.Command(bin, "serve")
-		cmd.Env = append(append(os.Environ(), high...),
-			"APPRUN_ADDR=127.0.0.1:0", "APPRUN_DATA="+filepath.Join(dir, "data"), "APPRUN_ADMIN_TOKEN="+token)
+		cmd.Env = append(append(append(os.Environ(), high...),
+			"APPRUN_ADDR=127.0.0.1:0", "APPRUN_DATA="+filepath.Join(dir, "data"), "APPRUN_ADMIN_TOKEN="+token), env...)
 		return cmd
 	})
 }

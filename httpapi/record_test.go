@@ -3,6 +3,8 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apprun/apprun/apps"
 	"github.com/apprun/apprun/llm/llmtest"
 	"github.com/apprun/apprun/node"
 	. "github.com/apprun/apprun/node/nodetest"
@@ -305,5 +308,78 @@ func TestAChangedDefinitionMakesItsRunsDiffer(t *testing.T) {
 	}
 	if len(fake.Received()) != calls {
 		t.Fatal("a replay called the model")
+	}
+}
+
+// The record's size a run, by App shape: what BENCHMARKS.md reports (go
+// test ./httpapi -run TestRecordSizes -v), and each text within the
+// bound.
+func TestRecordSizes(t *testing.T) {
+	t.Parallel()
+	var big strings.Builder
+	big.WriteString("<!doctype html><html><head><title>A long pricing page</title></head><body><article><h1>Pricing</h1>")
+	for i := 0; big.Len() < 300<<10; i++ {
+		fmt.Fprintf(&big, "<p>Plan %d costs $%d a month and includes invoicing, receipts, bank sync, approvals and roles for teams of %d.</p>\n", i, 10+i, 1+i%50)
+	}
+	big.WriteString("</article></body></html>")
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/big" {
+			w.Write([]byte(big.String()))
+			return
+		}
+		w.Write([]byte(SourcePage))
+	}))
+	defer web.Close()
+	fake := llmtest.New()
+	defer fake.Close()
+	fake.Answer = func(r llmtest.Received) llmtest.Reply {
+		if strings.Contains(r.System(), "meta") {
+			return llmtest.Reply{Text: MetaTagsReply}
+		}
+		return llmtest.Reply{Text: ModelSequence}
+	}
+	plain := Start(t, WithLimits(NoLimits))
+	model := Start(t, WithLimits(NoLimits), WithModel(fake), WithSourcesAllowPrivate())
+	for _, tc := range []struct {
+		shape string
+		h     *Harness
+		body  map[string]any
+	}{
+		{"cold-email-writer, built-in writer (no model)", plain, ColdEmailRun()},
+		{"cold-email-writer, one model call", model, ColdEmailRun()},
+		{"meta-tags-from-page, a 0.4 KiB page and a model call", model, map[string]any{"app_slug": "meta-tags-from-page", "input": map[string]any{"page_url": web.URL + "/p"}}},
+		{"meta-tags-from-page, a 300 KiB page (cut) and a model call", model, map[string]any{"app_slug": "meta-tags-from-page", "input": map[string]any{"page_url": web.URL + "/big"}}},
+	} {
+		a := tc.h.Account(100)
+		runNo := tc.h.Create(a, tc.body)
+		tc.h.WaitRun(a, runNo)
+		r := tc.h.Do("GET", "/api/v1/runs/"+runNo+"/record", a.Key, nil)
+		var doc struct {
+			Events []struct {
+				Data json.RawMessage `json:"data"`
+			} `json:"events"`
+			Steps []struct {
+				Truncated bool `json:"truncated"`
+			} `json:"steps"`
+		}
+		if err := json.Unmarshal([]byte(r.Body), &doc); err != nil {
+			t.Fatal(err)
+		}
+		logBytes, recBytes, truncated := 0, 0, 0
+		for _, ev := range doc.Events {
+			logBytes += len(ev.Data)
+			if bytes.Contains(ev.Data, []byte(`"type":"recorded"`)) {
+				recBytes += len(ev.Data)
+				if len(ev.Data) > 3*apps.RecordBound+16<<10 {
+					t.Fatalf("%s: one record event of %d bytes, past three texts at the bound", tc.shape, len(ev.Data))
+				}
+			}
+		}
+		for _, s := range doc.Steps {
+			if s.Truncated {
+				truncated++
+			}
+		}
+		t.Logf("| %s | %d | %d | %d | %d |", tc.shape, recBytes, logBytes, len(r.Body), truncated)
 	}
 }

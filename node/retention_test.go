@@ -23,6 +23,9 @@ func TestRunsExpireAfterRetentionButTheLedgerStays(t *testing.T) {
 	h.WaitRun(a, failing)
 	kept := h.Create(a, ColdEmailRun()) // 30-day retention
 	h.WaitRun(a, kept)
+	// The record's head hash, read before the run expires: its charge
+	// keeps it after (issue 46).
+	headHash := h.Do("GET", "/api/v1/runs/"+expiring+"/record", a.Key, nil).JSON(t)["head_hash"]
 
 	deadline := time.Now().Add(15 * time.Second)
 	for _, no := range []string{expiring, failing} {
@@ -39,6 +42,9 @@ func TestRunsExpireAfterRetentionButTheLedgerStays(t *testing.T) {
 		if r := h.Do("GET", "/api/v1/runs/"+no+"/events", a.Key, nil); r.Status != 404 {
 			t.Fatalf("events of an expired run: %d", r.Status)
 		}
+		if r := h.Do("GET", "/api/v1/runs/"+no+"/record", a.Key, nil); r.Status != 404 {
+			t.Fatalf("the record of an expired run: %d", r.Status)
+		}
 	}
 	if r := h.Do("GET", "/api/v1/runs/"+kept, a.Key, nil); r.Status != 200 {
 		t.Fatalf("a run within its retention: %d", r.Status)
@@ -54,6 +60,9 @@ func TestRunsExpireAfterRetentionButTheLedgerStays(t *testing.T) {
 		m := l.(map[string]any)
 		if no, _ := m["run_no"].(string); no != "" {
 			app, _ := m["app_slug"].(string)
+			if no == expiring && m["type"] == "charge" && (headHash == nil || m["record"] != headHash) {
+				t.Fatalf("the expired run's charge %v does not keep its record's head hash %v", m, headHash)
+			}
 			seen[no+" "+m["type"].(string)+" "+app]++
 		}
 	}
