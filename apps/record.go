@@ -138,16 +138,32 @@ func replayError(e *engine.RunError) error {
 	return &engine.RunError{Code: e.Code, Message: e.Message}
 }
 
-// withinBound is text cut to RecordBound on a rune's edge, and whether it was.
+// withinBound is text cut so that it takes at most RecordBound bytes
+// once encoded as a JSON string (Go escapes <, > and & to six bytes, and
+// control characters: an HTML page grows), on a rune's edge, and whether
+// it was cut. Three such texts and the rest of an entry stay under
+// JetStream's 1 MiB message.
 func withinBound(text string) (string, bool) {
-	if len(text) <= RecordBound {
-		return text, false
+	if len(text) <= RecordBound/6 {
+		return text, false // no escape takes more than six bytes
 	}
-	cut := RecordBound
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
+	size := 2 // the quotes
+	for i, r := range text {
+		switch {
+		case r == '<' || r == '>' || r == '&' || r == 0x2028 || r == 0x2029 || r < 0x20 && r != '\n' && r != '\r' && r != '\t':
+			size += 6
+		case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
+			size += 2
+		case r == utf8.RuneError:
+			size += 6 // an invalid byte is written as \ufffd
+		default:
+			size += utf8.RuneLen(r)
+		}
+		if size > RecordBound {
+			return text[:i], true
+		}
 	}
-	return text[:cut], true
+	return text, false
 }
 
 // sourceEntry records one source read: its body as text (base64 when it
