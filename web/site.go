@@ -39,6 +39,7 @@ type Engine interface {
 	CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error)
 	RunDetail(ctx context.Context, accountID, runNo string) (service.RunDetail, error)
 	RunRecord(ctx context.Context, accountID, runNo string) (service.RunRecord, error)
+	Compare(ctx context.Context, accountID, runNo, with string) (service.Comparison, error)
 }
 
 // Reads is what the website reads: the projections.
@@ -181,6 +182,7 @@ func (s *Site) routes() {
 	r.HandleFunc("/runs/{run_no}", s.signedIn(s.runPage)).Methods(http.MethodGet)
 	r.HandleFunc("/runs/{run_no}/cancel", s.signedIn(s.cancelRun)).Methods(http.MethodPost)
 	r.HandleFunc("/runs/{run_no}/record.json", s.signedIn(s.downloadRecord)).Methods(http.MethodGet)
+	r.HandleFunc("/runs/{run_no}/compare", s.signedIn(s.comparePage)).Methods(http.MethodGet)
 	r.HandleFunc("/apps", s.appsPage).Methods(http.MethodGet)
 	r.HandleFunc("/apps/{slug}", s.appPage).Methods(http.MethodGet)
 	r.HandleFunc("/apps/{slug}/runs", s.signedIn(s.startRun)).Methods(http.MethodPost)

@@ -467,3 +467,33 @@ func TestTheStatementNamesTheAppOfAnExpiredRun(t *testing.T) {
 		t.Fatalf("the statement CSV does not name the expired run's App:\n%s", csvBody)
 	}
 }
+
+// Two runs side by side (issue 46): the run page links the comparison,
+// which lists the App's other runs, then marks what differs.
+func TestTwoRunsSideBySide(t *testing.T) {
+	h := Start(t, WithLimits(NoLimits), WithSignupCredits(100))
+	b := h.Browser(t)
+	b.SignUp("compare@example.com")
+	first := b.StartColdEmail()
+	h.WaitRunDone(first)
+	second := b.StartColdEmail()
+	h.WaitRunDone(second)
+	if page := b.Get("/runs/" + second).Body; !strings.Contains(page, `href="/runs/`+second+`/compare"`) {
+		t.Fatal("the run page does not link the comparison")
+	}
+	pick := b.Get("/runs/" + second + "/compare").Body
+	if !strings.Contains(pick, `href="/runs/`+second+`/compare?with=`+first+`"`) {
+		t.Fatalf("the comparison does not offer the other run:\n%s", pick)
+	}
+	side := b.Get("/runs/" + second + "/compare?with=" + first)
+	for _, want := range []string{`<table class="compare">`, first, second, "Your product", "Acme Ledger automates bookkeeping.", "Input (the same)", "none (built-in)"} {
+		if side.Status != 200 || !strings.Contains(side.Body, want) {
+			t.Fatalf("the comparison (%d) lacks %q:\n%s", side.Status, want, side.Body)
+		}
+	}
+	other := h.Browser(t)
+	other.SignUp("nosy@example.com")
+	if p := other.Get("/runs/" + second + "/compare?with=" + first); p.Status != 404 || strings.Contains(p.Body, "Acme Ledger") {
+		t.Fatalf("another account's comparison: %d", p.Status)
+	}
+}
