@@ -97,7 +97,7 @@ func TestProbeRunsWriteWhatACompletedRunWrites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := fmt.Sprint([]engine.RunEventType{engine.RunCreated, engine.RunStarted, engine.ToolRunning, engine.ToolRunning,
+		want := fmt.Sprint([]engine.RunEventType{engine.RunCreated, engine.RunStarted, engine.RunRecorded, engine.ToolRunning, engine.ToolRunning,
 			engine.ToolRunning, engine.ToolRunning, engine.ToolRunning, engine.ToolRunning, engine.RunCompleted})
 		if fmt.Sprint(types) != want {
 			t.Fatalf("run %s's log: %v, want %s", runNo, types, want)
