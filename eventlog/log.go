@@ -114,6 +114,9 @@ func (l *Log) batch(ctx context.Context, entries []port.Entry) (uint64, error) {
 		if i < len(entries)-1 {
 			if err := l.nc.PublishMsg(m); err != nil {
 				// No commit was sent: the server drops the batch.
+				if errors.Is(err, nats.ErrMaxPayload) {
+					return 0, fmt.Errorf("%w: batch publish %s: %w", port.ErrTooLarge, m.Subject, err)
+				}
 				return 0, fmt.Errorf("%w: batch publish %s: %w", port.ErrUnavailable, m.Subject, err)
 			}
 			continue
@@ -148,6 +151,9 @@ func (l *Log) publishOne(ctx context.Context, m *nats.Msg) (uint64, error) {
 // anything else leaves the outcome unknown: a timeout, and a connection
 // closed while the answer was awaited (the write may have been stored).
 func sendError(op string, err error) error {
+	if errors.Is(err, nats.ErrMaxPayload) {
+		return fmt.Errorf("%w: %s: %w", port.ErrTooLarge, op, err) // checked by the client before sending
+	}
 	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrInvalidConnection) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) {
 		return fmt.Errorf("%w: %s: %w", port.ErrUnavailable, op, err)

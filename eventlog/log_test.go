@@ -68,3 +68,31 @@ func TestAMessageWithATTLExpires(t *testing.T) {
 		t.Fatalf("a write expecting no message after the expiry: %v", err)
 	}
 }
+
+// A message past the server's max_payload is refused before it is sent,
+// as too large: not an outcome to resolve, and not worth trying again (a
+// run's record event that passed it was retried until its deadline).
+func TestAMessageTooLargeIsRefusedAsTooLarge(t *testing.T) {
+	t.Parallel()
+	l := openStore(t).Log()
+	ctx := context.Background()
+	big := make([]byte, 2<<20)
+	subj := subjects.Of(subjects.KindRun, "run_toolarge")
+	for _, entries := range [][]port.Entry{
+		{{Subject: subj, Data: big, Expect: new(uint64)}},
+		{{Subject: subj, Data: big}, {Subject: subj, Data: []byte(`x`)}},
+		{{Subject: subj, Data: []byte(`x`)}, {Subject: subj, Data: big}},
+	} {
+		start := time.Now()
+		_, err := l.Append(ctx, entries...)
+		if !errors.Is(err, port.ErrTooLarge) || errors.Is(err, port.ErrAmbiguous) || errors.Is(err, port.ErrUnavailable) {
+			t.Fatalf("%d entries, one of 2 MiB: %v", len(entries), err)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Fatalf("refused after %s", took)
+		}
+	}
+	if _, err := l.Last(ctx, subj); !errors.Is(err, port.ErrNoMessage) {
+		t.Fatalf("something was stored: %v", err)
+	}
+}

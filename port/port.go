@@ -69,6 +69,10 @@ var (
 	ErrAmbiguous = errors.New("event log: write sent, outcome unknown")
 	// ErrNoMessage is the expected absence of any message on a subject.
 	ErrNoMessage = errors.New("event log: no message on subject")
+	// ErrTooLarge: a message is larger than the log takes (JetStream's
+	// max_payload); it was refused before it was sent, nothing stored.
+	// Trying it again is no use.
+	ErrTooLarge = errors.New("event log: message larger than the log takes, nothing stored")
 )
 
 // Log is the event log: per-subject compare-and-set appends, atomic when
