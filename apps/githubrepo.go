@@ -177,7 +177,13 @@ func replayGitHub(sess *session, url string) (int, []byte, error) {
 			return 0, nil, known
 		}
 	}
-	return 0, nil, replayError(rec.Error)
+	switch rec.Error.Code {
+	case engine.FailTimeout, engine.FailCanceled:
+		return 0, nil, replayError(rec.Error)
+	}
+	// A try's error was the transport's, as text in the run's failure: the
+	// same text again, not a run error with its code in front.
+	return 0, nil, errors.New(rec.Error.Message)
 }
 
 func githubLive(ctx context.Context, env *Env, url, accept string, attempt int) (int, []byte, error) {

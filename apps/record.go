@@ -114,18 +114,27 @@ func (s *session) brandContext() *engine.BrandContext {
 // context's end by its own code.
 func errorEntry(err error) *engine.RunError {
 	var re *engine.RunError
+	var out engine.RunError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &re):
-		return re
+		out = *re
 	case errors.Is(err, context.DeadlineExceeded):
-		return &engine.RunError{Code: engine.FailTimeout, Message: err.Error()}
+		out = engine.RunError{Code: engine.FailTimeout, Message: err.Error()}
 	case errors.Is(err, context.Canceled):
-		return &engine.RunError{Code: engine.FailCanceled, Message: err.Error()}
+		out = engine.RunError{Code: engine.FailCanceled, Message: err.Error()}
+	default:
+		out = engine.RunError{Code: engine.FailExecution, Message: err.Error()}
 	}
-	return &engine.RunError{Code: engine.FailExecution, Message: err.Error()}
+	if len(out.Message) > maxErrorText { // a provider's or a server's text: bounded like any
+		out.Message, _ = withinBound(out.Message[:maxErrorText])
+	}
+	return &out
 }
+
+// maxErrorText bounds a recorded error's message.
+const maxErrorText = 4 << 10
 
 // replayError is the error a recorded failure replays as.
 func replayError(e *engine.RunError) error {

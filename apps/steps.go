@@ -125,7 +125,12 @@ func (c *compiled) complete(ctx context.Context, env *Env, step string, req llm.
 		if err != nil {
 			return "", err
 		}
-		e.Provider, e.Model, e.Params.JSONMode, e.Params.Temperature = rec.Provider, rec.Model, rec.Params.JSONMode, rec.Params.Temperature
+		// The step's temperature as the definition asks now (compared),
+		// the rest as the run had it.
+		e.Provider, e.Model = rec.Provider, rec.Model
+		if rec.Params != nil {
+			e.Params.JSONMode, e.Params.TemperatureNotSent = rec.Params.JSONMode, rec.Params.TemperatureNotSent
+		}
 		e.Reply, e.Bytes, e.Usage, e.Error, e.EndedAt = rec.Reply, rec.Bytes, rec.Usage, rec.Error, time.Now().UTC()
 		sess.record(e)
 		if rec.Error != nil {
@@ -137,7 +142,8 @@ func (c *compiled) complete(ctx context.Context, env *Env, step string, req llm.
 		return *rec.Reply, nil
 	}
 	sent := env.Model.Sent(req)
-	e.Provider, e.Model, e.Params.JSONMode, e.Params.Temperature = sent.Provider, sent.Model, sent.JSONMode, sent.Temperature
+	e.Provider, e.Model, e.Params.JSONMode = sent.Provider, sent.Model, sent.JSONMode
+	e.Params.TemperatureNotSent = req.Temperature != nil && sent.Temperature == nil
 	var lastReport time.Time
 	reply, err := env.Model.Complete(ctx, req, func(chars int) {
 		if now := time.Now(); now.Sub(lastReport) >= env.ProgressEvery {

@@ -82,11 +82,14 @@ type RecordEntry struct {
 	Error *RunError `json:"error,omitempty"`
 }
 
-// ModelParams are a model call's parameters as sent.
+// ModelParams are a model call's parameters: the temperature its step
+// asks for (not sent when TemperatureNotSent: the provider takes none),
+// the JSON mode and the output's schema name.
 type ModelParams struct {
-	Temperature *float64 `json:"temperature,omitempty"`
-	JSONMode    string   `json:"json_mode,omitempty"`
-	SchemaName  string   `json:"schema_name,omitempty"`
+	Temperature        *float64 `json:"temperature,omitempty"`
+	TemperatureNotSent bool     `json:"temperature_not_sent,omitempty"`
+	JSONMode           string   `json:"json_mode,omitempty"`
+	SchemaName         string   `json:"schema_name,omitempty"`
 }
 
 // RecordMessage is one chat message as sent.

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/ledger"
 	"github.com/apprun/apprun/service"
 	"github.com/gorilla/mux"
 )
@@ -15,9 +18,23 @@ import (
 // account's runs exported over a period, and every run of an App over a
 // period replayed (docs/api.md, "Run records").
 
-// maxRunsPerCall bounds the runs one export or bulk replay reads: a call
-// past it says more and is made again for the period after.
+// maxRunsPerCall bounds the runs one export or bulk replay takes (and
+// ?limit= lowers it): a call past it says more, with the cursor to go on
+// from, to the older runs.
 const maxRunsPerCall = 5000
+
+// budgetOf is ?limit= (1 to maxRunsPerCall; maxRunsPerCall when absent).
+func budgetOf(r *http.Request) (int, error) {
+	v, err := valueOnce(r.URL.Query(), "limit")
+	if err != nil || v == "" {
+		return maxRunsPerCall, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxRunsPerCall {
+		return 0, errorf(engine.CodeInvalidRequest, "limit must be a whole number from 1 to %d", maxRunsPerCall)
+	}
+	return n, nil
+}
 
 func (a *API) routeAdminRecords(r *mux.Router) {
 	r.HandleFunc("/runs/export", a.admin(a.exportRuns)).Methods(http.MethodGet)
@@ -85,44 +102,55 @@ func periodFor(r *http.Request, name string) (string, period, error) {
 	return v, period{from, to}, err
 }
 
-// runsIn calls fn with each run of account made in p, newest first, up
-// to maxRunsPerCall; it says whether more were left.
-func (a *API) runsIn(accountID string, p period, fn func(engine.Run) error) (more bool, n int, err error) {
-	var before uint64
+// runsIn calls fn with each run of account made in p that keep takes,
+// newest first, from before (a run's created sequence, exclusive; 0: the
+// newest) on, until fn has taken *budget of them. It returns the cursor
+// to go on from: the created sequence + 1 of the first run it left, 0
+// when none is left.
+func (a *API) runsIn(accountID string, p period, before uint64, keep func(engine.Run) bool, budget *int, fn func(engine.Run) error) (uint64, error) {
 	for {
 		runs, next, err := a.cfg.Reads.RunsOf(accountID, before, 100)
 		if err != nil {
-			return false, n, err
+			return 0, err
 		}
 		for _, run := range runs {
 			if !p.from.IsZero() && run.CreatedAt.Before(p.from) {
-				return false, n, nil // newest first: the rest are older
+				return 0, nil // newest first: the rest are older
 			}
-			if !p.holds(run.CreatedAt) {
+			if !p.holds(run.CreatedAt) || !keep(run) {
 				continue
 			}
-			if n == maxRunsPerCall {
-				return true, n, nil
+			if *budget == 0 {
+				return run.CreatedSeq + 1, nil
 			}
-			n++
+			*budget--
 			if err := fn(run); err != nil {
-				return false, n, err
+				return 0, err
 			}
 		}
 		if next == 0 || len(runs) == 0 {
-			return false, n, nil
+			return 0, nil
 		}
 		before = next
 	}
 }
 
-// exportRuns handles GET /admin/v1/runs/export?account_id=…&from=…&to=…:
-// JSON Lines, one record document a run, newest first; a last line
-// {"more":true} when the call stopped at maxRunsPerCall.
+// exportRuns handles GET /admin/v1/runs/export?account_id=…&from=…&to=…
+// [&cursor=…]: JSON Lines, one record document a run, newest first; past
+// maxRunsPerCall a last line {"more":true,"next_cursor":"…"} to call
+// again with, for the older runs left.
 func (a *API) exportRuns(w http.ResponseWriter, r *http.Request) {
 	id, p, err := periodFor(r, "account_id")
 	if err == nil {
 		_, err = a.account(id)
+	}
+	var before uint64
+	if err == nil {
+		before, err = cursorParam(r)
+	}
+	budget := 0
+	if err == nil {
+		budget, err = budgetOf(r)
 	}
 	if err != nil {
 		a.fail(w, r, err)
@@ -131,7 +159,7 @@ func (a *API) exportRuns(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-store")
 	enc := json.NewEncoder(w)
-	more, _, err := a.runsIn(id, p, func(run engine.Run) error {
+	next, err := a.runsIn(id, p, before, func(engine.Run) bool { return true }, &budget, func(run engine.Run) error {
 		rec, err := a.cfg.Engine.RunRecordAdmin(r.Context(), run.RunNo)
 		var e *engine.Error
 		if errors.As(err, &e) && e.Code == engine.CodeRunNotFound {
@@ -146,16 +174,40 @@ func (a *API) exportRuns(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		// Lines were sent: the answer ends with the error as its last line.
 		_ = enc.Encode(map[string]any{"error": map[string]string{"code": string(engine.CodeInternal), "message": "the export stopped: " + err.Error()}})
-	case more:
-		_ = enc.Encode(map[string]any{"more": true})
+	case next != 0:
+		_ = enc.Encode(map[string]any{"more": true, "next_cursor": strconv.FormatUint(next, 10)})
 	}
 }
 
-// replayRuns handles POST /admin/v1/runs/replay?app_slug=…&from=…&to=…:
-// every run of the App made in the period, over every account, replayed;
-// the counts, and the report of each run that did not replay identically.
+// cursorParam is ?cursor=, a run's created sequence to go on below.
+func cursorParam(r *http.Request) (uint64, error) {
+	v, err := valueOnce(r.URL.Query(), "cursor")
+	if err != nil || v == "" {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, errorf(engine.CodeInvalidRequest, "cursor must be the next_cursor of the call before")
+	}
+	return n, nil
+}
+
+// replayRuns handles POST /admin/v1/runs/replay?app_slug=…&from=…&to=…
+// [&cursor=…]: every finished run of the App made in the period, account
+// by account, replayed; the counts, and the report of each run that did
+// not replay identically. Past maxRunsPerCall it says more, with the
+// next_cursor ("<account_id>.<seq>") to call again with.
 func (a *API) replayRuns(w http.ResponseWriter, r *http.Request) {
 	slug, p, err := periodFor(r, "app_slug")
+	var from string
+	var before uint64
+	if err == nil {
+		from, before, err = replayCursor(r)
+	}
+	budget := 0
+	if err == nil {
+		budget, err = budgetOf(r)
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -167,59 +219,77 @@ func (a *API) replayRuns(w http.ResponseWriter, r *http.Request) {
 		Differing  int                    `json:"differing"`
 		NotRecord  int                    `json:"not_replayable"`
 		More       bool                   `json:"more"`
+		NextCursor string                 `json:"next_cursor,omitempty"`
 		Reports    []service.ReplayReport `json:"differing_runs"`
 		Unreplayed []map[string]string    `json:"not_replayable_runs"`
 	}{AppSlug: slug, Reports: []service.ReplayReport{}, Unreplayed: []map[string]string{}}
-	total := 0
-	var after string
-	for !out.More {
-		accounts, next, err := a.cfg.Reads.Accounts(after, 100)
+	replay := func(run engine.Run) error {
+		rep, err := a.cfg.Engine.ReplayRun(r.Context(), run.RunNo)
+		switch {
+		case err != nil && r.Context().Err() != nil:
+			return r.Context().Err()
+		case err != nil:
+			out.NotRecord++
+			out.Unreplayed = append(out.Unreplayed, map[string]string{"run_no": run.RunNo, "reason": err.Error()})
+		case rep.Identical:
+			out.Replayed++
+			out.Identical++
+		default:
+			out.Replayed++
+			out.Differing++
+			out.Reports = append(out.Reports, rep)
+		}
+		return nil
+	}
+	ofApp := func(run engine.Run) bool { return run.AppSlug == slug && run.Terminal() }
+	// The cursor's account first, from its run on; then the accounts after.
+	accounts := []ledger.Account{}
+	if from != "" {
+		accounts = append(accounts, ledger.Account{ID: from})
+	}
+	after := from
+	for {
+		for _, acct := range accounts {
+			next, err := a.runsIn(acct.ID, p, before, ofApp, &budget, replay)
+			if err != nil {
+				a.fail(w, r, err)
+				return
+			}
+			before = 0
+			if next != 0 {
+				out.More, out.NextCursor = true, acct.ID+"."+strconv.FormatUint(next, 10)
+				writeJSON(w, http.StatusOK, out)
+				return
+			}
+		}
+		var next string
+		accounts, next, err = a.cfg.Reads.Accounts(after, 100)
 		if err != nil {
 			a.fail(w, r, err)
 			return
 		}
-		for _, acct := range accounts {
-			more, _, err := a.runsIn(acct.ID, p, func(run engine.Run) error {
-				if run.AppSlug != slug || !run.Terminal() {
-					return nil
-				}
-				if total == maxRunsPerCall {
-					out.More = true
-					return errStop
-				}
-				total++
-				rep, err := a.cfg.Engine.ReplayRun(r.Context(), run.RunNo)
-				switch {
-				case err != nil && r.Context().Err() != nil:
-					return r.Context().Err()
-				case err != nil:
-					out.NotRecord++
-					out.Unreplayed = append(out.Unreplayed, map[string]string{"run_no": run.RunNo, "reason": err.Error()})
-				case rep.Identical:
-					out.Replayed++
-					out.Identical++
-				default:
-					out.Replayed++
-					out.Differing++
-					out.Reports = append(out.Reports, rep)
-				}
-				return nil
-			})
-			if err != nil && !errors.Is(err, errStop) {
-				a.fail(w, r, err)
-				return
-			}
-			if more || out.More {
-				out.More = true
-				break
-			}
-		}
-		if next == "" || len(accounts) == 0 {
+		if len(accounts) == 0 {
 			break
+		}
+		if next == "" {
+			next = accounts[len(accounts)-1].ID
 		}
 		after = next
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-var errStop = errors.New("httpapi: enough runs for one call")
+// replayCursor is a bulk replay's ?cursor=: the account and the created
+// sequence to go on from.
+func replayCursor(r *http.Request) (string, uint64, error) {
+	v, err := valueOnce(r.URL.Query(), "cursor")
+	if err != nil || v == "" {
+		return "", 0, err
+	}
+	id, seq, ok := strings.Cut(v, ".")
+	n, perr := strconv.ParseUint(seq, 10, 64)
+	if !ok || perr != nil || !engine.ValidID(engine.PrefixAccount, id) {
+		return "", 0, errorf(engine.CodeInvalidRequest, "cursor must be the next_cursor of the call before")
+	}
+	return id, n, nil
+}

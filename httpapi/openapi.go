@@ -58,7 +58,7 @@ var operations = []operation{
 		"", 200, "Run", []engine.Code{cAuth, cRunNF, cFinished, cRate}},
 	{http.MethodGet, "/api/v1/runs/{run_no}/record", "getRunRecord", "The run's record: its input, App version and price, each model exchange and source read, every event of its log with its sequence, and its ledger lines (docs/api.md, Run records)", "key", nil, nil,
 		"", 200, "RunRecord", []engine.Code{cAuth, cRunNF, cRate}},
-	{http.MethodPost, "/api/v1/runs/{run_no}/rerun", "rerunRun", "Run a run again as a new run, charged at today's price, with another model or input members changed", "key", nil, []string{"Idempotency-Key"},
+	{http.MethodPost, "/api/v1/runs/{run_no}/rerun", "rerunRun", "Run a run again as a new run, charged at today's price, with another model the operator offers or input members changed", "key", nil, []string{"Idempotency-Key"},
 		"RerunRequest", 201, "CreatedRerun", []engine.Code{cBad, cAuth, cRunNF, engine.CodeInsufficientCredits, cAppNF,
 			engine.CodePricingNotReady, engine.CodeIdempotencyBusy, engine.CodeIdempotencyReused, cInput, cBrand, cRate, cConcLimit}},
 	{http.MethodGet, "/api/v1/runs/{run_no}/compare", "compareRuns", "Two runs of one App side by side: input, model, output member by member, tokens, time and Credits", "key", []string{"with"}, nil,

@@ -74,7 +74,7 @@ func recordSchemas(line obj) obj {
 				"seq": integer, "data": obj{"type": "object"}})},
 			"ledger": obj{"type": "array", "items": ref("RecordLine"), "description": "The run's charge, and its refund when it failed"}}),
 		"RerunRequest": object([]string{}, obj{
-			"model":           obj{"type": "string", "maxLength": 128, "description": "The model to ask instead of the service's"},
+			"model":           obj{"type": "string", "maxLength": 128, "description": "The model to ask instead of the service's: one it offers (an error names them)"},
 			"input":           obj{"type": "object", "description": "Members of the run's input to change; the others stay"},
 			"max_credit_cost": obj{"type": "integer", "minimum": 0, "description": "As on createRun"}}),
 		"CreatedRerun": object([]string{"run_no", "credit_cost", "stream_url", "result_url", "rerun_of", "changed"}, obj{

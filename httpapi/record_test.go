@@ -198,9 +198,15 @@ func TestARerunWithAnotherModelIsChargedOnceAndCompares(t *testing.T) {
 	fake := llmtest.New()
 	defer fake.Close()
 	fake.Script(llmtest.Reply{Text: ModelSequence}, llmtest.Reply{Text: ModelSequence})
-	h := Start(t, WithLimits(NoLimits), WithModel(fake))
+	h := Start(t, WithLimits(NoLimits), WithModel(fake), func(c *node.Config) { c.RerunModels = []string{"other-model"} })
 	a := h.Account(100)
 	first := h.Create(a, ColdEmailRun())
+	// A model the operator does not offer: refused, nothing charged (a
+	// run's price does not depend on its model).
+	if r := h.Do("POST", "/api/v1/runs/"+first+"/rerun", a.Key, map[string]any{"model": "gpt-very-expensive"}); r.ErrorCode(t) != "invalid_request" ||
+		!strings.Contains(string(r.Body), "other-model") {
+		t.Fatalf("a model not offered: %d %s", r.Status, r.Body)
+	}
 	h.WaitRun(a, first)
 	r := h.Do("POST", "/api/v1/runs/"+first+"/rerun", a.Key, map[string]any{"model": "other-model", "input": map[string]any{"cta_goal": "Meeting"}},
 		"Idempotency-Key", "rerun-1")
@@ -303,11 +309,53 @@ func TestAChangedDefinitionMakesItsRunsDiffer(t *testing.T) {
 		t.Fatalf("another App's run: %v", rep)
 	}
 	bulk := h.Do("POST", "/admin/v1/runs/replay?app_slug=cold-email-writer", AdminToken, nil).JSON(t)
-	if bulk["replayed"] != float64(1) || bulk["differing"] != float64(1) || len(bulk["differing_runs"].([]any)) != 1 {
+	if bulk["replayed"] != float64(1) || bulk["differing"] != float64(1) || len(bulk["differing_runs"].([]any)) != 1 || bulk["more"] != false {
 		t.Fatalf("bulk replay: %v", bulk)
 	}
-	if len(fake.Received()) != calls {
+	// Page by page: one run a call, every run of the App once (the one
+	// made now, with the changed definition, replays identically), the
+	// other App's runs not counted against the page.
+	more := h.Create(a, ColdEmailRun())
+	h.WaitRun(a, more)
+	var pages, identical int
+	var differing []string
+	cursor := ""
+	for ; ; pages++ {
+		page := h.Do("POST", "/admin/v1/runs/replay?app_slug=cold-email-writer&limit=1&cursor="+cursor, AdminToken, nil).JSON(t)
+		if page["replayed"] != float64(1) || pages > 3 {
+			t.Fatalf("page %d: %v", pages, page)
+		}
+		identical += int(page["identical"].(float64))
+		for _, r := range page["differing_runs"].([]any) {
+			differing = append(differing, r.(map[string]any)["run_no"].(string))
+		}
+		if page["more"] != true {
+			break
+		}
+		cursor = page["next_cursor"].(string)
+	}
+	if pages != 1 || identical != 1 || len(differing) != 1 || differing[0] != email {
+		t.Fatalf("page by page: %d pages, %d identical, differing %v", pages+1, identical, differing)
+	}
+	export := h.Do("GET", "/admin/v1/runs/export?limit=2&account_id="+a.ID, AdminToken, nil)
+	lines := strings.Split(strings.TrimSpace(string(export.Body)), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[2], `"more":true`) {
+		t.Fatalf("an export of 3 runs, 2 a call: %d lines, last %s", len(lines), lines[len(lines)-1])
+	}
+	if len(fake.Received()) != calls+1 { // the one run made since
 		t.Fatal("a replay called the model")
+	}
+
+	// Only the model step's temperature changed: a difference too.
+	warmer := strings.Replace(string(def), "temperature: 0.7", "temperature: 0.1", 1)
+	if err := os.WriteFile(filepath.Join(dir, "cold-email-writer.yaml"), []byte(warmer), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.Stop()
+	h.Boot()
+	rep = h.Do("POST", "/admin/v1/runs/"+email+"/replay", AdminToken, nil).JSON(t)
+	if diff, _ := rep["first_difference"].(map[string]any); rep["identical"] != false || diff == nil || diff["path"] != "steps[1].temperature" {
+		t.Fatalf("replay after a change of temperature: %v", rep)
 	}
 }
 
@@ -381,5 +429,28 @@ func TestRecordSizes(t *testing.T) {
 			}
 		}
 		t.Logf("| %s | %d | %d | %d | %d |", tc.shape, recBytes, logBytes, len(r.Body), truncated)
+	}
+}
+
+// A source that could not be reached replays as the same failure: the
+// GitHub API down for both tries of oss-growth.
+func TestAnUnreachableSourceReplaysAsTheSameFailure(t *testing.T) {
+	t.Parallel()
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	fake := llmtest.New()
+	defer fake.Close()
+	h := Start(t, WithLimits(NoLimits), WithModel(fake), func(c *node.Config) { c.GitHubAPI = gone.URL })
+	a := h.Account(100)
+	runNo := h.Create(a, map[string]any{"app_slug": "oss-growth", "input": map[string]any{"repo_url": "https://github.com/acme/ledger"}})
+	if run := h.WaitRun(a, runNo); run["status"] != "failed" {
+		t.Fatalf("run %v", run)
+	}
+	rec := h.Do("GET", "/api/v1/runs/"+runNo+"/record", a.Key, nil).JSON(t)
+	if n := len(rec["steps"].([]any)); n != 3 { // start, and two tries
+		t.Fatalf("%d steps recorded: %v", n, rec["steps"])
+	}
+	if rep := h.Do("POST", "/admin/v1/runs/"+runNo+"/replay", AdminToken, nil).JSON(t); rep["identical"] != true {
+		t.Fatalf("replay: %v", rep)
 	}
 }

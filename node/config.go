@@ -78,6 +78,9 @@ type Config struct {
 	// written, when account events came since the last
 	// (APPRUN_LEDGER_CHECKPOINT_EVERY, default 1m).
 	CheckpointEvery time.Duration
+	// RerunModels are the models a rerun may ask for besides the
+	// provider's configured one (APPRUN_RERUN_MODELS).
+	RerunModels []string
 	// NoRecord leaves runs' records out of their logs
 	// (APPRUN_RUN_RECORD=off): only their created and streamed events.
 	NoRecord bool
@@ -247,4 +250,13 @@ func (c Config) validate() error {
 		return fmt.Errorf("config: %w", err)
 	}
 	return nil
+}
+
+// models are the models a rerun may ask for: the configured one and the
+// operator's others; none without a provider.
+func (c Config) models() []string {
+	if c.Model.BaseURL == "" {
+		return nil
+	}
+	return append([]string{c.Model.Model}, c.RerunModels...)
 }

@@ -146,7 +146,7 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	n.eng, err = service.New(ports, service.Config{Catalog: catalog, Limits: n.cfg.Limits, Reads: n.store,
 		Logger: n.cfg.Logger, SweepEvery: n.cfg.RetentionSweep, CheckpointEvery: n.cfg.CheckpointEvery, Standalone: standalone, Webhooks: hooks,
 		PasswordCost: n.cfg.PasswordCost, Signer: n.signer, ReplayCatalog: replayCatalog, NoRecord: n.cfg.NoRecord,
-		ModelConfigured: n.cfg.Model.BaseURL != ""})
+		Models: n.cfg.models()})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/apprun/apprun/engine"
@@ -36,8 +37,11 @@ func (s *Service) Rerun(ctx context.Context, req RerunRequest) (CreatedRun, []st
 	if req.Model != "" && !modelName.MatchString(req.Model) {
 		return CreatedRun{}, nil, engine.Errorf(engine.CodeInvalidRequest, "model %q: want up to 128 letters, digits and . _ : / @ + -", req.Model)
 	}
-	if req.Model != "" && !s.cfg.ModelConfigured {
+	switch {
+	case req.Model != "" && len(s.cfg.Models) == 0:
 		return CreatedRun{}, nil, engine.Errorf(engine.CodeInvalidRequest, "this service has no model provider: a rerun cannot choose a model")
+	case req.Model != "" && !slices.Contains(s.cfg.Models, req.Model):
+		return CreatedRun{}, nil, engine.Errorf(engine.CodeInvalidRequest, "model %q is not offered here; a rerun may ask for %s", req.Model, strings.Join(s.cfg.Models, ", "))
 	}
 	src, err := s.RunRecord(ctx, req.AccountID, req.RunNo)
 	if err != nil {

@@ -41,9 +41,11 @@ type Config struct {
 	// every App runnable, a model configured or not, since a replay calls
 	// none.
 	ReplayCatalog *engine.Catalog
-	// ModelConfigured says a model provider is configured: a rerun may
-	// then ask for another model.
-	ModelConfigured bool
+	// Models are the models a rerun may ask for: the provider's
+	// configured model and those the operator offers besides
+	// (APPRUN_RERUN_MODELS); none without a provider. A run's price does
+	// not depend on its model, so the operator says which it pays for.
+	Models []string
 	// NoRecord leaves runs' records out of their logs (record.go): only
 	// their created and streamed events are written.
 	NoRecord bool

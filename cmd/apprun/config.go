@@ -88,10 +88,10 @@ func parseServe(args []string) (node.Config, error) {
 // serveFlags are serve's flags declared on a flag set: `apprun serve`'s
 // help and usage errors are built from the same set (main.go).
 type serveFlags struct {
-	c                                          *node.Config
-	fs                                         *flag.FlagSet
-	routes, timeouts, retention, packs, record *string
-	admins                                     *string
+	c                                                       *node.Config
+	fs                                                      *flag.FlagSet
+	routes, timeouts, retention, packs, record, rerunModels *string
+	admins                                                  *string
 }
 
 // declareServe declares serve's flags on fs, each bound to its variable.
@@ -149,6 +149,8 @@ func declareServe(fs *flag.FlagSet, vars *envFlags) *serveFlags {
 	vars.bind("retention-sweep", "APPRUN_RETENTION_SWEEP")
 	fs.DurationVar(&c.CheckpointEvery, "ledger-checkpoint-every", time.Minute, "how often the ledger's signed checkpoint is written when account events came since the last (APPRUN_LEDGER_CHECKPOINT_EVERY)")
 	vars.bind("ledger-checkpoint-every", "APPRUN_LEDGER_CHECKPOINT_EVERY")
+	rerunModels := fs.String("rerun-models", "", "models a rerun may ask for besides --llm-model, comma-separated; a run's price does not depend on its model (APPRUN_RERUN_MODELS)")
+	vars.bind("rerun-models", "APPRUN_RERUN_MODELS")
 	record := fs.String("run-record", "on", "keep each run's record (model exchanges, sources read) in its log: on or off (APPRUN_RUN_RECORD)")
 	vars.bind("run-record", "APPRUN_RUN_RECORD")
 	fs.IntVar(&c.StreamsPerKey, "streams-per-key", 20, "open event streams per API key on this node (APPRUN_STREAMS_PER_KEY)")
@@ -208,12 +210,17 @@ func declareServe(fs *flag.FlagSet, vars *envFlags) *serveFlags {
 	vars.bind("sources-allow-private", "APPRUN_SOURCES_ALLOW_PRIVATE")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", false, "mark the session cookie Secure: TLS ends at a proxy in front (APPRUN_SECURE_COOKIES=1)")
 	vars.bind("secure-cookies", "APPRUN_SECURE_COOKIES")
-	return &serveFlags{&c, fs, routes, timeouts, retention, packs, record, admins}
+	return &serveFlags{&c, fs, routes, timeouts, retention, packs, record, rerunModels, admins}
 }
 
 // config reads and checks serve's flags once their set is parsed.
 func (s *serveFlags) config() (node.Config, error) {
 	c, fs, routes, timeouts, retention, packs, record := *s.c, s.fs, s.routes, s.timeouts, s.retention, s.packs, s.record
+	for _, m := range strings.Split(*s.rerunModels, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			c.RerunModels = append(c.RerunModels, m)
+		}
+	}
 	switch v := os.Getenv("APPRUN_LLM_TEMPERATURE"); v {
 	case "", "on":
 	case "off":
@@ -286,6 +293,9 @@ func (s *serveFlags) config() (node.Config, error) {
 	}
 	if c.CheckpointEvery < time.Second {
 		return c, errors.New("serve: ledger-checkpoint-every must be at least 1s")
+	}
+	if len(c.RerunModels) > 0 && c.Model.BaseURL == "" {
+		return c, errors.New("serve: rerun-models needs a model provider (--llm-base-url)")
 	}
 	switch *record {
 	case "on":

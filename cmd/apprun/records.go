@@ -63,16 +63,21 @@ func writeLine(w io.Writer, doc json.RawMessage) error {
 func adminRunsCmd(stream func(method, path string) error) *command {
 	runs := newCommand("runs", "", "export an account's run records")
 	export := newCommand("export", "", "write an account's run records over a period as JSON Lines")
-	export.about = "Export writes the record of each run of --account made in --from..--to\n(RFC 3339, or a date: a --to date includes its day), newest first, one JSON\ndocument a line; a last line {\"more\":true} says the call stopped at 5000 runs."
+	export.about = `Export writes the record of each run of --account made in --from..--to
+(RFC 3339, or a date: a --to date includes its day), newest first, one JSON
+document a line. A call stops at 5000 runs with a last line
+{"more":true,"next_cursor":…}: go on with --cursor. An export that breaks
+off ends with an {"error":…} line and exits 1.`
 	account := export.flags.String("account", "", "the account (required)")
 	from := export.flags.String("from", "", "the period's start (included)")
 	to := export.flags.String("to", "", "the period's end (excluded; a date: its day included)")
+	cursor := export.flags.String("cursor", "", "go on from the next_cursor of a call that stopped at 5000 runs")
 	export.exec = func([]string) error {
 		if *account == "" {
 			return usagef("--account is required")
 		}
 		q := url.Values{"account_id": {*account}}
-		for k, v := range map[string]string{"from": *from, "to": *to} {
+		for k, v := range map[string]string{"from": *from, "to": *to, "cursor": *cursor} {
 			if v != "" {
 				q.Set(k, v)
 			}
@@ -83,7 +88,9 @@ func adminRunsCmd(stream func(method, path string) error) *command {
 }
 
 // streamAdmin calls the admin API and copies its answer to out as it
-// comes, with no time bound (an export, a bulk replay).
+// comes, with no time bound (an export, a bulk replay). An answer whose
+// last line is an error (an export that broke off after its 200) is an
+// error too.
 func streamAdmin(out io.Writer, base, token, method, path string) error {
 	req, err := http.NewRequest(method, base+path, nil)
 	if err != nil {
@@ -97,14 +104,34 @@ func streamAdmin(out io.Writer, base, token, method, path string) error {
 		return err
 	}
 	defer resp.Body.Close()
-	if _, err := io.Copy(out, resp.Body); err != nil {
+	last := &lastLine{}
+	if _, err := io.Copy(io.MultiWriter(out, last), resp.Body); err != nil {
 		return err
 	}
 	if resp.StatusCode >= 300 {
 		return fmt.Errorf("%s %s: HTTP %d", method, path, resp.StatusCode)
 	}
+	var end struct {
+		Error *struct{ Code, Message string }
+	}
+	if json.Unmarshal(last.line(), &end) == nil && end.Error != nil {
+		return fmt.Errorf("%s: %s", end.Error.Code, end.Error.Message)
+	}
 	return nil
 }
+
+// lastLine keeps the last line written to it.
+type lastLine struct{ buf []byte }
+
+func (l *lastLine) Write(p []byte) (int, error) {
+	l.buf = append(l.buf, p...)
+	if i := bytes.LastIndexByte(bytes.TrimRight(l.buf, "\n"), '\n'); i >= 0 {
+		l.buf = append(l.buf[:0], l.buf[i+1:]...)
+	}
+	return len(p), nil
+}
+
+func (l *lastLine) line() []byte { return bytes.TrimSpace(l.buf) }
 
 // replayCmd is `apprun replay`.
 func (x *cli) replayCmd() *command {
@@ -128,6 +155,7 @@ differ. It exits 1 if any run differs or cannot be replayed.
 	app := c.flags.String("app", "", "replay every run of this App made in --from..--to")
 	from := c.flags.String("from", "", "with --app: the period's start (included)")
 	to := c.flags.String("to", "", "with --app: the period's end (excluded; a date: its day included)")
+	cursor := c.flags.String("cursor", "", "with --app: go on from the next_cursor of a call that stopped at 5000 runs")
 	file := c.flags.String("file", "", "replay the records of this export (JSON Lines; - for standard input)")
 	appsDir := c.flags.String("apps-dir", "", "with --file: App definitions that add to or replace the shipped ones (APPRUN_APPS_DIR)")
 	c.env.bind("apps-dir", "APPRUN_APPS_DIR")
@@ -147,7 +175,7 @@ differ. It exits 1 if any run differs or cannot be replayed.
 			return x.replayFile(*file, *appsDir)
 		case *app != "":
 			q := url.Values{"app_slug": {*app}}
-			for k, v := range map[string]string{"from": *from, "to": *to} {
+			for k, v := range map[string]string{"from": *from, "to": *to, "cursor": *cursor} {
 				if v != "" {
 					q.Set(k, v)
 				}
@@ -158,10 +186,19 @@ differ. It exits 1 if any run differs or cannot be replayed.
 				return err
 			}
 			x.stdout.Write(out.Bytes())
-			var sum struct{ Differing, NotReplayable int }
-			_ = json.Unmarshal(out.Bytes(), &sum)
-			if sum.Differing > 0 {
-				return fmt.Errorf("%d run(s) of %s differ", sum.Differing, *app)
+			var sum struct {
+				Differing     int    `json:"differing"`
+				NotReplayable int    `json:"not_replayable"`
+				NextCursor    string `json:"next_cursor"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+				return fmt.Errorf("replay: the server's answer: %w", err)
+			}
+			if sum.NextCursor != "" {
+				fmt.Fprintf(x.stderr, "apprun: more runs are left: go on with --cursor %s\n", sum.NextCursor)
+			}
+			if sum.Differing+sum.NotReplayable > 0 {
+				return fmt.Errorf("%d run(s) of %s differ, %d cannot be replayed", sum.Differing, *app, sum.NotReplayable)
 			}
 			return nil
 		}
