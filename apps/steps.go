@@ -137,7 +137,7 @@ func (c *compiled) complete(ctx context.Context, env *Env, step string, req llm.
 			return "", replayError(rec.Error)
 		}
 		if rec.Reply == nil || int64(len(*rec.Reply)) != rec.Bytes {
-			return "", fmt.Errorf("%w: the model's reply in step %s was larger than the record keeps", engine.ErrNotRecorded, step)
+			return "", fmt.Errorf("%w: the recorded reply of step %s is not whole (cut at the record's bound, or not the length it was recorded with)", engine.ErrNotRecorded, step)
 		}
 		return *rec.Reply, nil
 	}

@@ -84,9 +84,16 @@ func (p period) holds(t time.Time) bool {
 }
 
 // periodFor is the request's required parameter name (an account, an
-// App) and its period.
+// App) and its period; it refuses a parameter the call does not take.
 func periodFor(r *http.Request, name string) (string, period, error) {
 	q := r.URL.Query()
+	for k := range q {
+		switch k {
+		case name, "from", "to", "limit", "cursor":
+		default:
+			return "", period{}, errorf(engine.CodeInvalidRequest, "unknown query parameter %q: this call takes %s, from, to, limit and cursor", k, name)
+		}
+	}
 	v, err := valueOnce(q, name)
 	if err == nil && v == "" {
 		err = errorf(engine.CodeInvalidRequest, "%s is required", name)
@@ -99,6 +106,9 @@ func periodFor(r *http.Request, name string) (string, period, error) {
 		return "", period{}, err
 	}
 	to, err := timeParam(q, "to", true)
+	if err == nil && !from.IsZero() && !to.IsZero() && !from.Before(to) {
+		err = errorf(engine.CodeInvalidRequest, "from must be before to")
+	}
 	return v, period{from, to}, err
 }
 
@@ -199,6 +209,11 @@ func cursorParam(r *http.Request) (uint64, error) {
 // next_cursor ("<account_id>.<seq>") to call again with.
 func (a *API) replayRuns(w http.ResponseWriter, r *http.Request) {
 	slug, p, err := periodFor(r, "app_slug")
+	if err == nil {
+		if _, lerr := a.cfg.Engine.Catalog().Lookup(slug); lerr != nil {
+			err = lerr // a mistyped App replays nothing, and must not look like a pass
+		}
+	}
 	var from string
 	var before uint64
 	if err == nil {

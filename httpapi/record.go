@@ -3,7 +3,11 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/service"
@@ -32,29 +36,44 @@ func RecordDocumentOf(rec service.RunRecord) RecordDocument {
 	return RecordDocument{Run: viewOf(rec.Run), RunRecord: rec}
 }
 
-// DecodeRecordDocument reads a record document (one line of an export)
-// back into the record a replay takes.
+// DecodeRecordDocument reads a record document (one line of an export,
+// or a downloaded record) back into the record a replay takes. The record
+// is rebuilt from the document's events, the log's own messages, and
+// every other member must say what they say: a document edited apart from
+// its events (a status, an output, a step, the head's hash) is refused,
+// naming the member.
 func DecodeRecordDocument(data []byte) (service.RunRecord, error) {
 	var d RecordDocument
 	if err := json.Unmarshal(data, &d); err != nil {
 		return service.RunRecord{}, err
 	}
-	if d.RecordVersion != service.RecordVersion || d.Run.RunNo == "" {
+	if d.RecordVersion != service.RecordVersion {
 		return service.RunRecord{}, errors.New("not a run record document (record_version 1)")
 	}
-	rec := d.RunRecord
-	rec.Run = engine.Run{RunNo: d.Run.RunNo, AppSlug: d.Run.AppSlug, Status: d.Run.Status, CreditCost: d.Run.CreditCost,
-		CreatedAt: d.Run.CreatedAt, StartedAt: d.Run.StartedAt, FinishedAt: d.Run.FinishedAt, Error: d.Run.Error}
-	if d.Run.Status == engine.StatusCompleted {
-		rec.Run.Output = d.Run.Output
-		if d.Run.Summary != nil {
-			rec.Run.Summary = *d.Run.Summary
+	rec, err := service.RecordFromEvents(d.Events, d.Ledger)
+	if err != nil {
+		return service.RunRecord{}, err
+	}
+	var given, rebuilt map[string]json.RawMessage
+	again, _ := json.Marshal(RecordDocumentOf(rec))
+	if json.Unmarshal(data, &given) != nil || json.Unmarshal(again, &rebuilt) != nil {
+		return service.RunRecord{}, errors.New("not a run record document")
+	}
+	for _, k := range slices.Sorted(maps.Keys(rebuilt)) {
+		if !sameJSON(given[k], rebuilt[k]) {
+			return service.RunRecord{}, fmt.Errorf("the document's %s is not what its events say (edited?)", k)
 		}
 	}
-	if d.Run.Refunded != nil {
-		rec.Run.Refunded = *d.Run.Refunded
-	}
 	return rec, nil
+}
+
+// sameJSON reports whether a and b are the same JSON value.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 // getRecord handles GET /api/v1/runs/{run_no}/record.
@@ -70,6 +89,11 @@ func (a *API) getRecord(w http.ResponseWriter, r *http.Request, c caller) {
 // compareRuns handles GET /api/v1/runs/{run_no}/compare?with=….
 func (a *API) compareRuns(w http.ResponseWriter, r *http.Request, c caller) {
 	with, err := valueOnce(r.URL.Query(), "with")
+	for k := range r.URL.Query() {
+		if k != "with" && err == nil {
+			err = errorf(engine.CodeInvalidRequest, "unknown query parameter %q: compare takes with", k)
+		}
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return

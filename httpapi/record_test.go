@@ -337,6 +337,14 @@ func TestAChangedDefinitionMakesItsRunsDiffer(t *testing.T) {
 	if pages != 1 || identical != 1 || len(differing) != 1 || differing[0] != email {
 		t.Fatalf("page by page: %d pages, %d identical, differing %v", pages+1, identical, differing)
 	}
+	// A mistyped App, a period upside down, a parameter the call does not
+	// take: refused, not an empty pass.
+	for _, path := range []string{"/admin/v1/runs/replay?app_slug=nope", "/admin/v1/runs/replay?app_slug=cold-email-writer&from=2026-12-02&to=2026-12-01",
+		"/admin/v1/runs/replay?app_slug=cold-email-writer&x=1"} {
+		if r := h.Do("POST", path, AdminToken, nil); r.Status != 404 && r.Status != 400 {
+			t.Fatalf("POST %s: %d %s", path, r.Status, r.Body)
+		}
+	}
 	export := h.Do("GET", "/admin/v1/runs/export?limit=2&account_id="+a.ID, AdminToken, nil)
 	lines := strings.Split(strings.TrimSpace(string(export.Body)), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[2], `"more":true`) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/ledger"
@@ -87,32 +88,9 @@ func (s *Service) runRecord(ctx context.Context, runNo string) (RunRecord, error
 	if !engine.ValidID(engine.PrefixRun, runNo) {
 		return RunRecord{}, notFound
 	}
-	rec := RunRecord{RecordVersion: RecordVersion, Steps: []RecordStep{}, Events: []RecordEvent{}, Ledger: []RecordLine{}}
+	rec := newRunRecord()
 	err := s.ports.Log.Read(ctx, subjects.Run(runNo), 0, func(m port.Message) error {
-		ev, err := engine.DecodeRunEvent(m.Data)
-		if err != nil {
-			return err
-		}
-		if len(rec.Events) == 0 && ev.Type != engine.RunCreated {
-			return errNoRun
-		}
-		rec.Events = append(rec.Events, RecordEvent{Seq: m.Seq, Data: json.RawMessage(m.Data)})
-		rec.Run = engine.ApplyRun(rec.Run, ev, m.Seq)
-		switch ev.Type {
-		case engine.RunCreated:
-			c := ev.Created
-			rec.Head = engine.HeadOf(runNo, c)
-			rec.HeadHash = rec.Head.Hash()
-			rec.Model, rec.RerunOf, rec.RerunChanges, rec.BrandContextID = c.Model, c.RerunOf, c.RerunChanges, c.BrandContextID
-		case engine.RunRecorded:
-			if e := ev.Recorded.Entry; e != nil {
-				if e.Kind == engine.RecordStart {
-					rec.Steps = rec.Steps[:0] // executed again: its record starts anew
-				}
-				rec.Steps = append(rec.Steps, RecordStep{Seq: m.Seq, RecordEntry: *e})
-			}
-		}
-		return nil
+		return rec.add(m.Seq, m.Data)
 	})
 	switch {
 	case errors.Is(err, errNoRun) || err == nil && len(rec.Events) == 0:
@@ -120,6 +98,46 @@ func (s *Service) runRecord(ctx context.Context, runNo string) (RunRecord, error
 	case err != nil:
 		return RunRecord{}, internal("read run", err)
 	}
+	rec.sumTokens()
+	if rec.Ledger, err = s.runLines(ctx, rec.Run); err != nil {
+		return RunRecord{}, internal("read the run's ledger lines", err)
+	}
+	return *rec, nil
+}
+
+func newRunRecord() *RunRecord {
+	return &RunRecord{RecordVersion: RecordVersion, Steps: []RecordStep{}, Events: []RecordEvent{}, Ledger: []RecordLine{}}
+}
+
+// add folds the run's message at seq into the record.
+func (rec *RunRecord) add(seq uint64, data []byte) error {
+	ev, err := engine.DecodeRunEvent(data)
+	if err != nil {
+		return err
+	}
+	if len(rec.Events) == 0 && ev.Type != engine.RunCreated {
+		return errNoRun
+	}
+	rec.Events = append(rec.Events, RecordEvent{Seq: seq, Data: json.RawMessage(data)})
+	rec.Run = engine.ApplyRun(rec.Run, ev, seq)
+	switch ev.Type {
+	case engine.RunCreated:
+		c := ev.Created
+		rec.Head = engine.HeadOf(ev.RunNo, c)
+		rec.HeadHash = rec.Head.Hash()
+		rec.Model, rec.RerunOf, rec.RerunChanges, rec.BrandContextID = c.Model, c.RerunOf, c.RerunChanges, c.BrandContextID
+	case engine.RunRecorded:
+		if e := ev.Recorded.Entry; e != nil {
+			if e.Kind == engine.RecordStart {
+				rec.Steps = rec.Steps[:0] // executed again: its record starts anew
+			}
+			rec.Steps = append(rec.Steps, RecordStep{Seq: seq, RecordEntry: *e})
+		}
+	}
+	return nil
+}
+
+func (rec *RunRecord) sumTokens() {
 	for _, st := range rec.Steps {
 		if u := st.Usage; u != nil {
 			if rec.Tokens == nil {
@@ -130,10 +148,31 @@ func (s *Service) runRecord(ctx context.Context, runNo string) (RunRecord, error
 			rec.Tokens.Total += u.Total
 		}
 	}
-	if rec.Ledger, err = s.runLines(ctx, rec.Run); err != nil {
-		return RunRecord{}, internal("read the run's ledger lines", err)
+}
+
+// RecordFromEvents rebuilds a record from the log messages a document
+// holds (an export), as RunRecord builds it from the log: what a replay
+// of a file trusts, not the document's other members, which a reader
+// could edit apart from them. It checks that the charge among lines
+// keeps the head's hash.
+func RecordFromEvents(events []RecordEvent, lines []RecordLine) (RunRecord, error) {
+	rec := newRunRecord()
+	for _, ev := range events {
+		if err := rec.add(ev.Seq, ev.Data); err != nil {
+			return RunRecord{}, fmt.Errorf("event %d: %w", ev.Seq, err)
+		}
 	}
-	return rec, nil
+	if len(rec.Events) == 0 {
+		return RunRecord{}, errors.New("the document holds no event of its run")
+	}
+	rec.sumTokens()
+	rec.Ledger = append(rec.Ledger, lines...)
+	for _, l := range lines {
+		if l.Type == "charge" && l.RunNo == rec.Run.RunNo && l.Record != "" && l.Record != rec.HeadHash {
+			return RunRecord{}, fmt.Errorf("the charge (seq %d) was for a record head %s, not this run's %s", l.Seq, l.Record, rec.HeadHash)
+		}
+	}
+	return *rec, nil
 }
 
 var errNoRun = errors.New("service: not a run's log")

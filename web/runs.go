@@ -106,7 +106,9 @@ func (s *Site) downloadRecord(w http.ResponseWriter, r *http.Request, v viewer) 
 		s.fail(w, r, err)
 		return
 	}
-	body, err := json.MarshalIndent(httpapi.RecordDocumentOf(rec), "", "  ")
+	// Compact: its events are the log's bytes as stored (indenting them
+	// would change the bytes a replay and a hash check read).
+	body, err := json.Marshal(httpapi.RecordDocumentOf(rec))
 	if err != nil {
 		s.fail(w, r, err)
 		return

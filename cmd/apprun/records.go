@@ -244,8 +244,6 @@ func (x *cli) replayFile(path, appsDir string) error {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	var sum struct {
 		Replayed      int `json:"replayed"`
 		Identical     int `json:"identical"`
@@ -253,13 +251,23 @@ func (x *cli) replayFile(path, appsDir string) error {
 		NotReplayable int `json:"not_replayable"`
 	}
 	enc := json.NewEncoder(x.stdout)
-	for line := 1; sc.Scan(); line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 || bytes.HasPrefix(sc.Bytes(), []byte(`{"more"`)) {
-			continue
+	// JSON Lines (an export) or any JSON documents one after another (a
+	// downloaded record, indented).
+	dec := json.NewDecoder(bufio.NewReader(in))
+	for n := 1; ; n++ {
+		var doc json.RawMessage
+		if err := dec.Decode(&doc); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Errorf("replay: %s, document %d: %w", path, n, err)
 		}
-		rec, err := httpapi.DecodeRecordDocument(sc.Bytes())
+		var end struct{ More, Error any }
+		if json.Unmarshal(doc, &end) == nil && (end.More != nil || end.Error != nil) {
+			continue // an export's last line
+		}
+		rec, err := httpapi.DecodeRecordDocument(doc)
 		if err != nil {
-			return fmt.Errorf("replay: %s line %d: %w", path, line, err)
+			return fmt.Errorf("replay: %s, document %d: %w", path, n, err)
 		}
 		rep, err := service.ReplayRecord(ctx, catalog, rec)
 		switch {
@@ -275,10 +283,10 @@ func (x *cli) replayFile(path, appsDir string) error {
 		sum.Replayed++
 		_ = enc.Encode(rep)
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("replay: %s: %w", path, err)
-	}
 	_ = enc.Encode(sum)
+	if sum.Replayed+sum.NotReplayable == 0 {
+		return fmt.Errorf("replay: %s holds no run record", path)
+	}
 	if sum.Differing+sum.NotReplayable > 0 {
 		return fmt.Errorf("%d run(s) differ, %d cannot be replayed", sum.Differing, sum.NotReplayable)
 	}

@@ -127,4 +127,54 @@ func TestAnExportReplaysWithoutTheModelOrTheNetwork(t *testing.T) {
 	if len(fake.Received()) != calls {
 		t.Fatal("a replay called the model")
 	}
+
+	// A record is replayed from its events, the log's messages: a document
+	// edited apart from them is refused, naming what was edited; a
+	// downloaded record (one indented document) replays as a line does.
+	first := strings.SplitN(string(mustRead(t, export)), "\n", 2)[0]
+	dir2 := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir2, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	edit := func(f func(doc map[string]any)) string {
+		var doc map[string]any
+		if err := json.Unmarshal([]byte(first), &doc); err != nil {
+			t.Fatal(err)
+		}
+		f(doc)
+		b, _ := json.Marshal(doc)
+		return string(b)
+	}
+	for name, tampered := range map[string]string{
+		"run":       edit(func(d map[string]any) { d["run"].(map[string]any)["status"] = "running" }),
+		"head_hash": edit(func(d map[string]any) { d["head_hash"] = "sha256:00" }),
+		"steps":     edit(func(d map[string]any) { d["steps"].([]any)[0].(map[string]any)["with_model"] = false }),
+	} {
+		out, errs, code := apprunIn("", "replay", "--file", file(name+".jsonl", tampered))
+		if code != 1 || !strings.Contains(errs, "the document's "+name+" is not what its events say") {
+			t.Fatalf("a document with its %s edited: exit %d %s%s", name, code, out, errs)
+		}
+	}
+	// The website's download: one document, the log's bytes as stored, no
+	// trailing newline.
+	if out, errs, code := apprunIn("", "replay", "--file", file("download.json", first)); code != 0 ||
+		!strings.Contains(out, `{"replayed":1,"identical":1,"differing":0,"not_replayable":0}`) {
+		t.Fatalf("a downloaded record: exit %d %s%s", code, out, errs)
+	}
+	if _, errs, code := apprunIn("", "replay", "--file", file("empty.jsonl", "")); code != 1 || !strings.Contains(errs, "holds no run record") {
+		t.Fatalf("an empty file: exit %d %s", code, errs)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
