@@ -148,18 +148,3 @@ func (a *API) rerunRun(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	writeCreated(w, run, map[string]any{"rerun_of": req.RunNo, "changed": changes})
 }
-
-// idempotencyKey is the request's Idempotency-Key ("" when none).
-func idempotencyKey(r *http.Request) (string, error) {
-	if _, ok := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]; !ok {
-		return "", nil
-	}
-	key, err := headerOnce(r, "Idempotency-Key")
-	if err != nil {
-		return "", err
-	}
-	if !service.ValidIdempotencyKey(key) {
-		return "", errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", service.MaxIdempotencyKey)
-	}
-	return key, nil
-}

@@ -274,3 +274,18 @@ func (a *API) listRuns(w http.ResponseWriter, r *http.Request, c caller) {
 	}
 	writePage(w, data, next)
 }
+
+// idempotencyKey is the request's Idempotency-Key ("" when none).
+func idempotencyKey(r *http.Request) (string, error) {
+	if _, ok := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]; !ok {
+		return "", nil
+	}
+	key, err := headerOnce(r, "Idempotency-Key")
+	if err != nil {
+		return "", err
+	}
+	if !service.ValidIdempotencyKey(key) {
+		return "", errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", service.MaxIdempotencyKey)
+	}
+	return key, nil
+}
