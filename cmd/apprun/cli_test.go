@@ -77,6 +77,8 @@ func TestCLIFollowsGoConventions(t *testing.T) {
 		{args: []string{"serve", "-h"}, stdout: `(?s)^usage: apprun serve \[flags\]\n.*-secure-cookies`},
 		{args: []string{"admin", "--help"}, stdout: `(?s)^usage: apprun admin \[flags\] <command> \[arguments\]\n.*Commands:\n  accounts .*\n  credits .*\n  keys .*\n  prices .*Flags:\n  -token string.*  -url string`},
 		{args: []string{"admin", "credits", "--help"}, stdout: `(?s)^usage: apprun admin \[flags\] credits <command> \[arguments\]\n.*Commands:\n  grant   add AMOUNT Credits to an account\n  adjust  correct an account's balance`},
+		{args: []string{"runs", "--help"}, stdout: `(?s)^usage: apprun runs \[flags\] \[<command> \[arguments\]\]\n.*Commands:\n  export .*-limit int`},
+		{args: []string{"help", "runs", "export"}, stdout: `(?s)^usage: apprun runs \[flags\] export <run_no>\.\.\.\n`},
 		{args: []string{"help", "admin", "credits", "grant"}, stdout: `(?s)^usage: apprun admin \[flags\] credits grant \[flags\] ACCOUNT_ID AMOUNT\n.*-reason string`},
 		{args: []string{"serve", "--no-such-flag"}, code: 2,
 			stderr: `^apprun serve: flag provided but not defined: -no-such-flag\nusage: apprun serve \[flags\]\nRun 'apprun help serve' for details.\n$`},

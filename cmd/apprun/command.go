@@ -96,20 +96,25 @@ func (c *command) hasFlags() bool {
 
 // usageLine is "apprun admin [flags] <command> [arguments]", or "apprun
 // admin [flags] credits grant ACCOUNT_ID AMOUNT": a parent's flags go
-// before its subcommand's name. The root's -version is left out.
+// before its subcommand's name; a command that also runs alone has its
+// command in brackets ("apprun runs [flags] [<command> [arguments]]").
+// The root's -version is left out.
 func (c *command) usageLine() string {
 	s := c.name
 	if c.parent != nil {
 		s = c.parent.name
 		if c.parent.parent != nil {
-			s = strings.TrimSuffix(c.parent.usageLine(), " <command> [arguments]")
+			s = strings.TrimSuffix(strings.TrimSuffix(c.parent.usageLine(), " [<command> [arguments]]"), " <command> [arguments]")
 		}
 		s += " " + c.name
 		if c.hasFlags() {
 			s += " [flags]"
 		}
 	}
-	if len(c.listed()) > 0 {
+	switch {
+	case len(c.listed()) > 0 && c.exec != nil && c.parent != nil:
+		s += " [<command> [arguments]]" // it runs alone too: apprun runs
+	case len(c.listed()) > 0:
 		s += " <command> [arguments]"
 	}
 	if c.args != "" {
