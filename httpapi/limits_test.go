@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/apprun/apprun/engine"
@@ -158,5 +159,42 @@ func TestRateLimitHeadersCountDownAndEvery429HasRetryAfter(t *testing.T) {
 	// A request that counted against no limit carries none (admin calls).
 	if r := h.Do("GET", "/admin/v1/accounts/"+a.ID, AdminToken, nil); r.Header.Get("RateLimit-Limit") != "" {
 		t.Fatalf("admin answer with RateLimit headers: %v", r.Header)
+	}
+}
+
+// A refusal for the account's ceiling of active runs does not use the
+// create window (issue 47): 3 runs active, 7 creates refused with
+// concurrency_limit, the runs end, and the next create is admitted at
+// once (it was 429 rate_limited for a minute). A rate limit's refusal
+// names its limit.
+func TestConcurrencyRefusalsDoNotSpendTheCreateWindow(t *testing.T) {
+	t.Parallel()
+	h := Start(t, WithLimits(engine.Limits{CreatePerMinute: 10, OwnerActiveRuns: 3, PlatformActiveRuns: 12}))
+	a := h.Account(1000)
+	var held []string
+	for range 3 {
+		held = append(held, h.Create(a, RunTestApp("hold")))
+	}
+	for i := range 7 {
+		r := h.Do("POST", "/api/v1/runs", a.Key, RunTestApp("ok"))
+		if r.Status != 429 || r.ErrorCode(t) != "concurrency_limit" {
+			t.Fatalf("create %d past the ceiling: %d %s", i+1, r.Status, r.Body)
+		}
+	}
+	h.ReleaseHeld()
+	for _, runNo := range held {
+		h.WaitRun(a, runNo)
+	}
+	r := h.Do("POST", "/api/v1/runs", a.Key, RunTestApp("ok"))
+	if r.Status != 201 {
+		t.Fatalf("a create once the runs ended: %d %s", r.Status, r.Body)
+	}
+	h.WaitRun(a, r.JSON(t)["run_no"].(string))
+	for range 6 { // 4 + 6 = 10 counted, each run ended before the next
+		h.WaitRun(a, h.Create(a, RunTestApp("ok")))
+	}
+	r = h.Do("POST", "/api/v1/runs", a.Key, RunTestApp("ok"))
+	if r.Status != 429 || r.ErrorCode(t) != "rate_limited" || !strings.Contains(string(r.Body), "create limit of this API key (10 runs a minute)") {
+		t.Fatalf("the 11th create in a minute: %d %s", r.Status, r.Body)
 	}
 }

@@ -148,6 +148,18 @@ func (s *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 	if err != nil {
 		return CreatedRun{}, err
 	}
+	// An account at its ceiling of active runs is refused before the
+	// create is counted: a client told to wait for a run to finish must
+	// not find the window spent by its refusals (issue 47). The cached
+	// account is confirmed from the log first; the write decides again.
+	if lim := s.cfg.Limits.OwnerActiveRuns; lim > 0 && acct.Active >= lim {
+		if acct, acctSeq, err = s.log.Account(ctx, req.AccountID, false); err != nil {
+			return CreatedRun{}, err
+		}
+		if _, err := engine.Admit(engine.Admission{Account: acct, Price: price.Price, MaxCost: req.MaxCreditCost, OwnerActiveRuns: lim}); err != nil {
+			return CreatedRun{}, err
+		}
+	}
 	quota, err := s.allow(ctx, limitCreate, req.KeyID)
 	if err != nil {
 		return CreatedRun{Quota: quota}, err

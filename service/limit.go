@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -65,7 +66,7 @@ func (s *Service) allow(ctx context.Context, kind limitKind, keyID string) (Quot
 	if local != nil {
 		ok, wait, remaining, reset := local.allow(keyID, time.Now())
 		if !ok {
-			return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(wait)}, rateLimited(wait)
+			return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(wait)}, rateLimited(kind, limit, wait)
 		}
 		return Quota{Limit: limit, Remaining: remaining, Reset: wholeSeconds(reset)}, nil
 	}
@@ -77,7 +78,7 @@ func (s *Service) allow(ctx context.Context, kind limitKind, keyID string) (Quot
 		if kind == limitCreate {
 			s.noteCreatesFull(keyID, time.Now().Add(reset))
 		}
-		return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(reset)}, rateLimited(reset)
+		return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(reset)}, rateLimited(kind, limit, reset)
 	}
 	return Quota{Limit: limit, Remaining: remaining, Reset: wholeSeconds(reset)}, nil
 }
@@ -110,7 +111,7 @@ func (s *Service) CreateWindowFull(keyID string) (Quota, error) {
 	if wait <= 0 {
 		return Quota{}, nil
 	}
-	return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(wait)}, rateLimited(wait)
+	return Quota{Limit: limit, Remaining: 0, Reset: wholeSeconds(wait)}, rateLimited(limitCreate, limit, wait)
 }
 
 // noteCreatesFull remembers until when key's creation window is full,
@@ -129,10 +130,16 @@ func (s *Service) noteCreatesFull(keyID string, until time.Time) {
 	})
 }
 
-func rateLimited(wait time.Duration) error {
+func rateLimited(kind limitKind, limit int, wait time.Duration) error {
 	// The wait travels as RetryAfter: each surface shows it its way (a
-	// Retry-After header, the seconds in an MCP tool error's text).
-	return &engine.Error{Code: engine.CodeRateLimited, RetryAfter: wholeSeconds(wait), Message: "rate limit exceeded"}
+	// Retry-After header, the seconds in an MCP tool error's text). The
+	// message names the limit hit (issue 47: "rate limit exceeded" left a
+	// client to guess which).
+	what := fmt.Sprintf("the create limit of this API key (%d runs a minute) is reached", limit)
+	if kind == limitRead {
+		what = fmt.Sprintf("the read limit of this API key (%d requests a minute) is reached", limit)
+	}
+	return &engine.Error{Code: engine.CodeRateLimited, RetryAfter: wholeSeconds(wait), Message: what}
 }
 
 // wholeSeconds rounds d up to whole seconds, at least one.
