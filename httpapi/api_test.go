@@ -5,7 +5,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/apprun/apprun/node"
 	. "github.com/apprun/apprun/node/nodetest"
 )
 
@@ -233,7 +235,7 @@ func TestCapabilitiesListRunnableAppsWithCurrentPrices(t *testing.T) {
 		t.Fatal("oss-growth is listed although not runnable")
 	}
 	ce := bySlug["cold-email-writer"]
-	if ce == nil || ce["credit_cost"] != float64(25) || ce["timeout_seconds"] != float64(900) || ce["retention_days"] != float64(30) ||
+	if ce == nil || ce["credit_cost"] != float64(25) || ce["timeout_seconds"] != float64(900) || ce["retention_days"] != float64(30) || ce["retention_seconds"] != float64(30*86400) ||
 		ce["accepts_brand_context"] != true || ce["input_schema"] == nil || ce["name"] == "" || ce["description"] == "" {
 		t.Fatalf("cold-email-writer entry: %v", ce)
 	}
@@ -349,5 +351,19 @@ func TestTwoConcurrentCreatesThatCanAffordOnlyOne(t *testing.T) {
 		if bal, active := h.Balance(a); bal != 0 || active != 1 {
 			t.Fatalf("round %d: balance %d active %d, want 0 and 1", round, bal, active)
 		}
+	}
+}
+
+// A retention under a day is shown exactly (issue 47: retention_days
+// said 0).
+func TestACapabilityShowsItsRetentionExactly(t *testing.T) {
+	t.Parallel()
+	h := Start(t, WithLimits(NoLimits), func(c *node.Config) {
+		c.AppRetention = map[string]time.Duration{"cold-email-writer": 2 * time.Hour}
+	})
+	a := h.Account(0)
+	c := h.Do("GET", "/api/v1/capabilities/cold-email-writer", a.Key, nil).JSON(t)
+	if c["retention_days"] != float64(0) || c["retention_seconds"] != float64(7200) {
+		t.Fatalf("a 2-hour retention: days %v, seconds %v", c["retention_days"], c["retention_seconds"])
 	}
 }

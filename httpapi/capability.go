@@ -18,14 +18,17 @@ func (a *API) routeCapabilities() {
 // capability is one entry of the capability list. credit_cost is null while
 // the App has no price or is being recalibrated (price_ready false).
 type capability struct {
-	Slug                string          `json:"slug"`
-	Name                string          `json:"name"`
-	Description         string          `json:"description"`
-	Category            string          `json:"category"`
-	CreditCost          *int64          `json:"credit_cost"`
-	PriceReady          bool            `json:"price_ready"`
-	TimeoutSeconds      int             `json:"timeout_seconds"`
-	RetentionDays       int             `json:"retention_days"`
+	Slug           string `json:"slug"`
+	Name           string `json:"name"`
+	Description    string `json:"description"`
+	Category       string `json:"category"`
+	CreditCost     *int64 `json:"credit_cost"`
+	PriceReady     bool   `json:"price_ready"`
+	TimeoutSeconds int    `json:"timeout_seconds"`
+	RetentionDays  int    `json:"retention_days"`
+	// RetentionSeconds is the retention exactly: retention_days rounds a
+	// retention under a day down to 0 (issue 47).
+	RetentionSeconds    int64           `json:"retention_seconds"`
 	AcceptsBrandContext bool            `json:"accepts_brand_context"`
 	InputSchema         json.RawMessage `json:"input_schema"`
 }
@@ -33,6 +36,7 @@ type capability struct {
 func (a *API) capabilityOf(app *engine.App) (capability, error) {
 	c := capability{Slug: app.Slug, Name: app.Name, Description: app.Description, Category: app.Category,
 		TimeoutSeconds: int(app.Timeout.Seconds()), RetentionDays: int(app.Retention.Hours() / 24),
+		RetentionSeconds:    int64(app.Retention.Seconds()),
 		AcceptsBrandContext: app.AcceptsBrandContext, InputSchema: app.InputSchema}
 	p, err := a.cfg.Reads.Price(app.Slug)
 	if err != nil && !errors.Is(err, port.ErrNotFound) {

@@ -189,7 +189,7 @@ func TestOpenAPIDocumentIsStrict(t *testing.T) {
 		{"webhook_url is http(s)", s("CreateRunRequest.test-app", "properties", "webhook_url", "pattern"), `"^[Hh][Tt][Tt][Pp][Ss]?://"`},
 		{"Run's required members", s("Run", "required"), `["run_no","app_slug","status","credit_cost","created_at","stream_url","result_url"]`},
 		{"Run has no other members", s("Run", "additionalProperties"), `false`},
-		{"Capability's members", s("Capability", "required"), `["slug","name","description","category","credit_cost","price_ready","timeout_seconds","retention_days","accepts_brand_context","input_schema"]`},
+		{"Capability's members", s("Capability", "required"), `["slug","name","description","category","credit_cost","price_ready","timeout_seconds","retention_days","retention_seconds","accepts_brand_context","input_schema"]`},
 		{"Location on a created run", at("paths", "/api/v1/runs", "post", "responses", "201", "headers", "Location"), `{"$ref":"#/components/headers/Location"}`},
 		{"Idempotent-Replayed", at("paths", "/api/v1/runs", "post", "responses", "201", "headers", "Idempotent-Replayed"), `{"$ref":"#/components/headers/Idempotent-Replayed"}`},
 		{"RateLimit on a 4xx", at("paths", "/api/v1/runs", "post", "responses", "402", "headers", "RateLimit-Remaining"), `{"$ref":"#/components/headers/RateLimit-Remaining"}`},

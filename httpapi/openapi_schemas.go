@@ -50,13 +50,14 @@ func baseSchemas() obj {
 		"RunPage":     page("Run"),
 		"CreatedRun":  object([]string{"run_no", "credit_cost", "stream_url", "result_url"}, obj{"run_no": str, "credit_cost": integer, "stream_url": path, "result_url": path}),
 		"StreamToken": object([]string{"token", "expires_at", "stream_url"}, obj{"token": str, "expires_at": stamp, "stream_url": path}),
-		"Capability": object([]string{"slug", "name", "description", "category", "credit_cost", "price_ready", "timeout_seconds", "retention_days", "accepts_brand_context", "input_schema"}, obj{
+		"Capability": object([]string{"slug", "name", "description", "category", "credit_cost", "price_ready", "timeout_seconds", "retention_days", "retention_seconds", "accepts_brand_context", "input_schema"}, obj{
 			"slug": str, "name": str, "description": str,
 			"category":              obj{"type": "string", "description": "The catalog's group the App belongs to"},
 			"credit_cost":           obj{"type": []string{"integer", "null"}, "description": "The price a run is charged now; null while the App has no price"},
 			"price_ready":           obj{"type": "boolean"},
 			"timeout_seconds":       obj{"type": "integer", "description": "A run that takes longer fails with timeout and is refunded"},
-			"retention_days":        obj{"type": "integer", "description": "How long a finished run, its events and its output are kept"},
+			"retention_days":        obj{"type": "integer", "description": "How long a finished run, its events and its output are kept, in whole days (0 for less than a day: retention_seconds is exact)"},
+			"retention_seconds":     obj{"type": "integer", "description": "How long a finished run, its events, its record and its output are kept, exactly"},
 			"accepts_brand_context": obj{"type": "boolean"},
 			"input_schema":          obj{"type": "object", "description": "The JSON Schema (2020-12) of the App's input"}}),
 		"CapabilityList": list("Capability"),
