@@ -105,6 +105,20 @@ func (a *API) streamEvents(w http.ResponseWriter, r *http.Request, c caller) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	if after > run.LastSeq {
+		// Past the run's last event as the read models have it: the
+		// client may have it from the log already, or name an id the run
+		// never sent. Past the log's last, follow the run from there to
+		// its end, as a resume inside the run does: its later events all
+		// come after the log's last, and a stream waiting for ids past
+		// `after` would never end (issue 47).
+		last, err := a.cfg.Engine.RunLastSeq(r.Context(), run.RunNo)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		after = min(after, last)
+	}
 	if edge.IsHead(r) {
 		// A HEAD: the stream's headers and no stream (a stream takes the
 		// connection over, and would write a body after them).

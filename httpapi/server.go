@@ -29,6 +29,7 @@ type Engine interface {
 	CreateWindowFull(keyID string) (service.Quota, error)
 	CancelRun(ctx context.Context, accountID, runNo string) (engine.Run, uint64, error)
 	RunRecord(ctx context.Context, accountID, runNo string) (service.RunRecord, error)
+	RunLastSeq(ctx context.Context, runNo string) (uint64, error)
 	RunRecordAdmin(ctx context.Context, runNo string) (service.RunRecord, error)
 	Rerun(ctx context.Context, req service.RerunRequest) (service.CreatedRun, []string, error)
 	Compare(ctx context.Context, accountID, runNo, with string) (service.Comparison, error)

@@ -155,6 +155,30 @@ func TestStreamFollowsALiveRunAndResumesMidway(t *testing.T) {
 	}
 }
 
+// Resumed past the end of a live run (an id it never sent, as a client
+// of another run's stream might), the stream follows the run to its end
+// and ends (issue 47: it sent heartbeats only, 97 s after the run ended).
+func TestAResumePastTheEndOfALiveRunFollowsItToItsEnd(t *testing.T) {
+	t.Parallel()
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("hold"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	events, _, resp := h.Stream(ctx, a, runNo, "Last-Event-ID", "999999999")
+	if resp.StatusCode != 200 {
+		t.Fatalf("resume past the end of a live run: %d", resp.StatusCode)
+	}
+	h.ReleaseHeld()
+	var got []SSEEvent
+	for ev := range events {
+		got = append(got, ev)
+	}
+	if ctx.Err() != nil || len(got) == 0 || got[len(got)-1].Event != "completed" {
+		t.Fatalf("the stream: %s (ctx %v)", EventNames(got), ctx.Err())
+	}
+}
+
 func TestStreamSendsHeartbeatComments(t *testing.T) {
 	h := Start(t, WithLimits(NoLimits), WithHeartbeat(100*time.Millisecond))
 	a := h.Account(100)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/service/live"
+	"github.com/apprun/apprun/subjects"
 )
 
 // Watch is the one way a surface follows a run (the event stream, an MCP
@@ -56,4 +57,15 @@ func (s *Service) Watch(ctx context.Context, runNo string, after uint64, idle ti
 			}
 		}
 	}
+}
+
+// RunLastSeq is the sequence of the newest message of a run's log, read
+// from the log (not the read models, which may be behind it): no event
+// of the run has an id past it yet.
+func (s *Service) RunLastSeq(ctx context.Context, runNo string) (uint64, error) {
+	m, err := s.ports.Log.Last(ctx, subjects.Run(runNo))
+	if err != nil {
+		return 0, internal("read the run's last event", err)
+	}
+	return m.Seq, nil
 }
