@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"reflect"
 	"slices"
 
 	"github.com/apprun/apprun/engine"
@@ -60,20 +59,11 @@ func DecodeRecordDocument(data []byte) (service.RunRecord, error) {
 		return service.RunRecord{}, errors.New("not a run record document")
 	}
 	for _, k := range slices.Sorted(maps.Keys(rebuilt)) {
-		if !sameJSON(given[k], rebuilt[k]) {
+		if !service.SameJSON(given[k], rebuilt[k]) {
 			return service.RunRecord{}, fmt.Errorf("the document's %s is not what its events say (edited?)", k)
 		}
 	}
 	return rec, nil
-}
-
-// sameJSON reports whether a and b are the same JSON value.
-func sameJSON(a, b json.RawMessage) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
 }
 
 // getRecord handles GET /api/v1/runs/{run_no}/record.

@@ -121,21 +121,27 @@ func ReplayRecord(ctx context.Context, catalog *engine.Catalog, rec RunRecord) (
 	if notRecorded {
 		rep.Replayed = "stopped: " + runErr.Error()
 	}
-	// The calls, in order, then the outcome.
-	rep.FirstDifference = firstDifference("steps", comparableSteps(recorded), comparableSteps(replayed))
-	ended := rec.Run.Error != nil && (rec.Run.Error.Code == engine.FailCanceled || rec.Run.Error.Code == engine.FailInterrupted ||
-		rec.Run.Error.Code == engine.FailTimeout)
+	// The calls, in order, then the outcome. A run stopped from outside
+	// (its owner, crashes, its deadline) or not ended has only its steps
+	// to compare, and a replay runs past the last one (or stops for want
+	// of a call): its calls are compared as far as the record goes.
+	code := ""
+	if rec.Run.Error != nil {
+		code = rec.Run.Error.Code
+	}
+	ended := code == engine.FailCanceled || code == engine.FailInterrupted || code == engine.FailTimeout
+	running := rec.Run.Status != engine.StatusCompleted && rec.Run.Status != engine.StatusFailed
 	switch {
 	case ended:
-		// Stopped from outside (its owner, crashes, its deadline): its
-		// steps are all there is to compare, and a replay runs past the
-		// last one (or stops for want of a call).
-		rep.Note = "the run ended with " + rec.Run.Error.Code + "; its recorded steps are compared, not its outcome"
-		rep.FirstDifference = firstDifference("steps", comparableSteps(recorded), comparableSteps(prefix(replayed, len(recorded))))
-	case rec.Run.Status != engine.StatusCompleted && rec.Run.Status != engine.StatusFailed:
+		rep.Note = "the run ended with " + code + "; its recorded steps are compared, not its outcome"
+	case running:
 		rep.Note = "the run has not ended; its recorded steps are compared"
-		rep.FirstDifference = firstDifference("steps", comparableSteps(recorded), comparableSteps(prefix(replayed, len(recorded))))
-	case rep.FirstDifference == nil:
+	}
+	if ended || running {
+		replayed = prefix(replayed, len(recorded))
+	}
+	rep.FirstDifference = firstDifference("steps", comparableSteps(recorded), comparableSteps(replayed))
+	if rep.FirstDifference == nil && !ended && !running {
 		rep.FirstDifference = firstDifference("outcome", comparableOutcome(rec.Run), comparableOutcome(replayedRun))
 	}
 	rep.Identical = rep.FirstDifference == nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -174,22 +175,19 @@ func compareMembers(a, b json.RawMessage) ([]MemberCompare, bool) {
 	same := true
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		x, y := ma[k], mb[k]
-		m := MemberCompare{Member: k, A: x, B: y, Same: x != nil && y != nil && jsonEqual(x, y)}
+		m := MemberCompare{Member: k, A: x, B: y, Same: SameJSON(x, y)}
 		same = same && m.Same
 		out = append(out, m)
 	}
 	return out, same
 }
 
-func jsonEqual(a, b json.RawMessage) bool {
-	return string(normaliseJSON(a)) == string(normaliseJSON(b))
-}
-
-func normaliseJSON(raw json.RawMessage) []byte {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return raw
+// SameJSON reports whether a and b are the same JSON value (member order
+// and spacing aside); an absent or unreadable side is never the same.
+func SameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
 	}
-	out, _ := json.Marshal(v)
-	return out
+	return reflect.DeepEqual(x, y)
 }
