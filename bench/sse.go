@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"strconv"
 	"strings"
 )
@@ -74,8 +75,8 @@ func terminal(t string) bool { return t == "completed" || t == "failed" }
 // calling goroutine: net/http's client spends two more goroutines and
 // their buffers on every connection, which at 10,000 streams makes the
 // measuring process, not the server, the slowest part of a delivery.
-// apprun answers an event stream on HTTP/1.1 unchunked, ended by
-// closing the connection.
+// apprun answers an event stream on HTTP/1.1 in chunked encoding, ended
+// by the last chunk after the terminal event.
 func (s *Server) rawStream(ctx context.Context, key, runNo string, opened func(), fn func(event) bool) error {
 	host := strings.TrimPrefix(s.URL, "http://")
 	var d net.Dialer
@@ -110,6 +111,7 @@ func (s *Server) rawStream(ctx context.Context, key, runNo string, opened func()
 	if opened != nil {
 		opened()
 	}
+	br = bufio.NewReaderSize(httputil.NewChunkedReader(br), 1024)
 	var ev event
 	for {
 		line, err := br.ReadSlice('\n')

@@ -244,6 +244,9 @@ func (s *stream) send(ctx context.Context, evs []live.StreamEvent) (bool, error)
 			return true, err
 		}
 		if ev.Terminal {
+			if err := s.out.final(); err != nil {
+				return true, err
+			}
 			return true, s.out.flush()
 		}
 	}

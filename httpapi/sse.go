@@ -16,18 +16,34 @@ const sseWriteWait = 30 * time.Second
 
 // sseConn writes one event stream. On HTTP/1.1 it takes the connection
 // over from net/http once the request is validated: the stream then holds
-// no net/http buffers (about 10 KiB a connection) and ends by closing the
-// connection, which delimits the body. Elsewhere (HTTP/2) it writes
-// through the ResponseWriter and flushes.
+// no net/http buffers (about 10 KiB a connection). It writes the body in
+// chunked transfer encoding itself, so that a client can tell the end of
+// a run's stream (the last chunk, after the terminal event) from a cut
+// connection (no last chunk: every HTTP client reports an error, and SSE
+// clients reconnect). Elsewhere (HTTP/2) it writes through the
+// ResponseWriter and flushes; HTTP/2 frames the body itself.
 type sseConn struct {
 	conn net.Conn // nil: the ResponseWriter path
 	w    http.ResponseWriter
 	buf  []byte
+	// done: the terminal event is queued; the body then ends cleanly.
+	done bool
 }
 
 // retryHint opens every stream: how long a client waits before it
 // reconnects (EventSource reads it; it then resumes with Last-Event-ID).
 const retryHint = "retry: 3000\n\n"
+
+// finalRetry follows a run's terminal event: a client that reconnects on
+// every end of a body (fetch-event-source's README pattern, or an
+// EventSource left open) then waits a day, not 3 s, and its reconnect
+// gets 204. It is a block of its own after the terminal event, so a cut
+// between the two leaves the client on 3 s, reconnecting for the terminal
+// event. A day stays below the 2^31 ms that JavaScript timers take.
+const finalRetry = "retry: 86400000\n\n"
+
+// lastChunk ends a chunked body.
+const lastChunk = "0\r\n\r\n"
 
 // openSSE opens the stream. A client's hang-up shows on the other path as
 // the end of the request's context; on a taken-over connection as the
@@ -44,7 +60,7 @@ func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
 				return nil, http.ErrAbortHandler
 			}
 			s := &sseConn{conn: conn}
-			return s, s.write(rawHead(h))
+			return s, s.writeRaw(rawHead(h))
 		}
 	}
 	w.WriteHeader(http.StatusOK)
@@ -63,25 +79,43 @@ func sseHeaders(h http.Header) {
 }
 
 // rawHead is the response head of a taken-over connection: every header
-// the handlers set (RateLimit ones included), the end of the body marked
-// by closing the connection, then the retry hint.
+// the handlers set (RateLimit ones included), a chunked body on a
+// connection that closes after it, then the retry hint as its first chunk.
 func rawHead(h http.Header) []byte {
 	var b bytes.Buffer
 	b.WriteString("HTTP/1.1 200 OK\r\n")
 	_ = h.Write(&b)
-	b.WriteString("Connection: close\r\n\r\n" + retryHint)
-	return b.Bytes()
+	b.WriteString("Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+	return appendChunk(b.Bytes(), []byte(retryHint))
 }
 
+// appendChunk appends p to b as one chunk of a chunked body.
+func appendChunk(b, p []byte) []byte {
+	b = strconv.AppendInt(b, int64(len(p)), 16)
+	b = append(b, "\r\n"...)
+	b = append(b, p...)
+	return append(b, "\r\n"...)
+}
+
+// write sends p as the body's next part: a chunk on a taken-over
+// connection.
 func (s *sseConn) write(p []byte) error {
 	if s.conn == nil {
 		_, err := s.w.Write(p)
 		return err
 	}
+	return s.writeRaw(appendChunk(make([]byte, 0, len(p)+16), p))
+}
+
+// writeRaw writes p to the taken-over connection as it is.
+func (s *sseConn) writeRaw(p []byte) error {
 	if err := s.conn.SetWriteDeadline(time.Now().Add(sseWriteWait)); err != nil {
 		return err
 	}
 	_, err := s.conn.Write(p)
+	if err != nil {
+		s.done = false // no last chunk into a broken connection
+	}
 	return err
 }
 
@@ -113,6 +147,13 @@ func (s *sseConn) event(ev live.StreamEvent) error {
 	return s.queue(b)
 }
 
+// final queues what follows a run's terminal event (finalRetry) and
+// marks the stream done: close then ends the body cleanly.
+func (s *sseConn) final() error {
+	s.done = true
+	return s.queue(append(s.buf, finalRetry...))
+}
+
 func (s *sseConn) comment(text string) error {
 	return s.queue(append(s.buf, ": "+text+"\n\n"...))
 }
@@ -129,8 +170,16 @@ func (s *sseConn) queue(b []byte) error {
 	return err
 }
 
+// close closes a taken-over connection: after the last chunk when the
+// run's stream is done, at once otherwise (a hang-up, a revocation, the
+// node's shutdown, a write that failed), which a client reads as a cut
+// and resumes from. On the ResponseWriter path net/http ends the body.
 func (s *sseConn) close() {
-	if s.conn != nil {
-		s.conn.Close()
+	if s.conn == nil {
+		return
 	}
+	if s.done {
+		_ = s.writeRaw([]byte(lastChunk))
+	}
+	s.conn.Close()
 }

@@ -1,0 +1,70 @@
+package httpapi_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/apprun/apprun/node/nodetest"
+)
+
+// A run's stream is a chunked body that ends with its last chunk after
+// the terminal event and a long retry: an HTTP client reads it to a
+// clean end, and a client that reconnects on every end waits a day.
+func TestAFinishedStreamEndsWithItsLastChunk(t *testing.T) {
+	t.Parallel()
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("ok"))
+	h.Collect(a, runNo)
+	req, _ := http.NewRequest("GET", h.Srv.URL+"/api/v1/runs/"+runNo+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+a.Key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading a finished run's stream: %v (want a clean end)", err)
+	}
+	if len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" {
+		t.Fatalf("Transfer-Encoding %v, want chunked", resp.TransferEncoding)
+	}
+	blocks := strings.Split(strings.TrimSuffix(string(body), "\n\n"), "\n\n")
+	if n := len(blocks); n < 3 || !strings.Contains(blocks[n-2], "event: completed") || blocks[n-1] != "retry: 86400000" {
+		t.Fatalf("stream ends %q, want the completed event then retry: 86400000", blocks[max(0, n-2):])
+	}
+}
+
+// A stream that ends before its run's terminal event (here the key's
+// revocation) lacks the last chunk: its client sees a cut, not an end.
+func TestAStreamEndedBeforeItsRunEndsIsACut(t *testing.T) {
+	t.Parallel()
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(100)
+	runNo := h.Create(a, RunTestApp("hold"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", h.Srv.URL+"/api/v1/runs/"+runNo+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+a.Key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if r := h.Do("DELETE", "/admin/v1/keys/"+a.KeyID, AdminToken, nil); r.Status != 204 {
+		t.Fatalf("revoke: %d %s", r.Status, r.Body)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("a stream ended by its key's revocation read as %v after %q, want io.ErrUnexpectedEOF", err, body)
+	}
+	if strings.Contains(string(body), "86400000") {
+		t.Fatal("a stream cut before the run's end sent the final retry")
+	}
+}
