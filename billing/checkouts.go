@@ -183,7 +183,7 @@ func (c *checkouts) sweep(now time.Time) {
 // checkoutsLimited is the answer past CheckoutsPerHour.
 func checkoutsLimited(wait time.Duration) error {
 	wait = wait.Truncate(time.Second) + time.Second
-	return &engine.Error{Code: engine.CodeRateLimited, RetryAfter: wait,
+	return &engine.Error{Code: engine.CodeRateLimited, RetryAfter: wait, Limit: engine.LimitCheckoutsPerHour,
 		Message: fmt.Sprintf("this account opened %d checkouts in the last hour, the most it may; the next can be opened in %s (an open checkout of a pack is given again meanwhile)",
 			CheckoutsPerHour, wait)}
 }

@@ -77,13 +77,13 @@ func (l *ConnListener) Accept() (net.Conn, error) {
 		case l.limits.Max > 0 && l.open >= l.limits.Max:
 			l.mu.Unlock()
 			l.refusedMax.Add(1)
-			l.refuse(c, http.StatusServiceUnavailable, engine.CodeInternal,
+			l.refuse(c, http.StatusServiceUnavailable, engine.CodeInternal, "",
 				fmt.Sprintf("this node holds its maximum of %d connections; retry, or use another node", l.limits.Max))
 			continue
 		case l.limits.PerAddr > 0 && l.anon[addr] >= l.limits.PerAddr:
 			l.mu.Unlock()
 			l.refusedAddr.Add(1)
-			l.refuse(c, http.StatusTooManyRequests, engine.CodeRateLimited,
+			l.refuse(c, http.StatusTooManyRequests, engine.CodeRateLimited, engine.LimitConnectionsPerAddress,
 				fmt.Sprintf("this address holds %d connections that have not authenticated, the most it may; close some, or send an API key", l.limits.PerAddr))
 			continue
 		}
@@ -117,8 +117,11 @@ func (l *ConnListener) Open() (open, unidentified int) {
 // refuse answers a connection past a cap and closes it. The answer is
 // small and the socket new, so the write does not wait; its deadline
 // makes sure of it.
-func (l *ConnListener) refuse(c net.Conn, status int, code engine.Code, msg string) {
+func (l *ConnListener) refuse(c net.Conn, status int, code engine.Code, limit, msg string) {
 	body := `{"error":{"code":"` + string(code) + `","message":"` + msg + `"}}`
+	if limit != "" {
+		body = `{"error":{"code":"` + string(code) + `","message":"` + msg + `","limit":"` + limit + `"}}`
+	}
 	resp := "HTTP/1.1 " + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\n" +
 		"Content-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\n" +
 		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body

@@ -53,12 +53,12 @@ func Admit(a Admission) (ledger.Event, error) {
 	case errors.Is(err, ledger.ErrInsufficientCredits):
 		return ledger.Event{}, Errorf(CodeInsufficientCredits, "balance is %d Credits, the run costs %d", a.Account.Balance, p.CreditCost)
 	case errors.Is(err, ledger.ErrTooManyActive):
-		return ledger.Event{}, &Error{Code: CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter,
+		return ledger.Event{}, &Error{Code: CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter, Limit: LimitAccountActiveRuns,
 			Message: "this account already has the maximum of active runs; wait for one to finish"}
 	case err != nil:
 		return ledger.Event{}, fmt.Errorf("engine: charge: %w", err)
 	case a.PlatformFull:
-		return ledger.Event{}, &Error{Code: CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter,
+		return ledger.Event{}, &Error{Code: CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter, Limit: LimitPlatformActiveRuns,
 			Message: "the platform is at its maximum of active runs; wait for a run to finish"}
 	}
 	charge.PriceAt = p.At // the price in effect, on the statement line

@@ -44,6 +44,10 @@ var codeInfo = func() map[Code]CodeInfo {
 // codes is the error table, in errors.json's order.
 func codes() []CodeInfo { return slices.Clone(errorTable[:]) }
 
+// ErrorCodes is the error table, in errors.json's order (the OpenAPI
+// document's Error lists its codes).
+func ErrorCodes() []CodeInfo { return codes() }
+
 // Info is c's entry in the error table; ok is false for a code that has
 // none (a code not made from errors.json).
 func (c Code) Info() (info CodeInfo, ok bool) {
@@ -58,6 +62,9 @@ type Error struct {
 	Code       Code
 	Message    string
 	RetryAfter time.Duration
+	// Limit names the limit a rate_limited or concurrency_limit refusal
+	// hit (the Limit* names): a client can tell which wait it is in.
+	Limit string
 	// Fields are the failing fields of an invalid_input, as data: each
 	// surface shows them its own way (the website beside each field, the
 	// API in the message, which says the same).
@@ -65,6 +72,25 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// The limits a 429 names (Error.Limit; docs/api.md lists them).
+const (
+	LimitCreatesPerMinute      = "creates_per_minute"
+	LimitReadsPerMinute        = "reads_per_minute"
+	LimitRefusedPerMinute      = "refused_requests_per_minute"
+	LimitAccountActiveRuns     = "account_active_runs"
+	LimitPlatformActiveRuns    = "platform_active_runs"
+	LimitStreamsPerKey         = "streams_per_key"
+	LimitStreamsPerAccount     = "streams_per_account"
+	LimitConnectionsPerAddress = "unauthenticated_connections_per_address"
+	LimitCheckoutsPerHour      = "checkouts_per_hour"
+	LimitWebhookRedelivery     = "webhook_redelivery_interval"
+)
+
+// Limits are every Limit* name, for the documents that list them.
+var LimitNames = []string{LimitCreatesPerMinute, LimitReadsPerMinute, LimitRefusedPerMinute, LimitAccountActiveRuns,
+	LimitPlatformActiveRuns, LimitStreamsPerKey, LimitStreamsPerAccount, LimitConnectionsPerAddress,
+	LimitCheckoutsPerHour, LimitWebhookRedelivery}
 
 // Errorf builds an *Error with a formatted message.
 func Errorf(code Code, format string, args ...any) *Error {

@@ -67,7 +67,7 @@ func (a *API) ReadsUnknown(events *edge.Budget) func(r *http.Request) *edge.Budg
 // the event streams' and MCP's edge.Surface.Refuse).
 func (a *API) Refuse(w http.ResponseWriter, r *http.Request, refusal edge.Refusal) {
 	if refusal.Status >= 500 {
-		writeJSON(w, refusal.Status, envelope{errorBody{engine.CodeInternal, refusal.Message}})
+		writeJSON(w, refusal.Status, envelope{errorBody{Code: engine.CodeInternal, Message: refusal.Message}})
 		return
 	}
 	a.fail(w, r, errorf(engine.CodeInvalidRequest, "%s", refusal.Message))

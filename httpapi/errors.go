@@ -30,6 +30,8 @@ type envelope struct {
 type errorBody struct {
 	Code    engine.Code `json:"code"`
 	Message string      `json:"message"`
+	// Limit names the limit a 429 hit (engine.Error.Limit).
+	Limit string `json:"limit,omitempty"`
 }
 
 // writeError writes err as the error envelope. Domain errors show their
@@ -45,7 +47,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 			w.Header().Set("Retry-After", "1")
 		}
 		logger.Error("request failed", "method", r.Method, "route", routeOf(r), "err", err)
-		writeJSON(w, status, envelope{errorBody{engine.CodeInternal, msg}})
+		writeJSON(w, status, envelope{errorBody{Code: engine.CodeInternal, Message: msg}})
 		return
 	}
 	status := StatusOf(de.Code)
@@ -74,7 +76,7 @@ func writeError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err
 	if msg == "" {
 		msg = defaultMessage(de.Code)
 	}
-	writeJSON(w, status, envelope{errorBody{de.Code, msg}})
+	writeJSON(w, status, envelope{errorBody{Code: de.Code, Message: msg, Limit: de.Limit}})
 }
 
 // defaultMessage is the table's message for a code (internal_error's for a

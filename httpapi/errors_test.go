@@ -31,7 +31,7 @@ func TestEveryCodeIsAnsweredWithItsStatus(t *testing.T) {
 		for _, msg := range []string{"its own words", ""} {
 			rec := httptest.NewRecorder()
 			writeError(rec, httptest.NewRequest(http.MethodGet, "/api/v1/runs", nil), logger, &engine.Error{Code: info.Code, Message: msg})
-			want := envelope{errorBody{info.Code, msg}}
+			want := envelope{errorBody{Code: info.Code, Message: msg}}
 			if msg == "" {
 				want.Error.Message = info.Message
 			}

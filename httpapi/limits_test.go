@@ -177,7 +177,7 @@ func TestConcurrencyRefusalsDoNotSpendTheCreateWindow(t *testing.T) {
 	}
 	for i := range 7 {
 		r := h.Do("POST", "/api/v1/runs", a.Key, RunTestApp("ok"))
-		if r.Status != 429 || r.ErrorCode(t) != "concurrency_limit" {
+		if r.Status != 429 || r.ErrorCode(t) != "concurrency_limit" || !strings.Contains(string(r.Body), `"limit":"account_active_runs"`) {
 			t.Fatalf("create %d past the ceiling: %d %s", i+1, r.Status, r.Body)
 		}
 	}
@@ -194,7 +194,8 @@ func TestConcurrencyRefusalsDoNotSpendTheCreateWindow(t *testing.T) {
 		h.WaitRun(a, h.Create(a, RunTestApp("ok")))
 	}
 	r = h.Do("POST", "/api/v1/runs", a.Key, RunTestApp("ok"))
-	if r.Status != 429 || r.ErrorCode(t) != "rate_limited" || !strings.Contains(string(r.Body), "create limit of this API key (10 runs a minute)") {
+	if r.Status != 429 || r.ErrorCode(t) != "rate_limited" || !strings.Contains(string(r.Body), "create limit of this API key (10 runs a minute)") ||
+		!strings.Contains(string(r.Body), `"limit":"creates_per_minute"`) {
 		t.Fatalf("the 11th create in a minute: %d %s", r.Status, r.Body)
 	}
 }

@@ -25,7 +25,7 @@ func Enveloped(next http.Handler) http.Handler {
 		h := w.Header()
 		h.Del("Content-Type")
 		h.Del("X-Content-Type-Options")
-		writeJSON(w, pw.status, envelope{errorBody{codeOfStatus(pw.status), plainMessage(pw.body.Bytes(), pw.status)}})
+		writeJSON(w, pw.status, envelope{errorBody{Code: codeOfStatus(pw.status), Message: plainMessage(pw.body.Bytes(), pw.status)}})
 	})
 }
 

@@ -125,7 +125,7 @@ func addrOf(r *http.Request) string { return edge.ClientAddr(r.RemoteAddr) }
 
 // tooManyRefused is the answer to a caller past its refusal budget.
 func tooManyRefused(wait time.Duration, who string) error {
-	return &engine.Error{Code: engine.CodeRateLimited, RetryAfter: wholeSeconds(wait),
+	return &engine.Error{Code: engine.CodeRateLimited, RetryAfter: wholeSeconds(wait), Limit: engine.LimitRefusedPerMinute,
 		Message: "too many refused requests from this " + who + " in the last minute; fix the requests, then retry after Retry-After"}
 }
 

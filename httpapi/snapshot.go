@@ -24,7 +24,7 @@ const SnapshotSeqHeader = "Apprun-Applied-Seq"
 func (a *API) readModelSnapshot(w http.ResponseWriter, r *http.Request, ad admin) {
 	if err := a.cfg.Reads.Failed(); err != nil {
 		// Their copy would not be the log's fold: say why, as /readyz does.
-		writeJSON(w, http.StatusServiceUnavailable, envelope{errorBody{engine.CodeInternal, readsStopped(err)}})
+		writeJSON(w, http.StatusServiceUnavailable, envelope{errorBody{Code: engine.CodeInternal, Message: readsStopped(err)}})
 		return
 	}
 	head, err := a.cfg.Engine.LogHead(r.Context())

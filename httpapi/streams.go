@@ -40,10 +40,10 @@ func (g *streamRegistry) add(s *stream) error {
 	}
 	switch {
 	case len(g.byKey[s.key]) >= g.perKey:
-		return &engine.Error{Code: engine.CodeConcurrencyLimit, RetryAfter: time.Second,
+		return &engine.Error{Code: engine.CodeConcurrencyLimit, RetryAfter: time.Second, Limit: engine.LimitStreamsPerKey,
 			Message: fmt.Sprintf("this API key already has %d event streams open; close one first", g.perKey)}
 	case len(g.byAccount[s.account]) >= g.perAccount:
-		return &engine.Error{Code: engine.CodeConcurrencyLimit, RetryAfter: time.Second,
+		return &engine.Error{Code: engine.CodeConcurrencyLimit, RetryAfter: time.Second, Limit: engine.LimitStreamsPerAccount,
 			Message: fmt.Sprintf("this account already has %d event streams open over its keys; close one first", g.perAccount)}
 	}
 	insert(g.byKey, s.key, s)

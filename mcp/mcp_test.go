@@ -11,8 +11,30 @@ import (
 	"github.com/apprun/apprun/engine"
 	. "github.com/apprun/apprun/node/nodetest"
 
+	"github.com/kaptinlin/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// toolOutputSchema compiles the outputSchema tools/list gives the tool.
+func toolOutputSchema(t *testing.T, s *sdk.ClientSession, name string) *jsonschema.Schema {
+	t.Helper()
+	tools, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name == name {
+			raw, _ := json.Marshal(tool.OutputSchema)
+			schema, err := jsonschema.NewCompiler().Compile(raw)
+			if err != nil {
+				t.Fatalf("%s outputSchema %s: %v", name, raw, err)
+			}
+			return schema
+		}
+	}
+	t.Fatalf("no tool %s", name)
+	return nil
+}
 
 // structured decodes a result's structured content.
 func structured(t *testing.T, res *sdk.CallToolResult) map[string]any {
@@ -115,6 +137,7 @@ func TestMCPToolErrorsCarryTheAPICodes(t *testing.T) {
 	}
 	defer sr.Close()
 	valid := map[string]any{"product_description": "p", "target_role": "r"}
+	output := toolOutputSchema(t, sr, "cold-email-writer")
 	expect := func(s *sdk.ClientSession, args map[string]any, code, says string) {
 		t.Helper()
 		res := CallTool(t, s, "cold-email-writer", args, nil)
@@ -123,8 +146,14 @@ func TestMCPToolErrorsCarryTheAPICodes(t *testing.T) {
 		if !res.IsError || e["code"] != code || !strings.Contains(text, says) {
 			t.Fatalf("result %v %q, want a tool error %s saying %q", e, text, code, says)
 		}
-		if code == "rate_limited" && e["retry_after_seconds"] == nil {
-			t.Fatal("rate_limited without retry_after_seconds")
+		if (code == "rate_limited" || code == "concurrency_limit") && (e["retry_after_seconds"] == nil || e["limit"] == nil) {
+			t.Fatalf("%s without retry_after_seconds or the limit's name: %v", code, e)
+		}
+		// A client checks a result against the tool's outputSchema, an
+		// error too: the TypeScript SDK throws on a mismatch, and its
+		// caller loses the code and the wait.
+		if r := output.Validate(structured(t, res)); !r.IsValid() {
+			t.Fatalf("the %s result does not match the tool's outputSchema: %v", code, r.Errors)
 		}
 	}
 	expect(sp, valid, "insufficient_credits", "Credits")
@@ -135,6 +164,15 @@ func TestMCPToolErrorsCarryTheAPICodes(t *testing.T) {
 		}
 	}
 	expect(sr, valid, "rate_limited", "(retry after ")
+	busy := Start(t, WithLimits(engine.Limits{CreatePerMinute: 100, OwnerActiveRuns: 1}))
+	held := busy.Account(1000)
+	sb, err := MCPConnect(t, busy, held.Key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	busy.Create(held, RunTestApp("hold"))
+	expect(sb, valid, "concurrency_limit", "(retry after ")
 	// The seconds are in the message: an MCP client sees no Retry-After header.
 	if res := CallTool(t, sr, "cold-email-writer", valid, nil); strings.Contains(res.Content[0].(*sdk.TextContent).Text, "Retry-After") {
 		t.Fatalf("the rate_limited text points at a header MCP clients never see: %q", res.Content[0].(*sdk.TextContent).Text)

@@ -115,17 +115,23 @@ func (s *surface) server(*http.Request) *sdk.Server {
 }
 
 // runOutputSchema is the schema of an App tool's structured result: the
-// run, with the App's output once it has completed (runResult).
+// run, with the App's output once it has completed (runResult), or a
+// refusal's error alone (toolError). Clients check a result against it,
+// an isError one too (the TypeScript SDK throws on a mismatch, and the
+// caller would lose the refusal's code and wait), so it admits both.
 func runOutputSchema(output json.RawMessage) json.RawMessage {
 	if len(output) == 0 {
 		output = json.RawMessage(`{}`)
 	}
-	return json.RawMessage(`{"type":"object","required":["run_no","app_slug","status","credit_cost"],"properties":{` +
+	return json.RawMessage(`{"type":"object","properties":{` +
 		`"run_no":{"type":"string"},"app_slug":{"type":"string"},` +
 		`"status":{"type":"string","enum":["queued","running","completed","failed"]},` +
 		`"credit_cost":{"type":"integer"},"summary":{"type":"string"},"output":` + string(output) + `,` +
-		`"error":{"type":"object","properties":{"code":{"type":"string"},"message":{"type":"string"}}},` +
-		`"refunded_credits":{"type":"integer"}}}`)
+		`"error":{"type":"object","required":["code","message"],"properties":{"code":{"type":"string"},"message":{"type":"string"},` +
+		`"retry_after_seconds":{"type":"integer","description":"refusals that pass: seconds to wait before calling again"},` +
+		`"limit":{"type":"string","description":"the limit a rate_limited or concurrency_limit refusal hit"}}},` +
+		`"refunded_credits":{"type":"integer"}},` +
+		`"anyOf":[{"required":["run_no","app_slug","status","credit_cost"]},{"required":["error"]}]}`)
 }
 
 // describe is an App tool's description, with the current price.
@@ -147,6 +153,9 @@ func toolError(err error) *sdk.CallToolResult {
 		e = &engine.Error{Code: engine.CodeInternal, Message: "the request could not be completed; nothing was charged"}
 	}
 	body := map[string]any{"code": string(e.Code), "message": e.Message}
+	if e.Limit != "" {
+		body["limit"] = e.Limit
+	}
 	text := string(e.Code) + ": " + e.Message
 	if e.RetryAfter > 0 {
 		secs := int(e.RetryAfter.Round(time.Second).Seconds())

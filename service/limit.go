@@ -136,10 +136,12 @@ func rateLimited(kind limitKind, limit int, wait time.Duration) error {
 	// message names the limit hit (issue 47: "rate limit exceeded" left a
 	// client to guess which).
 	what := fmt.Sprintf("the create limit of this API key (%d runs a minute) is reached", limit)
+	name := engine.LimitCreatesPerMinute
 	if kind == limitRead {
 		what = fmt.Sprintf("the read limit of this API key (%d requests a minute) is reached", limit)
+		name = engine.LimitReadsPerMinute
 	}
-	return &engine.Error{Code: engine.CodeRateLimited, RetryAfter: wholeSeconds(wait), Message: what}
+	return &engine.Error{Code: engine.CodeRateLimited, RetryAfter: wholeSeconds(wait), Message: what, Limit: name}
 }
 
 // wholeSeconds rounds d up to whole seconds, at least one.

@@ -244,7 +244,7 @@ func (s *Service) Redeliver(ctx context.Context, accountID, runNo string) error 
 }
 
 func redeliverLimited(runNo string, wait time.Duration) error {
-	return &engine.Error{Code: engine.CodeRateLimited, RetryAfter: wait,
+	return &engine.Error{Code: engine.CodeRateLimited, RetryAfter: wait, Limit: engine.LimitWebhookRedelivery,
 		Message: fmt.Sprintf("run %s's webhook was sent less than %s ago; it can be sent again in %s", runNo, RedeliverEvery, wait.Round(time.Second))}
 }
 
