@@ -354,7 +354,8 @@ func TestOSSGrowthReadsTheRepositoryFirst(t *testing.T) {
 	if len(steps) < 3 || steps[0].Total != 2 || steps[len(steps)-1].Index != 2 {
 		t.Fatalf("steps %+v: want the repository step then the plan step, of 2", steps)
 	}
-	if out := res.Output.(map[string]any); out["goal"] != "More users" || out["language"] != "English" {
+	var out map[string]any
+	if err := json.Unmarshal(res.Output.(json.RawMessage), &out); err != nil || out["goal"] != "More users" || out["language"] != "English" {
 		t.Fatalf("output %v: want the input's goal and language set", out)
 	}
 

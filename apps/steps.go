@@ -66,7 +66,11 @@ func (c *compiled) executor(env *Env) engine.Executor {
 		if err := c.summaryFor(job.Input).Execute(&summary, summaryData{Input: job.Input, Output: out}); err != nil {
 			return engine.Result{}, fmt.Errorf("summary: %w", err)
 		}
-		return engine.Result{Summary: strings.TrimSpace(summary.String()), Output: out}, nil
+		ordered, err := orderedJSON(out, c.def.OutputSchema)
+		if err != nil {
+			return engine.Result{}, fmt.Errorf("output: %w", err)
+		}
+		return engine.Result{Summary: strings.TrimSpace(summary.String()), Output: ordered}, nil
 	})
 }
 

@@ -238,9 +238,8 @@ func runResult(r engine.Run) *sdk.CallToolResult {
 	text := fmt.Sprintf("Run %s is %s.", r.RunNo, r.Status)
 	switch r.Status {
 	case engine.StatusCompleted:
-		var output any
-		_ = json.Unmarshal(r.Output, &output)
-		out["summary"], out["output"] = r.Summary, output
+		// Raw: the members in the order the App's schema declares them.
+		out["summary"], out["output"] = r.Summary, r.Output
 		text = r.Summary + "\n\n" + string(r.Output)
 	case engine.StatusFailed:
 		out["error"], out["refunded_credits"] = r.Error, r.Refunded

@@ -189,7 +189,9 @@ func comparableSteps(entries []engine.RecordEntry) any {
 func comparableOutcome(r engine.Run) any {
 	m := map[string]any{"status": r.Status}
 	if r.Status == engine.StatusCompleted {
-		m["summary"], m["output"] = r.Summary, string(r.Output)
+		// As JSON values: member order is not a difference (a run from
+		// before outputs kept their schema's order replays identical).
+		m["summary"], m["output"] = r.Summary, r.Output
 	}
 	if r.Error != nil {
 		m["error"] = map[string]any{"code": r.Error.Code, "message": r.Error.Message}
