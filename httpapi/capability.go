@@ -31,13 +31,20 @@ type capability struct {
 	RetentionSeconds    int64           `json:"retention_seconds"`
 	AcceptsBrandContext bool            `json:"accepts_brand_context"`
 	InputSchema         json.RawMessage `json:"input_schema"`
+	// OutputSchema is the schema of a completed run's output, its members
+	// in the order the output has them ({} for an App that declares
+	// none: test fixtures).
+	OutputSchema json.RawMessage `json:"output_schema"`
 }
 
 func (a *API) capabilityOf(app *engine.App) (capability, error) {
 	c := capability{Slug: app.Slug, Name: app.Name, Description: app.Description, Category: app.Category,
 		TimeoutSeconds: int(app.Timeout.Seconds()), RetentionDays: int(app.Retention.Hours() / 24),
 		RetentionSeconds:    int64(app.Retention.Seconds()),
-		AcceptsBrandContext: app.AcceptsBrandContext, InputSchema: app.InputSchema}
+		AcceptsBrandContext: app.AcceptsBrandContext, InputSchema: app.InputSchema, OutputSchema: app.OutputSchema}
+	if len(c.OutputSchema) == 0 {
+		c.OutputSchema = json.RawMessage(`{}`)
+	}
 	p, err := a.cfg.Reads.Price(app.Slug)
 	if err != nil && !errors.Is(err, port.ErrNotFound) {
 		return c, err

@@ -166,6 +166,8 @@ func (a *API) openAPIDocument() obj {
 		branches = append(branches, ref(name))
 		mapping[app.Slug] = "#/components/schemas/" + name
 	}
+	schemas["Error"] = errorEnvelope()
+	typedRuns(schemas, a.cfg.Engine.Catalog().All())
 	schemas["CreateRunRequest"] = obj{"description": "A run of one App: the member app_slug chooses the schema of input",
 		"oneOf": branches, "discriminator": obj{"propertyName": "app_slug", "mapping": mapping}}
 	paths := obj{}
@@ -328,6 +330,16 @@ func operationDoc(op operation) obj {
 		ok["headers"].(obj)["Location"] = hdr("Location")
 		ok["headers"].(obj)["Idempotent-Replayed"] = hdr("Idempotent-Replayed")
 	}
+	// The webhook a request's URL receives, as a callback of the request
+	// that names the URL (the account's endpoints are the document's
+	// webhooks). Generators keep what callbacks name: oapi-codegen prunes
+	// what only webhooks name, and its client did not compile (issue 47).
+	switch op.id {
+	case "createRun":
+		d["callbacks"] = obj{"runFinished": obj{"{$request.body#/webhook_url}": webhookItem("runFinishedAtRunURL")}}
+	case "addWebhookEndpoint":
+		d["callbacks"] = obj{"runFinished": obj{"{$request.body#/url}": webhookItem("runFinishedAtEndpoint")}}
+	}
 	responses := obj{strconv.Itoa(op.status): ok}
 	if op.result == "stream" {
 		responses["204"] = obj{"description": "No Content: resumed (Last-Event-ID or lastEventSeq) at or after a finished run's last event; " +
@@ -349,7 +361,7 @@ func operationDoc(op operation) obj {
 			h["Retry-After"] = hdr("Retry-After")
 		}
 		resp := obj{"description": http.StatusText(st) + ": " + strings.Join(codes, ", "),
-			"content": obj{"application/json": obj{"schema": errorSchema(codes)}}}
+			"x-error-codes": codes, "content": obj{"application/json": obj{"schema": ref("Error")}}}
 		if len(h) > 0 {
 			resp["headers"] = h
 		}
@@ -372,13 +384,6 @@ var paramSchemas = map[string]obj{
 	"Last-Event-ID":    {"type": "string", "pattern": "^[0-9]*$", "description": "Resume after this event id"},
 	"Stripe-Signature": {"type": "string", "description": "Stripe's signature of the body: t=<timestamp>,v1=<HMAC-SHA256>"},
 	"Idempotency-Key":  {"type": "string", "minLength": 1, "maxLength": service.MaxIdempotencyKey, "pattern": "^[\\x20-\\x7e]+$"},
-}
-
-// errorSchema is the error envelope with the given codes.
-func errorSchema(codes []string) obj {
-	return obj{"type": "object", "required": []string{"error"}, "additionalProperties": false, "properties": obj{"error": obj{
-		"type": "object", "required": []string{"code", "message"}, "additionalProperties": false,
-		"properties": obj{"code": obj{"type": "string", "enum": codes}, "message": obj{"type": "string"}}}}}
 }
 
 // Routes lists the router's routes as "METHOD /path/template", for the

@@ -50,7 +50,7 @@ func baseSchemas() obj {
 		"RunPage":     page("Run"),
 		"CreatedRun":  object([]string{"run_no", "credit_cost", "stream_url", "result_url"}, obj{"run_no": str, "credit_cost": integer, "stream_url": path, "result_url": path}),
 		"StreamToken": object([]string{"token", "expires_at", "stream_url"}, obj{"token": str, "expires_at": stamp, "stream_url": path}),
-		"Capability": object([]string{"slug", "name", "description", "category", "credit_cost", "price_ready", "timeout_seconds", "retention_days", "retention_seconds", "accepts_brand_context", "input_schema"}, obj{
+		"Capability": object([]string{"slug", "name", "description", "category", "credit_cost", "price_ready", "timeout_seconds", "retention_days", "retention_seconds", "accepts_brand_context", "input_schema", "output_schema"}, obj{
 			"slug": str, "name": str, "description": str,
 			"category":              obj{"type": "string", "description": "The catalog's group the App belongs to"},
 			"credit_cost":           obj{"type": []string{"integer", "null"}, "description": "The price a run is charged now; null while the App has no price"},
@@ -59,7 +59,9 @@ func baseSchemas() obj {
 			"retention_days":        obj{"type": "integer", "description": "How long a finished run, its events and its output are kept, in whole days (0 for less than a day: retention_seconds is exact)"},
 			"retention_seconds":     obj{"type": "integer", "description": "How long a finished run, its events, its record and its output are kept, exactly"},
 			"accepts_brand_context": obj{"type": "boolean"},
-			"input_schema":          obj{"type": "object", "description": "The JSON Schema (2020-12) of the App's input"}}),
+			"input_schema":          obj{"type": "object", "description": "The JSON Schema (2020-12) of the App's input"},
+			"output_schema": obj{"type": "object", "description": "The JSON Schema (2020-12) of a completed run's output, members in the order the output has them " +
+				"(also components/schemas/Output.<slug>); {} for an App that declares none"}}),
 		"CapabilityList": list("Capability"),
 		"Account":        object([]string{"account_id", "balance", "active_runs"}, obj{"account_id": str, "balance": integer, "active_runs": integer}),
 		"StatementLine": object([]string{"type", "amount", "at", "balance", "seq", "hash"}, obj{
@@ -161,13 +163,20 @@ func eventSchemas() map[string]obj {
 
 // webhooksDoc describes what a run's webhook receives.
 func webhooksDoc() obj {
+	return obj{"runFinished": webhookItem("runFinished")}
+}
+
+// webhookItem is the request a webhook receiver gets: the document's
+// webhooks and the callbacks of the requests that name a receiver, each
+// with its own operationId.
+func webhookItem(id string) obj {
 	header := func(name, desc string) obj {
 		return obj{"name": name, "in": "header", "required": true, "description": desc, "schema": obj{"type": "string"}}
 	}
-	return obj{"runFinished": obj{"post": obj{
+	return obj{"post": obj{
 		"summary": "A run ended (completed, or failed: a cancel included). Signed per Standard Webhooks with the account's secret " +
 			"(GET /api/v1/webhooks/secret); retried for 24 hours until a 2xx.",
-		"operationId": "runFinished",
+		"operationId": id,
 		"security":    []any{}, // the receiver checks the signature
 		"parameters": []any{
 			header("webhook-id", "The terminal event's id, as the event stream's id: dedupe with it"),
@@ -176,5 +185,5 @@ func webhooksDoc() obj {
 		},
 		"requestBody": obj{"required": true, "content": obj{"application/json": obj{"schema": ref("WebhookPayload")}}},
 		"responses":   obj{"200": obj{"description": "Any 2xx acknowledges the delivery; anything else is retried"}},
-	}}}
+	}}
 }

@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -56,6 +57,7 @@ type route struct {
 	path       *regexp.Regexp
 	statuses   []string
 	headers    map[string][]string // status → its documented headers, lower case
+	codes      map[string][]string // status → the error codes its x-error-codes lists
 }
 
 // plainHeaders are response headers that are HTTP's or the edge's
@@ -84,9 +86,18 @@ func New(doc []byte) (*Checker, error) {
 		pattern := "^" + regexp.MustCompile(`\\\{[^/]+\\\}`).ReplaceAllString(regexp.QuoteMeta(path), `[^/]+`) + "$"
 		for method, op := range item.GetOperations().FromOldest() {
 			r := route{method: strings.ToUpper(method), id: op.OperationId, path: regexp.MustCompile(pattern),
-				headers: map[string][]string{}}
+				headers: map[string][]string{}, codes: map[string][]string{}}
 			for code, resp := range op.Responses.Codes.FromOldest() {
 				r.statuses = append(r.statuses, code)
+				if resp.Extensions != nil {
+					if n, ok := resp.Extensions.Get("x-error-codes"); ok && n != nil {
+						var codes []string
+						if err := n.Decode(&codes); err != nil {
+							return nil, fmt.Errorf("contract: %s %s %s: x-error-codes: %v", method, path, code, err)
+						}
+						r.codes[code] = codes
+					}
+				}
 				if resp.Headers != nil {
 					for name := range resp.Headers.KeysFromOldest() {
 						r.headers[code] = append(r.headers[code], strings.ToLower(name))
@@ -196,6 +207,18 @@ func (c *Checker) check(op *route, r *http.Request, hugeBody bool, resp *http.Re
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	if ok, errs := c.locked(func() (bool, []*verrors.ValidationError) { return c.v.ValidateHttpResponse(r, resp) }); !ok {
 		fault("%s: %s\nbody: %.600s", what, describe(errs), body)
+	}
+	if codes := op.codes[status]; len(codes) > 0 {
+		// Every error answer is components/schemas/Error; which of its
+		// codes this answer may carry is the answer's x-error-codes.
+		var env struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(body, &env) == nil && !slices.Contains(codes, env.Error.Code) {
+			fault("%s: error code %q is not among this answer's documented codes (%s)", what, env.Error.Code, strings.Join(codes, ", "))
+		}
 	}
 	return faults
 }

@@ -18,7 +18,7 @@ const doc = `{"openapi":"3.1.0","info":{"title":"t","version":"1"},
    "requestBody":{"required":true,"content":{"application/json":{"schema":{"type":"object","required":["name"],"additionalProperties":false,"properties":{"name":{"type":"string","maxLength":5}}}}}},
    "responses":{"201":{"description":"made","headers":{"Location":{"required":true,"schema":{"type":"string"}}},
      "content":{"application/json":{"schema":{"type":"object","required":["id"],"additionalProperties":false,"properties":{"id":{"type":"string"}}}}}},
-     "400":{"description":"bad","content":{"application/json":{"schema":{"type":"object"}}}}}}},
+     "400":{"description":"bad","x-error-codes":["invalid_request"],"content":{"application/json":{"schema":{"type":"object"}}}}}}},
  "/things/{id}/events":{"get":{"operationId":"thingEvents",
    "responses":{"200":{"description":"events","content":{"text/event-stream":{"schema":{"type":"string"}}}}}}}},
 "components":{"schemas":{"Event.started":{"type":"object","required":["at"],"additionalProperties":false,"properties":{"at":{"type":"string"}}}}}}`
@@ -70,8 +70,13 @@ func TestTheCheckerFindsEveryKindOfFault(t *testing.T) {
 		{"a refusal of a request the document refuses", "POST", "/things", `{"name":"toolong"}`, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(400)
-			io.WriteString(w, `{}`)
+			io.WriteString(w, `{"error":{"code":"invalid_request","message":"m"}}`)
 		}, ""},
+		{"an error code the answer does not list", "POST", "/things", `{"name":"toolong"}`, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(400)
+			io.WriteString(w, `{"error":{"code":"app_not_found","message":"m"}}`)
+		}, `error code "app_not_found" is not among this answer's documented codes`},
 		{"an undocumented event kind", "GET", "/things/1/events", "", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, "id: 1\nevent: canceled\ndata: {}\n\n")
