@@ -15,7 +15,7 @@ import (
 // its runs stay in history.
 func typedRuns(schemas obj, catalog []*engine.App) {
 	base := schemas["Run"].(obj)
-	var branches []any
+	var branches, outputs []any
 	mapping := obj{}
 	for _, app := range catalog {
 		out := obj{}
@@ -24,6 +24,7 @@ func typedRuns(schemas obj, catalog []*engine.App) {
 			delete(out, "$schema") // the document's dialect is 2020-12 already
 		}
 		schemas["Output."+app.Slug] = out
+		outputs = append(outputs, ref("Output."+app.Slug))
 		props := maps.Clone(base["properties"].(obj))
 		props["app_slug"] = obj{"type": "string", "enum": []string{app.Slug}}
 		props["output"] = obj{"description": "Once completed: the App's output, its members in the order Output." + app.Slug +
@@ -39,6 +40,14 @@ func typedRuns(schemas obj, catalog []*engine.App) {
 	}
 	schemas["Run"] = obj{"description": "A run: the member app_slug chooses the schema of output",
 		"oneOf": branches, "discriminator": obj{"propertyName": "app_slug", "mapping": mapping}}
+	// The completed event has no app_slug to choose by: its output is
+	// one of the Apps' outputs (its run's app_slug says which).
+	completed := schemas["Event.completed"].(obj)
+	props := maps.Clone(completed["properties"].(obj))
+	props["output"] = obj{"description": "The App's output: Output.<app_slug> of the run", "anyOf": outputs}
+	completed = maps.Clone(completed)
+	completed["properties"] = props
+	schemas["Event.completed"] = completed
 }
 
 // errorEnvelope is components/schemas/Error, the one error envelope every
