@@ -2,7 +2,8 @@
 // on a run until well after it finished. It must see each of the spec's
 // event kinds in order, the terminal event once, and reconnect at most
 // once: the server answers a resume after the end with 204, which ends
-// EventSource's reconnects.
+// EventSource's reconnects; since the terminal event comes with a retry:
+// of a day, it does not reconnect at all in the 8 s (either passes).
 import { EventSource } from "eventsource";
 
 const [base, key, runNo] = process.argv.slice(2);
@@ -25,9 +26,9 @@ setTimeout(() => {
   const kinds = new Set(seen.map((s) => s.split("#")[0]));
   const report = { connections, events: seen.length, terminal: terminal.length, kinds: [...kinds], closedByServer };
   console.log("eventsource:", JSON.stringify(report));
-  const ok = connections <= 2 && closedByServer && terminal.length === 1 && kinds.has("started") && !kinds.has("canceled") && seen.at(-1) === terminal[0];
+  const ok = (connections === 1 || (connections === 2 && closedByServer)) && terminal.length === 1 && kinds.has("started") && !kinds.has("canceled") && seen.at(-1) === terminal[0];
   if (!ok) {
-    console.error("eventsource: want at most 2 connections, closed by the server's 204, the terminal event once and last, and only the spec's kinds");
+    console.error("eventsource: want 1 connection, or 2 closed by the server's 204, the terminal event once and last, and only the spec's kinds");
     process.exit(1);
   }
 }, 8000);
