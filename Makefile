@@ -34,10 +34,11 @@ test:
 	SEEDS=2000 $(GO) test ./sim -run '^TestSimulation$$' -count=1 -v -timeout 5m && \
 	echo "make test: passed in $$(( $$(date +%s) - start )) s"
 
-# apprun tried with clients not written here, installed from the npm
-# registry: redocly lint, openapi-typescript + tsc, an EventSource left
-# open on a finished run, webhooks verified by standardwebhooks, the MCP
-# TypeScript SDK (.ci/run calls it).
+# apprun tried with clients not written here, from the npm registry and
+# the Go module proxy: redocly lint, openapi-typescript + tsc, webhooks
+# verified by standardwebhooks, the MCP TypeScript SDK, and six SSE
+# clients and an oapi-codegen client through a proxy that cuts the stream
+# (tools/clientcheck/run; .ci/run calls it).
 client-check: build
 	tools/clientcheck/run
 
