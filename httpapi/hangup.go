@@ -49,6 +49,7 @@ func (s *sseConn) hungUp() bool {
 			n, err := syscall.Read(int(fd), b[:])
 			switch {
 			case err == nil && n > 0:
+				s.dropped.Store(true)
 				continue // it sent something: dropped, and read on
 			case err == nil:
 				gone = true // the peer's FIN

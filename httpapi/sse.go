@@ -5,8 +5,10 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
+	"github.com/apprun/apprun/edge"
 	"github.com/apprun/apprun/service/live"
 )
 
@@ -28,6 +30,12 @@ type sseConn struct {
 	buf  []byte
 	// done: the terminal event is queued; the body then ends cleanly.
 	done bool
+	// back takes the connection back after a clean end, to serve the
+	// client's next request on it (edge/reuse.go); nil: closed.
+	back *edge.ReuseListener
+	// dropped: hungUp read and dropped what the client sent, so the
+	// connection is not given back (a request may have been lost).
+	dropped atomic.Bool
 }
 
 // retryHint opens every stream: how long a client waits before it
@@ -59,7 +67,7 @@ func openSSE(w http.ResponseWriter, r *http.Request) (*sseConn, error) {
 				conn.Close()
 				return nil, http.ErrAbortHandler
 			}
-			s := &sseConn{conn: conn}
+			s := &sseConn{conn: conn, back: edge.Reuser(r.Context())}
 			return s, s.writeRaw(rawHead(h))
 		}
 	}
@@ -80,11 +88,11 @@ func sseHeaders(h http.Header) {
 
 // rawHead is the response head of a taken-over connection: every header
 // the handlers set (RateLimit ones included), a chunked body, then the
-// retry hint as its first chunk. No "Connection: close", although the
-// node closes the connection after the body: with it, Node 20's fetch
-// (undici 6) takes the connection's end for the body's end even inside a
-// chunk, and a cut looked like a clean end again (fetch-event-source got
-// 8 of 32 events). A client sees the close as an idle connection's.
+// retry hint as its first chunk. No "Connection: close": with it, Node
+// 20's fetch (undici 6) takes the connection's end for the body's end
+// even inside a chunk, and a cut looked like a clean end again
+// (fetch-event-source got 8 of 32 events). After a clean end the
+// connection goes back to the server for the client's next request.
 func rawHead(h http.Header) []byte {
 	var b bytes.Buffer
 	b.WriteString("HTTP/1.1 200 OK\r\n")
@@ -174,16 +182,19 @@ func (s *sseConn) queue(b []byte) error {
 	return err
 }
 
-// close closes a taken-over connection: after the last chunk when the
-// run's stream is done, at once otherwise (a hang-up, a revocation, the
-// node's shutdown, a write that failed), which a client reads as a cut
-// and resumes from. On the ResponseWriter path net/http ends the body.
+// close ends a taken-over connection's stream: when the run's stream is
+// done, with the last chunk, and the connection goes back to the server
+// for the client's next request; otherwise (a hang-up, a revocation, the
+// node's shutdown, a write that failed) it is closed at once, which a
+// client reads as a cut and resumes from. On the ResponseWriter path
+// net/http ends the body.
 func (s *sseConn) close() {
 	if s.conn == nil {
 		return
 	}
-	if s.done {
-		_ = s.writeRaw([]byte(lastChunk))
+	if s.done && s.writeRaw([]byte(lastChunk)) == nil && s.back != nil && !s.dropped.Load() {
+		s.back.Give(s.conn)
+		return
 	}
 	s.conn.Close()
 }

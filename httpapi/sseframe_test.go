@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"testing"
 	"time"
@@ -71,5 +72,44 @@ func TestAStreamEndedBeforeItsRunEndsIsACut(t *testing.T) {
 	}
 	if strings.Contains(string(body), "86400000") {
 		t.Fatal("a stream cut before the run's end sent the final retry")
+	}
+}
+
+// After a run's stream ends, the client's next request on the same
+// connection is served: net/http's client does not retry a POST on a
+// connection the server closed under it, and a program that streams a
+// run, then creates the next one, must not fail now and then.
+func TestTheConnectionOfAFinishedStreamServesTheNextRequest(t *testing.T) {
+	t.Parallel()
+	h := Start(t, WithLimits(NoLimits))
+	a := h.Account(1000)
+	runNo := h.Create(a, RunTestApp("ok"))
+	h.Collect(a, runNo)
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	defer client.CloseIdleConnections()
+	for i := range 20 {
+		req, _ := http.NewRequest("GET", h.Srv.URL+"/api/v1/runs/"+runNo+"/events", nil)
+		req.Header.Set("Authorization", "Bearer "+a.Key)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		reused := false
+		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{GotConn: func(c httptrace.GotConnInfo) { reused = c.Reused }})
+		post, _ := http.NewRequestWithContext(ctx, "POST", h.Srv.URL+"/api/v1/runs", strings.NewReader(`{"app_slug":"test-app","input":{"mode":"ok"}}`))
+		post.Header.Set("Authorization", "Bearer "+a.Key)
+		post.Header.Set("Content-Type", "application/json")
+		resp, err = client.Do(post)
+		if err != nil {
+			t.Fatalf("create %d after a stream on the same client: %v", i, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 201 || !reused {
+			t.Fatalf("create %d after a stream: %d, on the stream's connection: %v", i, resp.StatusCode, reused)
+		}
 	}
 }

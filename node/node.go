@@ -220,8 +220,12 @@ func (n *Node) Start(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	// An event stream that ends cleanly gives its connection back (edge/reuse.go).
+	reuse := edge.Reuse(conns)
 	srv, ln := &http.Server{Handler: n.mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
-		MaxHeaderBytes: MaxHeaderBytes, ConnContext: conns.ConnContext}, conns
+		MaxHeaderBytes: MaxHeaderBytes, ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return reuse.ConnContext(conns.ConnContext(ctx, c), c)
+		}}, reuse
 	n.srv, n.conns = srv, conns
 	go func() { // its own copies: Stop clears the node's fields
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -141,7 +141,10 @@ func (h *Harness) Boot() {
 		h.T.Fatal(err)
 	}
 	h.Node = n
-	h.Srv = httptest.NewServer(h.checked(n.Handler()))
+	h.Srv = httptest.NewUnstartedServer(h.checked(n.Handler()))
+	reuse := edge.Reuse(h.Srv.Listener) // as the node's own server (edge/reuse.go)
+	h.Srv.Listener, h.Srv.Config.ConnContext = reuse, reuse.ConnContext
+	h.Srv.Start()
 	h.WaitReady()
 }
 
