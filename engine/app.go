@@ -142,12 +142,14 @@ func (c *Catalog) Get(slug string) (*App, bool) {
 	return a, ok
 }
 
-// All lists every App, runnable or not.
+// All lists every App, runnable or not, sorted by slug (what is made
+// from the list, the OpenAPI document first, is then the same each time).
 func (c *Catalog) All() []*App {
 	out := make([]*App, 0, len(c.apps))
 	for _, a := range c.apps {
 		out = append(out, a)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Slug < out[j].Slug })
 	return out
 }
 

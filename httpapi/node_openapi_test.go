@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"sort"
@@ -213,5 +214,17 @@ func TestOpenAPIDocumentIsStrict(t *testing.T) {
 		if got := MustJSON(c.got); got != c.want {
 			t.Errorf("%s: %s, want %s", c.what, got, c.want)
 		}
+	}
+}
+
+// Two nodes of one catalog serve the same document, byte for byte: a
+// client can cache and diff it, and the contract tests compile it once.
+// (The catalog's map order made Run's branches differ node to node.)
+func TestTheOpenAPIDocumentIsTheSameOnEveryNode(t *testing.T) {
+	t.Parallel()
+	a := Start(t).Do("GET", "/api/v1/openapi.json", "", nil).Body
+	b := Start(t, WithLimits(NoLimits)).Do("GET", "/api/v1/openapi.json", "", nil).Body
+	if !bytes.Equal(a, b) {
+		t.Fatalf("two nodes of one catalog serve different documents (%d and %d bytes)", len(a), len(b))
 	}
 }

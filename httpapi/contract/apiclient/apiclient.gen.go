@@ -7971,526 +7971,6 @@ func (t *CreateRunRequest) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// AsOutputWebinarOutline returns the union data inside the EventCompleted_Output as a OutputWebinarOutline
-func (t EventCompleted_Output) AsOutputWebinarOutline() (OutputWebinarOutline, error) {
-	var body OutputWebinarOutline
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputWebinarOutline overwrites any union data inside the EventCompleted_Output as the provided OutputWebinarOutline
-func (t *EventCompleted_Output) FromOutputWebinarOutline(v OutputWebinarOutline) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputWebinarOutline performs a merge with any union data inside the EventCompleted_Output, using the provided OutputWebinarOutline
-func (t *EventCompleted_Output) MergeOutputWebinarOutline(v OutputWebinarOutline) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputTestApp returns the union data inside the EventCompleted_Output as a OutputTestApp
-func (t EventCompleted_Output) AsOutputTestApp() (OutputTestApp, error) {
-	var body OutputTestApp
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputTestApp overwrites any union data inside the EventCompleted_Output as the provided OutputTestApp
-func (t *EventCompleted_Output) FromOutputTestApp(v OutputTestApp) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputTestApp performs a merge with any union data inside the EventCompleted_Output, using the provided OutputTestApp
-func (t *EventCompleted_Output) MergeOutputTestApp(v OutputTestApp) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputCopyLocaliser returns the union data inside the EventCompleted_Output as a OutputCopyLocaliser
-func (t EventCompleted_Output) AsOutputCopyLocaliser() (OutputCopyLocaliser, error) {
-	var body OutputCopyLocaliser
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputCopyLocaliser overwrites any union data inside the EventCompleted_Output as the provided OutputCopyLocaliser
-func (t *EventCompleted_Output) FromOutputCopyLocaliser(v OutputCopyLocaliser) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputCopyLocaliser performs a merge with any union data inside the EventCompleted_Output, using the provided OutputCopyLocaliser
-func (t *EventCompleted_Output) MergeOutputCopyLocaliser(v OutputCopyLocaliser) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputInstagramCaptionWriter returns the union data inside the EventCompleted_Output as a OutputInstagramCaptionWriter
-func (t EventCompleted_Output) AsOutputInstagramCaptionWriter() (OutputInstagramCaptionWriter, error) {
-	var body OutputInstagramCaptionWriter
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputInstagramCaptionWriter overwrites any union data inside the EventCompleted_Output as the provided OutputInstagramCaptionWriter
-func (t *EventCompleted_Output) FromOutputInstagramCaptionWriter(v OutputInstagramCaptionWriter) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputInstagramCaptionWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputInstagramCaptionWriter
-func (t *EventCompleted_Output) MergeOutputInstagramCaptionWriter(v OutputInstagramCaptionWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputLandingPageAudit returns the union data inside the EventCompleted_Output as a OutputLandingPageAudit
-func (t EventCompleted_Output) AsOutputLandingPageAudit() (OutputLandingPageAudit, error) {
-	var body OutputLandingPageAudit
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputLandingPageAudit overwrites any union data inside the EventCompleted_Output as the provided OutputLandingPageAudit
-func (t *EventCompleted_Output) FromOutputLandingPageAudit(v OutputLandingPageAudit) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputLandingPageAudit performs a merge with any union data inside the EventCompleted_Output, using the provided OutputLandingPageAudit
-func (t *EventCompleted_Output) MergeOutputLandingPageAudit(v OutputLandingPageAudit) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputProductLaunchAnnouncement returns the union data inside the EventCompleted_Output as a OutputProductLaunchAnnouncement
-func (t EventCompleted_Output) AsOutputProductLaunchAnnouncement() (OutputProductLaunchAnnouncement, error) {
-	var body OutputProductLaunchAnnouncement
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputProductLaunchAnnouncement overwrites any union data inside the EventCompleted_Output as the provided OutputProductLaunchAnnouncement
-func (t *EventCompleted_Output) FromOutputProductLaunchAnnouncement(v OutputProductLaunchAnnouncement) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputProductLaunchAnnouncement performs a merge with any union data inside the EventCompleted_Output, using the provided OutputProductLaunchAnnouncement
-func (t *EventCompleted_Output) MergeOutputProductLaunchAnnouncement(v OutputProductLaunchAnnouncement) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputReEngagementEmail returns the union data inside the EventCompleted_Output as a OutputReEngagementEmail
-func (t EventCompleted_Output) AsOutputReEngagementEmail() (OutputReEngagementEmail, error) {
-	var body OutputReEngagementEmail
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputReEngagementEmail overwrites any union data inside the EventCompleted_Output as the provided OutputReEngagementEmail
-func (t *EventCompleted_Output) FromOutputReEngagementEmail(v OutputReEngagementEmail) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputReEngagementEmail performs a merge with any union data inside the EventCompleted_Output, using the provided OutputReEngagementEmail
-func (t *EventCompleted_Output) MergeOutputReEngagementEmail(v OutputReEngagementEmail) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputComparisonPageWriter returns the union data inside the EventCompleted_Output as a OutputComparisonPageWriter
-func (t EventCompleted_Output) AsOutputComparisonPageWriter() (OutputComparisonPageWriter, error) {
-	var body OutputComparisonPageWriter
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputComparisonPageWriter overwrites any union data inside the EventCompleted_Output as the provided OutputComparisonPageWriter
-func (t *EventCompleted_Output) FromOutputComparisonPageWriter(v OutputComparisonPageWriter) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputComparisonPageWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputComparisonPageWriter
-func (t *EventCompleted_Output) MergeOutputComparisonPageWriter(v OutputComparisonPageWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputCompetitorPricingSummary returns the union data inside the EventCompleted_Output as a OutputCompetitorPricingSummary
-func (t EventCompleted_Output) AsOutputCompetitorPricingSummary() (OutputCompetitorPricingSummary, error) {
-	var body OutputCompetitorPricingSummary
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputCompetitorPricingSummary overwrites any union data inside the EventCompleted_Output as the provided OutputCompetitorPricingSummary
-func (t *EventCompleted_Output) FromOutputCompetitorPricingSummary(v OutputCompetitorPricingSummary) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputCompetitorPricingSummary performs a merge with any union data inside the EventCompleted_Output, using the provided OutputCompetitorPricingSummary
-func (t *EventCompleted_Output) MergeOutputCompetitorPricingSummary(v OutputCompetitorPricingSummary) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputContributorGuideWriter returns the union data inside the EventCompleted_Output as a OutputContributorGuideWriter
-func (t EventCompleted_Output) AsOutputContributorGuideWriter() (OutputContributorGuideWriter, error) {
-	var body OutputContributorGuideWriter
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputContributorGuideWriter overwrites any union data inside the EventCompleted_Output as the provided OutputContributorGuideWriter
-func (t *EventCompleted_Output) FromOutputContributorGuideWriter(v OutputContributorGuideWriter) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputContributorGuideWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputContributorGuideWriter
-func (t *EventCompleted_Output) MergeOutputContributorGuideWriter(v OutputContributorGuideWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputNewsletterFromFeed returns the union data inside the EventCompleted_Output as a OutputNewsletterFromFeed
-func (t EventCompleted_Output) AsOutputNewsletterFromFeed() (OutputNewsletterFromFeed, error) {
-	var body OutputNewsletterFromFeed
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputNewsletterFromFeed overwrites any union data inside the EventCompleted_Output as the provided OutputNewsletterFromFeed
-func (t *EventCompleted_Output) FromOutputNewsletterFromFeed(v OutputNewsletterFromFeed) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputNewsletterFromFeed performs a merge with any union data inside the EventCompleted_Output, using the provided OutputNewsletterFromFeed
-func (t *EventCompleted_Output) MergeOutputNewsletterFromFeed(v OutputNewsletterFromFeed) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputObjectionHandler returns the union data inside the EventCompleted_Output as a OutputObjectionHandler
-func (t EventCompleted_Output) AsOutputObjectionHandler() (OutputObjectionHandler, error) {
-	var body OutputObjectionHandler
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputObjectionHandler overwrites any union data inside the EventCompleted_Output as the provided OutputObjectionHandler
-func (t *EventCompleted_Output) FromOutputObjectionHandler(v OutputObjectionHandler) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputObjectionHandler performs a merge with any union data inside the EventCompleted_Output, using the provided OutputObjectionHandler
-func (t *EventCompleted_Output) MergeOutputObjectionHandler(v OutputObjectionHandler) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputTestimonialRequestEmail returns the union data inside the EventCompleted_Output as a OutputTestimonialRequestEmail
-func (t EventCompleted_Output) AsOutputTestimonialRequestEmail() (OutputTestimonialRequestEmail, error) {
-	var body OutputTestimonialRequestEmail
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputTestimonialRequestEmail overwrites any union data inside the EventCompleted_Output as the provided OutputTestimonialRequestEmail
-func (t *EventCompleted_Output) FromOutputTestimonialRequestEmail(v OutputTestimonialRequestEmail) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputTestimonialRequestEmail performs a merge with any union data inside the EventCompleted_Output, using the provided OutputTestimonialRequestEmail
-func (t *EventCompleted_Output) MergeOutputTestimonialRequestEmail(v OutputTestimonialRequestEmail) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputInAppAnnouncement returns the union data inside the EventCompleted_Output as a OutputInAppAnnouncement
-func (t EventCompleted_Output) AsOutputInAppAnnouncement() (OutputInAppAnnouncement, error) {
-	var body OutputInAppAnnouncement
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputInAppAnnouncement overwrites any union data inside the EventCompleted_Output as the provided OutputInAppAnnouncement
-func (t *EventCompleted_Output) FromOutputInAppAnnouncement(v OutputInAppAnnouncement) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputInAppAnnouncement performs a merge with any union data inside the EventCompleted_Output, using the provided OutputInAppAnnouncement
-func (t *EventCompleted_Output) MergeOutputInAppAnnouncement(v OutputInAppAnnouncement) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputProspectResearchFromSite returns the union data inside the EventCompleted_Output as a OutputProspectResearchFromSite
-func (t EventCompleted_Output) AsOutputProspectResearchFromSite() (OutputProspectResearchFromSite, error) {
-	var body OutputProspectResearchFromSite
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputProspectResearchFromSite overwrites any union data inside the EventCompleted_Output as the provided OutputProspectResearchFromSite
-func (t *EventCompleted_Output) FromOutputProspectResearchFromSite(v OutputProspectResearchFromSite) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputProspectResearchFromSite performs a merge with any union data inside the EventCompleted_Output, using the provided OutputProspectResearchFromSite
-func (t *EventCompleted_Output) MergeOutputProspectResearchFromSite(v OutputProspectResearchFromSite) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputBuyerPersonaBuilder returns the union data inside the EventCompleted_Output as a OutputBuyerPersonaBuilder
-func (t EventCompleted_Output) AsOutputBuyerPersonaBuilder() (OutputBuyerPersonaBuilder, error) {
-	var body OutputBuyerPersonaBuilder
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputBuyerPersonaBuilder overwrites any union data inside the EventCompleted_Output as the provided OutputBuyerPersonaBuilder
-func (t *EventCompleted_Output) FromOutputBuyerPersonaBuilder(v OutputBuyerPersonaBuilder) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputBuyerPersonaBuilder performs a merge with any union data inside the EventCompleted_Output, using the provided OutputBuyerPersonaBuilder
-func (t *EventCompleted_Output) MergeOutputBuyerPersonaBuilder(v OutputBuyerPersonaBuilder) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputContentPlanFromSitemap returns the union data inside the EventCompleted_Output as a OutputContentPlanFromSitemap
-func (t EventCompleted_Output) AsOutputContentPlanFromSitemap() (OutputContentPlanFromSitemap, error) {
-	var body OutputContentPlanFromSitemap
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputContentPlanFromSitemap overwrites any union data inside the EventCompleted_Output as the provided OutputContentPlanFromSitemap
-func (t *EventCompleted_Output) FromOutputContentPlanFromSitemap(v OutputContentPlanFromSitemap) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputContentPlanFromSitemap performs a merge with any union data inside the EventCompleted_Output, using the provided OutputContentPlanFromSitemap
-func (t *EventCompleted_Output) MergeOutputContentPlanFromSitemap(v OutputContentPlanFromSitemap) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputGoogleSearchAds returns the union data inside the EventCompleted_Output as a OutputGoogleSearchAds
-func (t EventCompleted_Output) AsOutputGoogleSearchAds() (OutputGoogleSearchAds, error) {
-	var body OutputGoogleSearchAds
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputGoogleSearchAds overwrites any union data inside the EventCompleted_Output as the provided OutputGoogleSearchAds
-func (t *EventCompleted_Output) FromOutputGoogleSearchAds(v OutputGoogleSearchAds) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputGoogleSearchAds performs a merge with any union data inside the EventCompleted_Output, using the provided OutputGoogleSearchAds
-func (t *EventCompleted_Output) MergeOutputGoogleSearchAds(v OutputGoogleSearchAds) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputKeywordClusterPlanner returns the union data inside the EventCompleted_Output as a OutputKeywordClusterPlanner
-func (t EventCompleted_Output) AsOutputKeywordClusterPlanner() (OutputKeywordClusterPlanner, error) {
-	var body OutputKeywordClusterPlanner
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputKeywordClusterPlanner overwrites any union data inside the EventCompleted_Output as the provided OutputKeywordClusterPlanner
-func (t *EventCompleted_Output) FromOutputKeywordClusterPlanner(v OutputKeywordClusterPlanner) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputKeywordClusterPlanner performs a merge with any union data inside the EventCompleted_Output, using the provided OutputKeywordClusterPlanner
-func (t *EventCompleted_Output) MergeOutputKeywordClusterPlanner(v OutputKeywordClusterPlanner) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputMediaPitchEmail returns the union data inside the EventCompleted_Output as a OutputMediaPitchEmail
-func (t EventCompleted_Output) AsOutputMediaPitchEmail() (OutputMediaPitchEmail, error) {
-	var body OutputMediaPitchEmail
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputMediaPitchEmail overwrites any union data inside the EventCompleted_Output as the provided OutputMediaPitchEmail
-func (t *EventCompleted_Output) FromOutputMediaPitchEmail(v OutputMediaPitchEmail) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputMediaPitchEmail performs a merge with any union data inside the EventCompleted_Output, using the provided OutputMediaPitchEmail
-func (t *EventCompleted_Output) MergeOutputMediaPitchEmail(v OutputMediaPitchEmail) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
 // AsOutputAbTestVariants returns the union data inside the EventCompleted_Output as a OutputAbTestVariants
 func (t EventCompleted_Output) AsOutputAbTestVariants() (OutputAbTestVariants, error) {
 	var body OutputAbTestVariants
@@ -8507,188 +7987,6 @@ func (t *EventCompleted_Output) FromOutputAbTestVariants(v OutputAbTestVariants)
 
 // MergeOutputAbTestVariants performs a merge with any union data inside the EventCompleted_Output, using the provided OutputAbTestVariants
 func (t *EventCompleted_Output) MergeOutputAbTestVariants(v OutputAbTestVariants) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputCommunityWelcomeMessages returns the union data inside the EventCompleted_Output as a OutputCommunityWelcomeMessages
-func (t EventCompleted_Output) AsOutputCommunityWelcomeMessages() (OutputCommunityWelcomeMessages, error) {
-	var body OutputCommunityWelcomeMessages
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputCommunityWelcomeMessages overwrites any union data inside the EventCompleted_Output as the provided OutputCommunityWelcomeMessages
-func (t *EventCompleted_Output) FromOutputCommunityWelcomeMessages(v OutputCommunityWelcomeMessages) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputCommunityWelcomeMessages performs a merge with any union data inside the EventCompleted_Output, using the provided OutputCommunityWelcomeMessages
-func (t *EventCompleted_Output) MergeOutputCommunityWelcomeMessages(v OutputCommunityWelcomeMessages) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputWebinarPromotionKit returns the union data inside the EventCompleted_Output as a OutputWebinarPromotionKit
-func (t EventCompleted_Output) AsOutputWebinarPromotionKit() (OutputWebinarPromotionKit, error) {
-	var body OutputWebinarPromotionKit
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputWebinarPromotionKit overwrites any union data inside the EventCompleted_Output as the provided OutputWebinarPromotionKit
-func (t *EventCompleted_Output) FromOutputWebinarPromotionKit(v OutputWebinarPromotionKit) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputWebinarPromotionKit performs a merge with any union data inside the EventCompleted_Output, using the provided OutputWebinarPromotionKit
-func (t *EventCompleted_Output) MergeOutputWebinarPromotionKit(v OutputWebinarPromotionKit) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputCompetitorPageTeardown returns the union data inside the EventCompleted_Output as a OutputCompetitorPageTeardown
-func (t EventCompleted_Output) AsOutputCompetitorPageTeardown() (OutputCompetitorPageTeardown, error) {
-	var body OutputCompetitorPageTeardown
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputCompetitorPageTeardown overwrites any union data inside the EventCompleted_Output as the provided OutputCompetitorPageTeardown
-func (t *EventCompleted_Output) FromOutputCompetitorPageTeardown(v OutputCompetitorPageTeardown) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputCompetitorPageTeardown performs a merge with any union data inside the EventCompleted_Output, using the provided OutputCompetitorPageTeardown
-func (t *EventCompleted_Output) MergeOutputCompetitorPageTeardown(v OutputCompetitorPageTeardown) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputLandingPageCopy returns the union data inside the EventCompleted_Output as a OutputLandingPageCopy
-func (t EventCompleted_Output) AsOutputLandingPageCopy() (OutputLandingPageCopy, error) {
-	var body OutputLandingPageCopy
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputLandingPageCopy overwrites any union data inside the EventCompleted_Output as the provided OutputLandingPageCopy
-func (t *EventCompleted_Output) FromOutputLandingPageCopy(v OutputLandingPageCopy) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputLandingPageCopy performs a merge with any union data inside the EventCompleted_Output, using the provided OutputLandingPageCopy
-func (t *EventCompleted_Output) MergeOutputLandingPageCopy(v OutputLandingPageCopy) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputNewsletterIssueWriter returns the union data inside the EventCompleted_Output as a OutputNewsletterIssueWriter
-func (t EventCompleted_Output) AsOutputNewsletterIssueWriter() (OutputNewsletterIssueWriter, error) {
-	var body OutputNewsletterIssueWriter
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputNewsletterIssueWriter overwrites any union data inside the EventCompleted_Output as the provided OutputNewsletterIssueWriter
-func (t *EventCompleted_Output) FromOutputNewsletterIssueWriter(v OutputNewsletterIssueWriter) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputNewsletterIssueWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputNewsletterIssueWriter
-func (t *EventCompleted_Output) MergeOutputNewsletterIssueWriter(v OutputNewsletterIssueWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputPriceIncreaseAnnouncement returns the union data inside the EventCompleted_Output as a OutputPriceIncreaseAnnouncement
-func (t EventCompleted_Output) AsOutputPriceIncreaseAnnouncement() (OutputPriceIncreaseAnnouncement, error) {
-	var body OutputPriceIncreaseAnnouncement
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputPriceIncreaseAnnouncement overwrites any union data inside the EventCompleted_Output as the provided OutputPriceIncreaseAnnouncement
-func (t *EventCompleted_Output) FromOutputPriceIncreaseAnnouncement(v OutputPriceIncreaseAnnouncement) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputPriceIncreaseAnnouncement performs a merge with any union data inside the EventCompleted_Output, using the provided OutputPriceIncreaseAnnouncement
-func (t *EventCompleted_Output) MergeOutputPriceIncreaseAnnouncement(v OutputPriceIncreaseAnnouncement) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputShortFormVideoScript returns the union data inside the EventCompleted_Output as a OutputShortFormVideoScript
-func (t EventCompleted_Output) AsOutputShortFormVideoScript() (OutputShortFormVideoScript, error) {
-	var body OutputShortFormVideoScript
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputShortFormVideoScript overwrites any union data inside the EventCompleted_Output as the provided OutputShortFormVideoScript
-func (t *EventCompleted_Output) FromOutputShortFormVideoScript(v OutputShortFormVideoScript) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputShortFormVideoScript performs a merge with any union data inside the EventCompleted_Output, using the provided OutputShortFormVideoScript
-func (t *EventCompleted_Output) MergeOutputShortFormVideoScript(v OutputShortFormVideoScript) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -8725,464 +8023,22 @@ func (t *EventCompleted_Output) MergeOutputAdCopyVariants(v OutputAdCopyVariants
 	return err
 }
 
-// AsOutputCaseStudyWriter returns the union data inside the EventCompleted_Output as a OutputCaseStudyWriter
-func (t EventCompleted_Output) AsOutputCaseStudyWriter() (OutputCaseStudyWriter, error) {
-	var body OutputCaseStudyWriter
+// AsOutputAdFromLandingPage returns the union data inside the EventCompleted_Output as a OutputAdFromLandingPage
+func (t EventCompleted_Output) AsOutputAdFromLandingPage() (OutputAdFromLandingPage, error) {
+	var body OutputAdFromLandingPage
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromOutputCaseStudyWriter overwrites any union data inside the EventCompleted_Output as the provided OutputCaseStudyWriter
-func (t *EventCompleted_Output) FromOutputCaseStudyWriter(v OutputCaseStudyWriter) error {
+// FromOutputAdFromLandingPage overwrites any union data inside the EventCompleted_Output as the provided OutputAdFromLandingPage
+func (t *EventCompleted_Output) FromOutputAdFromLandingPage(v OutputAdFromLandingPage) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeOutputCaseStudyWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputCaseStudyWriter
-func (t *EventCompleted_Output) MergeOutputCaseStudyWriter(v OutputCaseStudyWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputContentRefreshFromPage returns the union data inside the EventCompleted_Output as a OutputContentRefreshFromPage
-func (t EventCompleted_Output) AsOutputContentRefreshFromPage() (OutputContentRefreshFromPage, error) {
-	var body OutputContentRefreshFromPage
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputContentRefreshFromPage overwrites any union data inside the EventCompleted_Output as the provided OutputContentRefreshFromPage
-func (t *EventCompleted_Output) FromOutputContentRefreshFromPage(v OutputContentRefreshFromPage) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputContentRefreshFromPage performs a merge with any union data inside the EventCompleted_Output, using the provided OutputContentRefreshFromPage
-func (t *EventCompleted_Output) MergeOutputContentRefreshFromPage(v OutputContentRefreshFromPage) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputElevatorPitchWriter returns the union data inside the EventCompleted_Output as a OutputElevatorPitchWriter
-func (t EventCompleted_Output) AsOutputElevatorPitchWriter() (OutputElevatorPitchWriter, error) {
-	var body OutputElevatorPitchWriter
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputElevatorPitchWriter overwrites any union data inside the EventCompleted_Output as the provided OutputElevatorPitchWriter
-func (t *EventCompleted_Output) FromOutputElevatorPitchWriter(v OutputElevatorPitchWriter) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputElevatorPitchWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputElevatorPitchWriter
-func (t *EventCompleted_Output) MergeOutputElevatorPitchWriter(v OutputElevatorPitchWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputOssGrowth returns the union data inside the EventCompleted_Output as a OutputOssGrowth
-func (t EventCompleted_Output) AsOutputOssGrowth() (OutputOssGrowth, error) {
-	var body OutputOssGrowth
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputOssGrowth overwrites any union data inside the EventCompleted_Output as the provided OutputOssGrowth
-func (t *EventCompleted_Output) FromOutputOssGrowth(v OutputOssGrowth) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputOssGrowth performs a merge with any union data inside the EventCompleted_Output, using the provided OutputOssGrowth
-func (t *EventCompleted_Output) MergeOutputOssGrowth(v OutputOssGrowth) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputProductHuntLaunchKit returns the union data inside the EventCompleted_Output as a OutputProductHuntLaunchKit
-func (t EventCompleted_Output) AsOutputProductHuntLaunchKit() (OutputProductHuntLaunchKit, error) {
-	var body OutputProductHuntLaunchKit
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputProductHuntLaunchKit overwrites any union data inside the EventCompleted_Output as the provided OutputProductHuntLaunchKit
-func (t *EventCompleted_Output) FromOutputProductHuntLaunchKit(v OutputProductHuntLaunchKit) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputProductHuntLaunchKit performs a merge with any union data inside the EventCompleted_Output, using the provided OutputProductHuntLaunchKit
-func (t *EventCompleted_Output) MergeOutputProductHuntLaunchKit(v OutputProductHuntLaunchKit) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputPricingPageCopy returns the union data inside the EventCompleted_Output as a OutputPricingPageCopy
-func (t EventCompleted_Output) AsOutputPricingPageCopy() (OutputPricingPageCopy, error) {
-	var body OutputPricingPageCopy
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputPricingPageCopy overwrites any union data inside the EventCompleted_Output as the provided OutputPricingPageCopy
-func (t *EventCompleted_Output) FromOutputPricingPageCopy(v OutputPricingPageCopy) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputPricingPageCopy performs a merge with any union data inside the EventCompleted_Output, using the provided OutputPricingPageCopy
-func (t *EventCompleted_Output) MergeOutputPricingPageCopy(v OutputPricingPageCopy) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputProductDemoScript returns the union data inside the EventCompleted_Output as a OutputProductDemoScript
-func (t EventCompleted_Output) AsOutputProductDemoScript() (OutputProductDemoScript, error) {
-	var body OutputProductDemoScript
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputProductDemoScript overwrites any union data inside the EventCompleted_Output as the provided OutputProductDemoScript
-func (t *EventCompleted_Output) FromOutputProductDemoScript(v OutputProductDemoScript) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputProductDemoScript performs a merge with any union data inside the EventCompleted_Output, using the provided OutputProductDemoScript
-func (t *EventCompleted_Output) MergeOutputProductDemoScript(v OutputProductDemoScript) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputCaseStudyFromPage returns the union data inside the EventCompleted_Output as a OutputCaseStudyFromPage
-func (t EventCompleted_Output) AsOutputCaseStudyFromPage() (OutputCaseStudyFromPage, error) {
-	var body OutputCaseStudyFromPage
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputCaseStudyFromPage overwrites any union data inside the EventCompleted_Output as the provided OutputCaseStudyFromPage
-func (t *EventCompleted_Output) FromOutputCaseStudyFromPage(v OutputCaseStudyFromPage) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputCaseStudyFromPage performs a merge with any union data inside the EventCompleted_Output, using the provided OutputCaseStudyFromPage
-func (t *EventCompleted_Output) MergeOutputCaseStudyFromPage(v OutputCaseStudyFromPage) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputPressReleaseWriter returns the union data inside the EventCompleted_Output as a OutputPressReleaseWriter
-func (t EventCompleted_Output) AsOutputPressReleaseWriter() (OutputPressReleaseWriter, error) {
-	var body OutputPressReleaseWriter
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputPressReleaseWriter overwrites any union data inside the EventCompleted_Output as the provided OutputPressReleaseWriter
-func (t *EventCompleted_Output) FromOutputPressReleaseWriter(v OutputPressReleaseWriter) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputPressReleaseWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputPressReleaseWriter
-func (t *EventCompleted_Output) MergeOutputPressReleaseWriter(v OutputPressReleaseWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputBlogToSocial returns the union data inside the EventCompleted_Output as a OutputBlogToSocial
-func (t EventCompleted_Output) AsOutputBlogToSocial() (OutputBlogToSocial, error) {
-	var body OutputBlogToSocial
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputBlogToSocial overwrites any union data inside the EventCompleted_Output as the provided OutputBlogToSocial
-func (t *EventCompleted_Output) FromOutputBlogToSocial(v OutputBlogToSocial) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputBlogToSocial performs a merge with any union data inside the EventCompleted_Output, using the provided OutputBlogToSocial
-func (t *EventCompleted_Output) MergeOutputBlogToSocial(v OutputBlogToSocial) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputEventFollowUpEmails returns the union data inside the EventCompleted_Output as a OutputEventFollowUpEmails
-func (t EventCompleted_Output) AsOutputEventFollowUpEmails() (OutputEventFollowUpEmails, error) {
-	var body OutputEventFollowUpEmails
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputEventFollowUpEmails overwrites any union data inside the EventCompleted_Output as the provided OutputEventFollowUpEmails
-func (t *EventCompleted_Output) FromOutputEventFollowUpEmails(v OutputEventFollowUpEmails) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputEventFollowUpEmails performs a merge with any union data inside the EventCompleted_Output, using the provided OutputEventFollowUpEmails
-func (t *EventCompleted_Output) MergeOutputEventFollowUpEmails(v OutputEventFollowUpEmails) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputPositioningStatement returns the union data inside the EventCompleted_Output as a OutputPositioningStatement
-func (t EventCompleted_Output) AsOutputPositioningStatement() (OutputPositioningStatement, error) {
-	var body OutputPositioningStatement
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputPositioningStatement overwrites any union data inside the EventCompleted_Output as the provided OutputPositioningStatement
-func (t *EventCompleted_Output) FromOutputPositioningStatement(v OutputPositioningStatement) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputPositioningStatement performs a merge with any union data inside the EventCompleted_Output, using the provided OutputPositioningStatement
-func (t *EventCompleted_Output) MergeOutputPositioningStatement(v OutputPositioningStatement) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputReleaseNotesFromChangelog returns the union data inside the EventCompleted_Output as a OutputReleaseNotesFromChangelog
-func (t EventCompleted_Output) AsOutputReleaseNotesFromChangelog() (OutputReleaseNotesFromChangelog, error) {
-	var body OutputReleaseNotesFromChangelog
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputReleaseNotesFromChangelog overwrites any union data inside the EventCompleted_Output as the provided OutputReleaseNotesFromChangelog
-func (t *EventCompleted_Output) FromOutputReleaseNotesFromChangelog(v OutputReleaseNotesFromChangelog) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputReleaseNotesFromChangelog performs a merge with any union data inside the EventCompleted_Output, using the provided OutputReleaseNotesFromChangelog
-func (t *EventCompleted_Output) MergeOutputReleaseNotesFromChangelog(v OutputReleaseNotesFromChangelog) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputYoutubeVideoScript returns the union data inside the EventCompleted_Output as a OutputYoutubeVideoScript
-func (t EventCompleted_Output) AsOutputYoutubeVideoScript() (OutputYoutubeVideoScript, error) {
-	var body OutputYoutubeVideoScript
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputYoutubeVideoScript overwrites any union data inside the EventCompleted_Output as the provided OutputYoutubeVideoScript
-func (t *EventCompleted_Output) FromOutputYoutubeVideoScript(v OutputYoutubeVideoScript) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputYoutubeVideoScript performs a merge with any union data inside the EventCompleted_Output, using the provided OutputYoutubeVideoScript
-func (t *EventCompleted_Output) MergeOutputYoutubeVideoScript(v OutputYoutubeVideoScript) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputGlossaryBuilder returns the union data inside the EventCompleted_Output as a OutputGlossaryBuilder
-func (t EventCompleted_Output) AsOutputGlossaryBuilder() (OutputGlossaryBuilder, error) {
-	var body OutputGlossaryBuilder
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputGlossaryBuilder overwrites any union data inside the EventCompleted_Output as the provided OutputGlossaryBuilder
-func (t *EventCompleted_Output) FromOutputGlossaryBuilder(v OutputGlossaryBuilder) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputGlossaryBuilder performs a merge with any union data inside the EventCompleted_Output, using the provided OutputGlossaryBuilder
-func (t *EventCompleted_Output) MergeOutputGlossaryBuilder(v OutputGlossaryBuilder) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputMessagingHouse returns the union data inside the EventCompleted_Output as a OutputMessagingHouse
-func (t EventCompleted_Output) AsOutputMessagingHouse() (OutputMessagingHouse, error) {
-	var body OutputMessagingHouse
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputMessagingHouse overwrites any union data inside the EventCompleted_Output as the provided OutputMessagingHouse
-func (t *EventCompleted_Output) FromOutputMessagingHouse(v OutputMessagingHouse) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputMessagingHouse performs a merge with any union data inside the EventCompleted_Output, using the provided OutputMessagingHouse
-func (t *EventCompleted_Output) MergeOutputMessagingHouse(v OutputMessagingHouse) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputPageLocaliser returns the union data inside the EventCompleted_Output as a OutputPageLocaliser
-func (t EventCompleted_Output) AsOutputPageLocaliser() (OutputPageLocaliser, error) {
-	var body OutputPageLocaliser
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputPageLocaliser overwrites any union data inside the EventCompleted_Output as the provided OutputPageLocaliser
-func (t *EventCompleted_Output) FromOutputPageLocaliser(v OutputPageLocaliser) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputPageLocaliser performs a merge with any union data inside the EventCompleted_Output, using the provided OutputPageLocaliser
-func (t *EventCompleted_Output) MergeOutputPageLocaliser(v OutputPageLocaliser) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsOutputRetargetingAdSequence returns the union data inside the EventCompleted_Output as a OutputRetargetingAdSequence
-func (t EventCompleted_Output) AsOutputRetargetingAdSequence() (OutputRetargetingAdSequence, error) {
-	var body OutputRetargetingAdSequence
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromOutputRetargetingAdSequence overwrites any union data inside the EventCompleted_Output as the provided OutputRetargetingAdSequence
-func (t *EventCompleted_Output) FromOutputRetargetingAdSequence(v OutputRetargetingAdSequence) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergeOutputRetargetingAdSequence performs a merge with any union data inside the EventCompleted_Output, using the provided OutputRetargetingAdSequence
-func (t *EventCompleted_Output) MergeOutputRetargetingAdSequence(v OutputRetargetingAdSequence) error {
+// MergeOutputAdFromLandingPage performs a merge with any union data inside the EventCompleted_Output, using the provided OutputAdFromLandingPage
+func (t *EventCompleted_Output) MergeOutputAdFromLandingPage(v OutputAdFromLandingPage) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -9219,22 +8075,22 @@ func (t *EventCompleted_Output) MergeOutputBattlecardBuilder(v OutputBattlecardB
 	return err
 }
 
-// AsOutputSeoContentBrief returns the union data inside the EventCompleted_Output as a OutputSeoContentBrief
-func (t EventCompleted_Output) AsOutputSeoContentBrief() (OutputSeoContentBrief, error) {
-	var body OutputSeoContentBrief
+// AsOutputBlogToSocial returns the union data inside the EventCompleted_Output as a OutputBlogToSocial
+func (t EventCompleted_Output) AsOutputBlogToSocial() (OutputBlogToSocial, error) {
+	var body OutputBlogToSocial
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromOutputSeoContentBrief overwrites any union data inside the EventCompleted_Output as the provided OutputSeoContentBrief
-func (t *EventCompleted_Output) FromOutputSeoContentBrief(v OutputSeoContentBrief) error {
+// FromOutputBlogToSocial overwrites any union data inside the EventCompleted_Output as the provided OutputBlogToSocial
+func (t *EventCompleted_Output) FromOutputBlogToSocial(v OutputBlogToSocial) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeOutputSeoContentBrief performs a merge with any union data inside the EventCompleted_Output, using the provided OutputSeoContentBrief
-func (t *EventCompleted_Output) MergeOutputSeoContentBrief(v OutputSeoContentBrief) error {
+// MergeOutputBlogToSocial performs a merge with any union data inside the EventCompleted_Output, using the provided OutputBlogToSocial
+func (t *EventCompleted_Output) MergeOutputBlogToSocial(v OutputBlogToSocial) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -9245,22 +8101,22 @@ func (t *EventCompleted_Output) MergeOutputSeoContentBrief(v OutputSeoContentBri
 	return err
 }
 
-// AsOutputXThreadWriter returns the union data inside the EventCompleted_Output as a OutputXThreadWriter
-func (t EventCompleted_Output) AsOutputXThreadWriter() (OutputXThreadWriter, error) {
-	var body OutputXThreadWriter
+// AsOutputBuyerPersonaBuilder returns the union data inside the EventCompleted_Output as a OutputBuyerPersonaBuilder
+func (t EventCompleted_Output) AsOutputBuyerPersonaBuilder() (OutputBuyerPersonaBuilder, error) {
+	var body OutputBuyerPersonaBuilder
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromOutputXThreadWriter overwrites any union data inside the EventCompleted_Output as the provided OutputXThreadWriter
-func (t *EventCompleted_Output) FromOutputXThreadWriter(v OutputXThreadWriter) error {
+// FromOutputBuyerPersonaBuilder overwrites any union data inside the EventCompleted_Output as the provided OutputBuyerPersonaBuilder
+func (t *EventCompleted_Output) FromOutputBuyerPersonaBuilder(v OutputBuyerPersonaBuilder) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeOutputXThreadWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputXThreadWriter
-func (t *EventCompleted_Output) MergeOutputXThreadWriter(v OutputXThreadWriter) error {
+// MergeOutputBuyerPersonaBuilder performs a merge with any union data inside the EventCompleted_Output, using the provided OutputBuyerPersonaBuilder
+func (t *EventCompleted_Output) MergeOutputBuyerPersonaBuilder(v OutputBuyerPersonaBuilder) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -9271,22 +8127,22 @@ func (t *EventCompleted_Output) MergeOutputXThreadWriter(v OutputXThreadWriter) 
 	return err
 }
 
-// AsOutputAdFromLandingPage returns the union data inside the EventCompleted_Output as a OutputAdFromLandingPage
-func (t EventCompleted_Output) AsOutputAdFromLandingPage() (OutputAdFromLandingPage, error) {
-	var body OutputAdFromLandingPage
+// AsOutputCaseStudyFromPage returns the union data inside the EventCompleted_Output as a OutputCaseStudyFromPage
+func (t EventCompleted_Output) AsOutputCaseStudyFromPage() (OutputCaseStudyFromPage, error) {
+	var body OutputCaseStudyFromPage
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromOutputAdFromLandingPage overwrites any union data inside the EventCompleted_Output as the provided OutputAdFromLandingPage
-func (t *EventCompleted_Output) FromOutputAdFromLandingPage(v OutputAdFromLandingPage) error {
+// FromOutputCaseStudyFromPage overwrites any union data inside the EventCompleted_Output as the provided OutputCaseStudyFromPage
+func (t *EventCompleted_Output) FromOutputCaseStudyFromPage(v OutputCaseStudyFromPage) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeOutputAdFromLandingPage performs a merge with any union data inside the EventCompleted_Output, using the provided OutputAdFromLandingPage
-func (t *EventCompleted_Output) MergeOutputAdFromLandingPage(v OutputAdFromLandingPage) error {
+// MergeOutputCaseStudyFromPage performs a merge with any union data inside the EventCompleted_Output, using the provided OutputCaseStudyFromPage
+func (t *EventCompleted_Output) MergeOutputCaseStudyFromPage(v OutputCaseStudyFromPage) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -9297,22 +8153,22 @@ func (t *EventCompleted_Output) MergeOutputAdFromLandingPage(v OutputAdFromLandi
 	return err
 }
 
-// AsOutputValuePropositionCanvas returns the union data inside the EventCompleted_Output as a OutputValuePropositionCanvas
-func (t EventCompleted_Output) AsOutputValuePropositionCanvas() (OutputValuePropositionCanvas, error) {
-	var body OutputValuePropositionCanvas
+// AsOutputCaseStudyWriter returns the union data inside the EventCompleted_Output as a OutputCaseStudyWriter
+func (t EventCompleted_Output) AsOutputCaseStudyWriter() (OutputCaseStudyWriter, error) {
+	var body OutputCaseStudyWriter
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromOutputValuePropositionCanvas overwrites any union data inside the EventCompleted_Output as the provided OutputValuePropositionCanvas
-func (t *EventCompleted_Output) FromOutputValuePropositionCanvas(v OutputValuePropositionCanvas) error {
+// FromOutputCaseStudyWriter overwrites any union data inside the EventCompleted_Output as the provided OutputCaseStudyWriter
+func (t *EventCompleted_Output) FromOutputCaseStudyWriter(v OutputCaseStudyWriter) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeOutputValuePropositionCanvas performs a merge with any union data inside the EventCompleted_Output, using the provided OutputValuePropositionCanvas
-func (t *EventCompleted_Output) MergeOutputValuePropositionCanvas(v OutputValuePropositionCanvas) error {
+// MergeOutputCaseStudyWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputCaseStudyWriter
+func (t *EventCompleted_Output) MergeOutputCaseStudyWriter(v OutputCaseStudyWriter) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -9323,22 +8179,282 @@ func (t *EventCompleted_Output) MergeOutputValuePropositionCanvas(v OutputValueP
 	return err
 }
 
-// AsOutputReviewResponseWriter returns the union data inside the EventCompleted_Output as a OutputReviewResponseWriter
-func (t EventCompleted_Output) AsOutputReviewResponseWriter() (OutputReviewResponseWriter, error) {
-	var body OutputReviewResponseWriter
+// AsOutputColdEmailWriter returns the union data inside the EventCompleted_Output as a OutputColdEmailWriter
+func (t EventCompleted_Output) AsOutputColdEmailWriter() (OutputColdEmailWriter, error) {
+	var body OutputColdEmailWriter
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromOutputReviewResponseWriter overwrites any union data inside the EventCompleted_Output as the provided OutputReviewResponseWriter
-func (t *EventCompleted_Output) FromOutputReviewResponseWriter(v OutputReviewResponseWriter) error {
+// FromOutputColdEmailWriter overwrites any union data inside the EventCompleted_Output as the provided OutputColdEmailWriter
+func (t *EventCompleted_Output) FromOutputColdEmailWriter(v OutputColdEmailWriter) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeOutputReviewResponseWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputReviewResponseWriter
-func (t *EventCompleted_Output) MergeOutputReviewResponseWriter(v OutputReviewResponseWriter) error {
+// MergeOutputColdEmailWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputColdEmailWriter
+func (t *EventCompleted_Output) MergeOutputColdEmailWriter(v OutputColdEmailWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputCommunityWelcomeMessages returns the union data inside the EventCompleted_Output as a OutputCommunityWelcomeMessages
+func (t EventCompleted_Output) AsOutputCommunityWelcomeMessages() (OutputCommunityWelcomeMessages, error) {
+	var body OutputCommunityWelcomeMessages
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputCommunityWelcomeMessages overwrites any union data inside the EventCompleted_Output as the provided OutputCommunityWelcomeMessages
+func (t *EventCompleted_Output) FromOutputCommunityWelcomeMessages(v OutputCommunityWelcomeMessages) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputCommunityWelcomeMessages performs a merge with any union data inside the EventCompleted_Output, using the provided OutputCommunityWelcomeMessages
+func (t *EventCompleted_Output) MergeOutputCommunityWelcomeMessages(v OutputCommunityWelcomeMessages) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputComparisonPageWriter returns the union data inside the EventCompleted_Output as a OutputComparisonPageWriter
+func (t EventCompleted_Output) AsOutputComparisonPageWriter() (OutputComparisonPageWriter, error) {
+	var body OutputComparisonPageWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputComparisonPageWriter overwrites any union data inside the EventCompleted_Output as the provided OutputComparisonPageWriter
+func (t *EventCompleted_Output) FromOutputComparisonPageWriter(v OutputComparisonPageWriter) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputComparisonPageWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputComparisonPageWriter
+func (t *EventCompleted_Output) MergeOutputComparisonPageWriter(v OutputComparisonPageWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputCompetitorPageTeardown returns the union data inside the EventCompleted_Output as a OutputCompetitorPageTeardown
+func (t EventCompleted_Output) AsOutputCompetitorPageTeardown() (OutputCompetitorPageTeardown, error) {
+	var body OutputCompetitorPageTeardown
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputCompetitorPageTeardown overwrites any union data inside the EventCompleted_Output as the provided OutputCompetitorPageTeardown
+func (t *EventCompleted_Output) FromOutputCompetitorPageTeardown(v OutputCompetitorPageTeardown) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputCompetitorPageTeardown performs a merge with any union data inside the EventCompleted_Output, using the provided OutputCompetitorPageTeardown
+func (t *EventCompleted_Output) MergeOutputCompetitorPageTeardown(v OutputCompetitorPageTeardown) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputCompetitorPricingSummary returns the union data inside the EventCompleted_Output as a OutputCompetitorPricingSummary
+func (t EventCompleted_Output) AsOutputCompetitorPricingSummary() (OutputCompetitorPricingSummary, error) {
+	var body OutputCompetitorPricingSummary
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputCompetitorPricingSummary overwrites any union data inside the EventCompleted_Output as the provided OutputCompetitorPricingSummary
+func (t *EventCompleted_Output) FromOutputCompetitorPricingSummary(v OutputCompetitorPricingSummary) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputCompetitorPricingSummary performs a merge with any union data inside the EventCompleted_Output, using the provided OutputCompetitorPricingSummary
+func (t *EventCompleted_Output) MergeOutputCompetitorPricingSummary(v OutputCompetitorPricingSummary) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputContentPlanFromSitemap returns the union data inside the EventCompleted_Output as a OutputContentPlanFromSitemap
+func (t EventCompleted_Output) AsOutputContentPlanFromSitemap() (OutputContentPlanFromSitemap, error) {
+	var body OutputContentPlanFromSitemap
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputContentPlanFromSitemap overwrites any union data inside the EventCompleted_Output as the provided OutputContentPlanFromSitemap
+func (t *EventCompleted_Output) FromOutputContentPlanFromSitemap(v OutputContentPlanFromSitemap) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputContentPlanFromSitemap performs a merge with any union data inside the EventCompleted_Output, using the provided OutputContentPlanFromSitemap
+func (t *EventCompleted_Output) MergeOutputContentPlanFromSitemap(v OutputContentPlanFromSitemap) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputContentRefreshFromPage returns the union data inside the EventCompleted_Output as a OutputContentRefreshFromPage
+func (t EventCompleted_Output) AsOutputContentRefreshFromPage() (OutputContentRefreshFromPage, error) {
+	var body OutputContentRefreshFromPage
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputContentRefreshFromPage overwrites any union data inside the EventCompleted_Output as the provided OutputContentRefreshFromPage
+func (t *EventCompleted_Output) FromOutputContentRefreshFromPage(v OutputContentRefreshFromPage) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputContentRefreshFromPage performs a merge with any union data inside the EventCompleted_Output, using the provided OutputContentRefreshFromPage
+func (t *EventCompleted_Output) MergeOutputContentRefreshFromPage(v OutputContentRefreshFromPage) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputContributorGuideWriter returns the union data inside the EventCompleted_Output as a OutputContributorGuideWriter
+func (t EventCompleted_Output) AsOutputContributorGuideWriter() (OutputContributorGuideWriter, error) {
+	var body OutputContributorGuideWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputContributorGuideWriter overwrites any union data inside the EventCompleted_Output as the provided OutputContributorGuideWriter
+func (t *EventCompleted_Output) FromOutputContributorGuideWriter(v OutputContributorGuideWriter) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputContributorGuideWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputContributorGuideWriter
+func (t *EventCompleted_Output) MergeOutputContributorGuideWriter(v OutputContributorGuideWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputCopyLocaliser returns the union data inside the EventCompleted_Output as a OutputCopyLocaliser
+func (t EventCompleted_Output) AsOutputCopyLocaliser() (OutputCopyLocaliser, error) {
+	var body OutputCopyLocaliser
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputCopyLocaliser overwrites any union data inside the EventCompleted_Output as the provided OutputCopyLocaliser
+func (t *EventCompleted_Output) FromOutputCopyLocaliser(v OutputCopyLocaliser) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputCopyLocaliser performs a merge with any union data inside the EventCompleted_Output, using the provided OutputCopyLocaliser
+func (t *EventCompleted_Output) MergeOutputCopyLocaliser(v OutputCopyLocaliser) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputElevatorPitchWriter returns the union data inside the EventCompleted_Output as a OutputElevatorPitchWriter
+func (t EventCompleted_Output) AsOutputElevatorPitchWriter() (OutputElevatorPitchWriter, error) {
+	var body OutputElevatorPitchWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputElevatorPitchWriter overwrites any union data inside the EventCompleted_Output as the provided OutputElevatorPitchWriter
+func (t *EventCompleted_Output) FromOutputElevatorPitchWriter(v OutputElevatorPitchWriter) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputElevatorPitchWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputElevatorPitchWriter
+func (t *EventCompleted_Output) MergeOutputElevatorPitchWriter(v OutputElevatorPitchWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputEventFollowUpEmails returns the union data inside the EventCompleted_Output as a OutputEventFollowUpEmails
+func (t EventCompleted_Output) AsOutputEventFollowUpEmails() (OutputEventFollowUpEmails, error) {
+	var body OutputEventFollowUpEmails
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputEventFollowUpEmails overwrites any union data inside the EventCompleted_Output as the provided OutputEventFollowUpEmails
+func (t *EventCompleted_Output) FromOutputEventFollowUpEmails(v OutputEventFollowUpEmails) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputEventFollowUpEmails performs a merge with any union data inside the EventCompleted_Output, using the provided OutputEventFollowUpEmails
+func (t *EventCompleted_Output) MergeOutputEventFollowUpEmails(v OutputEventFollowUpEmails) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -9401,6 +8517,58 @@ func (t *EventCompleted_Output) MergeOutputFollowUpEmailWriter(v OutputFollowUpE
 	return err
 }
 
+// AsOutputGlossaryBuilder returns the union data inside the EventCompleted_Output as a OutputGlossaryBuilder
+func (t EventCompleted_Output) AsOutputGlossaryBuilder() (OutputGlossaryBuilder, error) {
+	var body OutputGlossaryBuilder
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputGlossaryBuilder overwrites any union data inside the EventCompleted_Output as the provided OutputGlossaryBuilder
+func (t *EventCompleted_Output) FromOutputGlossaryBuilder(v OutputGlossaryBuilder) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputGlossaryBuilder performs a merge with any union data inside the EventCompleted_Output, using the provided OutputGlossaryBuilder
+func (t *EventCompleted_Output) MergeOutputGlossaryBuilder(v OutputGlossaryBuilder) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputGoogleSearchAds returns the union data inside the EventCompleted_Output as a OutputGoogleSearchAds
+func (t EventCompleted_Output) AsOutputGoogleSearchAds() (OutputGoogleSearchAds, error) {
+	var body OutputGoogleSearchAds
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputGoogleSearchAds overwrites any union data inside the EventCompleted_Output as the provided OutputGoogleSearchAds
+func (t *EventCompleted_Output) FromOutputGoogleSearchAds(v OutputGoogleSearchAds) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputGoogleSearchAds performs a merge with any union data inside the EventCompleted_Output, using the provided OutputGoogleSearchAds
+func (t *EventCompleted_Output) MergeOutputGoogleSearchAds(v OutputGoogleSearchAds) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 // AsOutputIcpDefinition returns the union data inside the EventCompleted_Output as a OutputIcpDefinition
 func (t EventCompleted_Output) AsOutputIcpDefinition() (OutputIcpDefinition, error) {
 	var body OutputIcpDefinition
@@ -9417,6 +8585,136 @@ func (t *EventCompleted_Output) FromOutputIcpDefinition(v OutputIcpDefinition) e
 
 // MergeOutputIcpDefinition performs a merge with any union data inside the EventCompleted_Output, using the provided OutputIcpDefinition
 func (t *EventCompleted_Output) MergeOutputIcpDefinition(v OutputIcpDefinition) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputInAppAnnouncement returns the union data inside the EventCompleted_Output as a OutputInAppAnnouncement
+func (t EventCompleted_Output) AsOutputInAppAnnouncement() (OutputInAppAnnouncement, error) {
+	var body OutputInAppAnnouncement
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputInAppAnnouncement overwrites any union data inside the EventCompleted_Output as the provided OutputInAppAnnouncement
+func (t *EventCompleted_Output) FromOutputInAppAnnouncement(v OutputInAppAnnouncement) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputInAppAnnouncement performs a merge with any union data inside the EventCompleted_Output, using the provided OutputInAppAnnouncement
+func (t *EventCompleted_Output) MergeOutputInAppAnnouncement(v OutputInAppAnnouncement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputInstagramCaptionWriter returns the union data inside the EventCompleted_Output as a OutputInstagramCaptionWriter
+func (t EventCompleted_Output) AsOutputInstagramCaptionWriter() (OutputInstagramCaptionWriter, error) {
+	var body OutputInstagramCaptionWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputInstagramCaptionWriter overwrites any union data inside the EventCompleted_Output as the provided OutputInstagramCaptionWriter
+func (t *EventCompleted_Output) FromOutputInstagramCaptionWriter(v OutputInstagramCaptionWriter) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputInstagramCaptionWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputInstagramCaptionWriter
+func (t *EventCompleted_Output) MergeOutputInstagramCaptionWriter(v OutputInstagramCaptionWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputKeywordClusterPlanner returns the union data inside the EventCompleted_Output as a OutputKeywordClusterPlanner
+func (t EventCompleted_Output) AsOutputKeywordClusterPlanner() (OutputKeywordClusterPlanner, error) {
+	var body OutputKeywordClusterPlanner
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputKeywordClusterPlanner overwrites any union data inside the EventCompleted_Output as the provided OutputKeywordClusterPlanner
+func (t *EventCompleted_Output) FromOutputKeywordClusterPlanner(v OutputKeywordClusterPlanner) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputKeywordClusterPlanner performs a merge with any union data inside the EventCompleted_Output, using the provided OutputKeywordClusterPlanner
+func (t *EventCompleted_Output) MergeOutputKeywordClusterPlanner(v OutputKeywordClusterPlanner) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputLandingPageAudit returns the union data inside the EventCompleted_Output as a OutputLandingPageAudit
+func (t EventCompleted_Output) AsOutputLandingPageAudit() (OutputLandingPageAudit, error) {
+	var body OutputLandingPageAudit
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputLandingPageAudit overwrites any union data inside the EventCompleted_Output as the provided OutputLandingPageAudit
+func (t *EventCompleted_Output) FromOutputLandingPageAudit(v OutputLandingPageAudit) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputLandingPageAudit performs a merge with any union data inside the EventCompleted_Output, using the provided OutputLandingPageAudit
+func (t *EventCompleted_Output) MergeOutputLandingPageAudit(v OutputLandingPageAudit) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputLandingPageCopy returns the union data inside the EventCompleted_Output as a OutputLandingPageCopy
+func (t EventCompleted_Output) AsOutputLandingPageCopy() (OutputLandingPageCopy, error) {
+	var body OutputLandingPageCopy
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputLandingPageCopy overwrites any union data inside the EventCompleted_Output as the provided OutputLandingPageCopy
+func (t *EventCompleted_Output) FromOutputLandingPageCopy(v OutputLandingPageCopy) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputLandingPageCopy performs a merge with any union data inside the EventCompleted_Output, using the provided OutputLandingPageCopy
+func (t *EventCompleted_Output) MergeOutputLandingPageCopy(v OutputLandingPageCopy) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -9453,6 +8751,396 @@ func (t *EventCompleted_Output) MergeOutputLinkedinPostWriter(v OutputLinkedinPo
 	return err
 }
 
+// AsOutputMediaPitchEmail returns the union data inside the EventCompleted_Output as a OutputMediaPitchEmail
+func (t EventCompleted_Output) AsOutputMediaPitchEmail() (OutputMediaPitchEmail, error) {
+	var body OutputMediaPitchEmail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputMediaPitchEmail overwrites any union data inside the EventCompleted_Output as the provided OutputMediaPitchEmail
+func (t *EventCompleted_Output) FromOutputMediaPitchEmail(v OutputMediaPitchEmail) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputMediaPitchEmail performs a merge with any union data inside the EventCompleted_Output, using the provided OutputMediaPitchEmail
+func (t *EventCompleted_Output) MergeOutputMediaPitchEmail(v OutputMediaPitchEmail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputMessagingHouse returns the union data inside the EventCompleted_Output as a OutputMessagingHouse
+func (t EventCompleted_Output) AsOutputMessagingHouse() (OutputMessagingHouse, error) {
+	var body OutputMessagingHouse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputMessagingHouse overwrites any union data inside the EventCompleted_Output as the provided OutputMessagingHouse
+func (t *EventCompleted_Output) FromOutputMessagingHouse(v OutputMessagingHouse) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputMessagingHouse performs a merge with any union data inside the EventCompleted_Output, using the provided OutputMessagingHouse
+func (t *EventCompleted_Output) MergeOutputMessagingHouse(v OutputMessagingHouse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputMetaTagsFromPage returns the union data inside the EventCompleted_Output as a OutputMetaTagsFromPage
+func (t EventCompleted_Output) AsOutputMetaTagsFromPage() (OutputMetaTagsFromPage, error) {
+	var body OutputMetaTagsFromPage
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputMetaTagsFromPage overwrites any union data inside the EventCompleted_Output as the provided OutputMetaTagsFromPage
+func (t *EventCompleted_Output) FromOutputMetaTagsFromPage(v OutputMetaTagsFromPage) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputMetaTagsFromPage performs a merge with any union data inside the EventCompleted_Output, using the provided OutputMetaTagsFromPage
+func (t *EventCompleted_Output) MergeOutputMetaTagsFromPage(v OutputMetaTagsFromPage) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputNewsletterFromFeed returns the union data inside the EventCompleted_Output as a OutputNewsletterFromFeed
+func (t EventCompleted_Output) AsOutputNewsletterFromFeed() (OutputNewsletterFromFeed, error) {
+	var body OutputNewsletterFromFeed
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputNewsletterFromFeed overwrites any union data inside the EventCompleted_Output as the provided OutputNewsletterFromFeed
+func (t *EventCompleted_Output) FromOutputNewsletterFromFeed(v OutputNewsletterFromFeed) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputNewsletterFromFeed performs a merge with any union data inside the EventCompleted_Output, using the provided OutputNewsletterFromFeed
+func (t *EventCompleted_Output) MergeOutputNewsletterFromFeed(v OutputNewsletterFromFeed) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputNewsletterIssueWriter returns the union data inside the EventCompleted_Output as a OutputNewsletterIssueWriter
+func (t EventCompleted_Output) AsOutputNewsletterIssueWriter() (OutputNewsletterIssueWriter, error) {
+	var body OutputNewsletterIssueWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputNewsletterIssueWriter overwrites any union data inside the EventCompleted_Output as the provided OutputNewsletterIssueWriter
+func (t *EventCompleted_Output) FromOutputNewsletterIssueWriter(v OutputNewsletterIssueWriter) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputNewsletterIssueWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputNewsletterIssueWriter
+func (t *EventCompleted_Output) MergeOutputNewsletterIssueWriter(v OutputNewsletterIssueWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputObjectionHandler returns the union data inside the EventCompleted_Output as a OutputObjectionHandler
+func (t EventCompleted_Output) AsOutputObjectionHandler() (OutputObjectionHandler, error) {
+	var body OutputObjectionHandler
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputObjectionHandler overwrites any union data inside the EventCompleted_Output as the provided OutputObjectionHandler
+func (t *EventCompleted_Output) FromOutputObjectionHandler(v OutputObjectionHandler) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputObjectionHandler performs a merge with any union data inside the EventCompleted_Output, using the provided OutputObjectionHandler
+func (t *EventCompleted_Output) MergeOutputObjectionHandler(v OutputObjectionHandler) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputOssGrowth returns the union data inside the EventCompleted_Output as a OutputOssGrowth
+func (t EventCompleted_Output) AsOutputOssGrowth() (OutputOssGrowth, error) {
+	var body OutputOssGrowth
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputOssGrowth overwrites any union data inside the EventCompleted_Output as the provided OutputOssGrowth
+func (t *EventCompleted_Output) FromOutputOssGrowth(v OutputOssGrowth) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputOssGrowth performs a merge with any union data inside the EventCompleted_Output, using the provided OutputOssGrowth
+func (t *EventCompleted_Output) MergeOutputOssGrowth(v OutputOssGrowth) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputPageLocaliser returns the union data inside the EventCompleted_Output as a OutputPageLocaliser
+func (t EventCompleted_Output) AsOutputPageLocaliser() (OutputPageLocaliser, error) {
+	var body OutputPageLocaliser
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputPageLocaliser overwrites any union data inside the EventCompleted_Output as the provided OutputPageLocaliser
+func (t *EventCompleted_Output) FromOutputPageLocaliser(v OutputPageLocaliser) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputPageLocaliser performs a merge with any union data inside the EventCompleted_Output, using the provided OutputPageLocaliser
+func (t *EventCompleted_Output) MergeOutputPageLocaliser(v OutputPageLocaliser) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputPositioningStatement returns the union data inside the EventCompleted_Output as a OutputPositioningStatement
+func (t EventCompleted_Output) AsOutputPositioningStatement() (OutputPositioningStatement, error) {
+	var body OutputPositioningStatement
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputPositioningStatement overwrites any union data inside the EventCompleted_Output as the provided OutputPositioningStatement
+func (t *EventCompleted_Output) FromOutputPositioningStatement(v OutputPositioningStatement) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputPositioningStatement performs a merge with any union data inside the EventCompleted_Output, using the provided OutputPositioningStatement
+func (t *EventCompleted_Output) MergeOutputPositioningStatement(v OutputPositioningStatement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputPressReleaseWriter returns the union data inside the EventCompleted_Output as a OutputPressReleaseWriter
+func (t EventCompleted_Output) AsOutputPressReleaseWriter() (OutputPressReleaseWriter, error) {
+	var body OutputPressReleaseWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputPressReleaseWriter overwrites any union data inside the EventCompleted_Output as the provided OutputPressReleaseWriter
+func (t *EventCompleted_Output) FromOutputPressReleaseWriter(v OutputPressReleaseWriter) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputPressReleaseWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputPressReleaseWriter
+func (t *EventCompleted_Output) MergeOutputPressReleaseWriter(v OutputPressReleaseWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputPriceIncreaseAnnouncement returns the union data inside the EventCompleted_Output as a OutputPriceIncreaseAnnouncement
+func (t EventCompleted_Output) AsOutputPriceIncreaseAnnouncement() (OutputPriceIncreaseAnnouncement, error) {
+	var body OutputPriceIncreaseAnnouncement
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputPriceIncreaseAnnouncement overwrites any union data inside the EventCompleted_Output as the provided OutputPriceIncreaseAnnouncement
+func (t *EventCompleted_Output) FromOutputPriceIncreaseAnnouncement(v OutputPriceIncreaseAnnouncement) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputPriceIncreaseAnnouncement performs a merge with any union data inside the EventCompleted_Output, using the provided OutputPriceIncreaseAnnouncement
+func (t *EventCompleted_Output) MergeOutputPriceIncreaseAnnouncement(v OutputPriceIncreaseAnnouncement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputPricingPageCopy returns the union data inside the EventCompleted_Output as a OutputPricingPageCopy
+func (t EventCompleted_Output) AsOutputPricingPageCopy() (OutputPricingPageCopy, error) {
+	var body OutputPricingPageCopy
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputPricingPageCopy overwrites any union data inside the EventCompleted_Output as the provided OutputPricingPageCopy
+func (t *EventCompleted_Output) FromOutputPricingPageCopy(v OutputPricingPageCopy) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputPricingPageCopy performs a merge with any union data inside the EventCompleted_Output, using the provided OutputPricingPageCopy
+func (t *EventCompleted_Output) MergeOutputPricingPageCopy(v OutputPricingPageCopy) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputProductDemoScript returns the union data inside the EventCompleted_Output as a OutputProductDemoScript
+func (t EventCompleted_Output) AsOutputProductDemoScript() (OutputProductDemoScript, error) {
+	var body OutputProductDemoScript
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputProductDemoScript overwrites any union data inside the EventCompleted_Output as the provided OutputProductDemoScript
+func (t *EventCompleted_Output) FromOutputProductDemoScript(v OutputProductDemoScript) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputProductDemoScript performs a merge with any union data inside the EventCompleted_Output, using the provided OutputProductDemoScript
+func (t *EventCompleted_Output) MergeOutputProductDemoScript(v OutputProductDemoScript) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputProductHuntLaunchKit returns the union data inside the EventCompleted_Output as a OutputProductHuntLaunchKit
+func (t EventCompleted_Output) AsOutputProductHuntLaunchKit() (OutputProductHuntLaunchKit, error) {
+	var body OutputProductHuntLaunchKit
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputProductHuntLaunchKit overwrites any union data inside the EventCompleted_Output as the provided OutputProductHuntLaunchKit
+func (t *EventCompleted_Output) FromOutputProductHuntLaunchKit(v OutputProductHuntLaunchKit) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputProductHuntLaunchKit performs a merge with any union data inside the EventCompleted_Output, using the provided OutputProductHuntLaunchKit
+func (t *EventCompleted_Output) MergeOutputProductHuntLaunchKit(v OutputProductHuntLaunchKit) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputProductLaunchAnnouncement returns the union data inside the EventCompleted_Output as a OutputProductLaunchAnnouncement
+func (t EventCompleted_Output) AsOutputProductLaunchAnnouncement() (OutputProductLaunchAnnouncement, error) {
+	var body OutputProductLaunchAnnouncement
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputProductLaunchAnnouncement overwrites any union data inside the EventCompleted_Output as the provided OutputProductLaunchAnnouncement
+func (t *EventCompleted_Output) FromOutputProductLaunchAnnouncement(v OutputProductLaunchAnnouncement) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputProductLaunchAnnouncement performs a merge with any union data inside the EventCompleted_Output, using the provided OutputProductLaunchAnnouncement
+func (t *EventCompleted_Output) MergeOutputProductLaunchAnnouncement(v OutputProductLaunchAnnouncement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 // AsOutputProspectReplyWriter returns the union data inside the EventCompleted_Output as a OutputProspectReplyWriter
 func (t EventCompleted_Output) AsOutputProspectReplyWriter() (OutputProspectReplyWriter, error) {
 	var body OutputProspectReplyWriter
@@ -9479,22 +9167,22 @@ func (t *EventCompleted_Output) MergeOutputProspectReplyWriter(v OutputProspectR
 	return err
 }
 
-// AsOutputWelcomeSequenceWriter returns the union data inside the EventCompleted_Output as a OutputWelcomeSequenceWriter
-func (t EventCompleted_Output) AsOutputWelcomeSequenceWriter() (OutputWelcomeSequenceWriter, error) {
-	var body OutputWelcomeSequenceWriter
+// AsOutputProspectResearchFromSite returns the union data inside the EventCompleted_Output as a OutputProspectResearchFromSite
+func (t EventCompleted_Output) AsOutputProspectResearchFromSite() (OutputProspectResearchFromSite, error) {
+	var body OutputProspectResearchFromSite
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromOutputWelcomeSequenceWriter overwrites any union data inside the EventCompleted_Output as the provided OutputWelcomeSequenceWriter
-func (t *EventCompleted_Output) FromOutputWelcomeSequenceWriter(v OutputWelcomeSequenceWriter) error {
+// FromOutputProspectResearchFromSite overwrites any union data inside the EventCompleted_Output as the provided OutputProspectResearchFromSite
+func (t *EventCompleted_Output) FromOutputProspectResearchFromSite(v OutputProspectResearchFromSite) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeOutputWelcomeSequenceWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputWelcomeSequenceWriter
-func (t *EventCompleted_Output) MergeOutputWelcomeSequenceWriter(v OutputWelcomeSequenceWriter) error {
+// MergeOutputProspectResearchFromSite performs a merge with any union data inside the EventCompleted_Output, using the provided OutputProspectResearchFromSite
+func (t *EventCompleted_Output) MergeOutputProspectResearchFromSite(v OutputProspectResearchFromSite) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -9505,22 +9193,178 @@ func (t *EventCompleted_Output) MergeOutputWelcomeSequenceWriter(v OutputWelcome
 	return err
 }
 
-// AsOutputUnpriced returns the union data inside the EventCompleted_Output as a OutputUnpriced
-func (t EventCompleted_Output) AsOutputUnpriced() (OutputUnpriced, error) {
-	var body OutputUnpriced
+// AsOutputReEngagementEmail returns the union data inside the EventCompleted_Output as a OutputReEngagementEmail
+func (t EventCompleted_Output) AsOutputReEngagementEmail() (OutputReEngagementEmail, error) {
+	var body OutputReEngagementEmail
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromOutputUnpriced overwrites any union data inside the EventCompleted_Output as the provided OutputUnpriced
-func (t *EventCompleted_Output) FromOutputUnpriced(v OutputUnpriced) error {
+// FromOutputReEngagementEmail overwrites any union data inside the EventCompleted_Output as the provided OutputReEngagementEmail
+func (t *EventCompleted_Output) FromOutputReEngagementEmail(v OutputReEngagementEmail) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeOutputUnpriced performs a merge with any union data inside the EventCompleted_Output, using the provided OutputUnpriced
-func (t *EventCompleted_Output) MergeOutputUnpriced(v OutputUnpriced) error {
+// MergeOutputReEngagementEmail performs a merge with any union data inside the EventCompleted_Output, using the provided OutputReEngagementEmail
+func (t *EventCompleted_Output) MergeOutputReEngagementEmail(v OutputReEngagementEmail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputReadmeImprover returns the union data inside the EventCompleted_Output as a OutputReadmeImprover
+func (t EventCompleted_Output) AsOutputReadmeImprover() (OutputReadmeImprover, error) {
+	var body OutputReadmeImprover
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputReadmeImprover overwrites any union data inside the EventCompleted_Output as the provided OutputReadmeImprover
+func (t *EventCompleted_Output) FromOutputReadmeImprover(v OutputReadmeImprover) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputReadmeImprover performs a merge with any union data inside the EventCompleted_Output, using the provided OutputReadmeImprover
+func (t *EventCompleted_Output) MergeOutputReadmeImprover(v OutputReadmeImprover) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputReleaseNotesFromChangelog returns the union data inside the EventCompleted_Output as a OutputReleaseNotesFromChangelog
+func (t EventCompleted_Output) AsOutputReleaseNotesFromChangelog() (OutputReleaseNotesFromChangelog, error) {
+	var body OutputReleaseNotesFromChangelog
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputReleaseNotesFromChangelog overwrites any union data inside the EventCompleted_Output as the provided OutputReleaseNotesFromChangelog
+func (t *EventCompleted_Output) FromOutputReleaseNotesFromChangelog(v OutputReleaseNotesFromChangelog) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputReleaseNotesFromChangelog performs a merge with any union data inside the EventCompleted_Output, using the provided OutputReleaseNotesFromChangelog
+func (t *EventCompleted_Output) MergeOutputReleaseNotesFromChangelog(v OutputReleaseNotesFromChangelog) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputRetargetingAdSequence returns the union data inside the EventCompleted_Output as a OutputRetargetingAdSequence
+func (t EventCompleted_Output) AsOutputRetargetingAdSequence() (OutputRetargetingAdSequence, error) {
+	var body OutputRetargetingAdSequence
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputRetargetingAdSequence overwrites any union data inside the EventCompleted_Output as the provided OutputRetargetingAdSequence
+func (t *EventCompleted_Output) FromOutputRetargetingAdSequence(v OutputRetargetingAdSequence) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputRetargetingAdSequence performs a merge with any union data inside the EventCompleted_Output, using the provided OutputRetargetingAdSequence
+func (t *EventCompleted_Output) MergeOutputRetargetingAdSequence(v OutputRetargetingAdSequence) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputReviewResponseWriter returns the union data inside the EventCompleted_Output as a OutputReviewResponseWriter
+func (t EventCompleted_Output) AsOutputReviewResponseWriter() (OutputReviewResponseWriter, error) {
+	var body OutputReviewResponseWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputReviewResponseWriter overwrites any union data inside the EventCompleted_Output as the provided OutputReviewResponseWriter
+func (t *EventCompleted_Output) FromOutputReviewResponseWriter(v OutputReviewResponseWriter) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputReviewResponseWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputReviewResponseWriter
+func (t *EventCompleted_Output) MergeOutputReviewResponseWriter(v OutputReviewResponseWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputSeoContentBrief returns the union data inside the EventCompleted_Output as a OutputSeoContentBrief
+func (t EventCompleted_Output) AsOutputSeoContentBrief() (OutputSeoContentBrief, error) {
+	var body OutputSeoContentBrief
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputSeoContentBrief overwrites any union data inside the EventCompleted_Output as the provided OutputSeoContentBrief
+func (t *EventCompleted_Output) FromOutputSeoContentBrief(v OutputSeoContentBrief) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputSeoContentBrief performs a merge with any union data inside the EventCompleted_Output, using the provided OutputSeoContentBrief
+func (t *EventCompleted_Output) MergeOutputSeoContentBrief(v OutputSeoContentBrief) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputShortFormVideoScript returns the union data inside the EventCompleted_Output as a OutputShortFormVideoScript
+func (t EventCompleted_Output) AsOutputShortFormVideoScript() (OutputShortFormVideoScript, error) {
+	var body OutputShortFormVideoScript
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputShortFormVideoScript overwrites any union data inside the EventCompleted_Output as the provided OutputShortFormVideoScript
+func (t *EventCompleted_Output) FromOutputShortFormVideoScript(v OutputShortFormVideoScript) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputShortFormVideoScript performs a merge with any union data inside the EventCompleted_Output, using the provided OutputShortFormVideoScript
+func (t *EventCompleted_Output) MergeOutputShortFormVideoScript(v OutputShortFormVideoScript) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -9583,22 +9427,22 @@ func (t *EventCompleted_Output) MergeOutputSupportReplyWriter(v OutputSupportRep
 	return err
 }
 
-// AsOutputColdEmailWriter returns the union data inside the EventCompleted_Output as a OutputColdEmailWriter
-func (t EventCompleted_Output) AsOutputColdEmailWriter() (OutputColdEmailWriter, error) {
-	var body OutputColdEmailWriter
+// AsOutputTestApp returns the union data inside the EventCompleted_Output as a OutputTestApp
+func (t EventCompleted_Output) AsOutputTestApp() (OutputTestApp, error) {
+	var body OutputTestApp
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromOutputColdEmailWriter overwrites any union data inside the EventCompleted_Output as the provided OutputColdEmailWriter
-func (t *EventCompleted_Output) FromOutputColdEmailWriter(v OutputColdEmailWriter) error {
+// FromOutputTestApp overwrites any union data inside the EventCompleted_Output as the provided OutputTestApp
+func (t *EventCompleted_Output) FromOutputTestApp(v OutputTestApp) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeOutputColdEmailWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputColdEmailWriter
-func (t *EventCompleted_Output) MergeOutputColdEmailWriter(v OutputColdEmailWriter) error {
+// MergeOutputTestApp performs a merge with any union data inside the EventCompleted_Output, using the provided OutputTestApp
+func (t *EventCompleted_Output) MergeOutputTestApp(v OutputTestApp) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -9609,22 +9453,22 @@ func (t *EventCompleted_Output) MergeOutputColdEmailWriter(v OutputColdEmailWrit
 	return err
 }
 
-// AsOutputMetaTagsFromPage returns the union data inside the EventCompleted_Output as a OutputMetaTagsFromPage
-func (t EventCompleted_Output) AsOutputMetaTagsFromPage() (OutputMetaTagsFromPage, error) {
-	var body OutputMetaTagsFromPage
+// AsOutputTestimonialRequestEmail returns the union data inside the EventCompleted_Output as a OutputTestimonialRequestEmail
+func (t EventCompleted_Output) AsOutputTestimonialRequestEmail() (OutputTestimonialRequestEmail, error) {
+	var body OutputTestimonialRequestEmail
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromOutputMetaTagsFromPage overwrites any union data inside the EventCompleted_Output as the provided OutputMetaTagsFromPage
-func (t *EventCompleted_Output) FromOutputMetaTagsFromPage(v OutputMetaTagsFromPage) error {
+// FromOutputTestimonialRequestEmail overwrites any union data inside the EventCompleted_Output as the provided OutputTestimonialRequestEmail
+func (t *EventCompleted_Output) FromOutputTestimonialRequestEmail(v OutputTestimonialRequestEmail) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeOutputMetaTagsFromPage performs a merge with any union data inside the EventCompleted_Output, using the provided OutputMetaTagsFromPage
-func (t *EventCompleted_Output) MergeOutputMetaTagsFromPage(v OutputMetaTagsFromPage) error {
+// MergeOutputTestimonialRequestEmail performs a merge with any union data inside the EventCompleted_Output, using the provided OutputTestimonialRequestEmail
+func (t *EventCompleted_Output) MergeOutputTestimonialRequestEmail(v OutputTestimonialRequestEmail) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -9635,22 +9479,178 @@ func (t *EventCompleted_Output) MergeOutputMetaTagsFromPage(v OutputMetaTagsFrom
 	return err
 }
 
-// AsOutputReadmeImprover returns the union data inside the EventCompleted_Output as a OutputReadmeImprover
-func (t EventCompleted_Output) AsOutputReadmeImprover() (OutputReadmeImprover, error) {
-	var body OutputReadmeImprover
+// AsOutputUnpriced returns the union data inside the EventCompleted_Output as a OutputUnpriced
+func (t EventCompleted_Output) AsOutputUnpriced() (OutputUnpriced, error) {
+	var body OutputUnpriced
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromOutputReadmeImprover overwrites any union data inside the EventCompleted_Output as the provided OutputReadmeImprover
-func (t *EventCompleted_Output) FromOutputReadmeImprover(v OutputReadmeImprover) error {
+// FromOutputUnpriced overwrites any union data inside the EventCompleted_Output as the provided OutputUnpriced
+func (t *EventCompleted_Output) FromOutputUnpriced(v OutputUnpriced) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeOutputReadmeImprover performs a merge with any union data inside the EventCompleted_Output, using the provided OutputReadmeImprover
-func (t *EventCompleted_Output) MergeOutputReadmeImprover(v OutputReadmeImprover) error {
+// MergeOutputUnpriced performs a merge with any union data inside the EventCompleted_Output, using the provided OutputUnpriced
+func (t *EventCompleted_Output) MergeOutputUnpriced(v OutputUnpriced) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputValuePropositionCanvas returns the union data inside the EventCompleted_Output as a OutputValuePropositionCanvas
+func (t EventCompleted_Output) AsOutputValuePropositionCanvas() (OutputValuePropositionCanvas, error) {
+	var body OutputValuePropositionCanvas
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputValuePropositionCanvas overwrites any union data inside the EventCompleted_Output as the provided OutputValuePropositionCanvas
+func (t *EventCompleted_Output) FromOutputValuePropositionCanvas(v OutputValuePropositionCanvas) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputValuePropositionCanvas performs a merge with any union data inside the EventCompleted_Output, using the provided OutputValuePropositionCanvas
+func (t *EventCompleted_Output) MergeOutputValuePropositionCanvas(v OutputValuePropositionCanvas) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputWebinarOutline returns the union data inside the EventCompleted_Output as a OutputWebinarOutline
+func (t EventCompleted_Output) AsOutputWebinarOutline() (OutputWebinarOutline, error) {
+	var body OutputWebinarOutline
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputWebinarOutline overwrites any union data inside the EventCompleted_Output as the provided OutputWebinarOutline
+func (t *EventCompleted_Output) FromOutputWebinarOutline(v OutputWebinarOutline) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputWebinarOutline performs a merge with any union data inside the EventCompleted_Output, using the provided OutputWebinarOutline
+func (t *EventCompleted_Output) MergeOutputWebinarOutline(v OutputWebinarOutline) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputWebinarPromotionKit returns the union data inside the EventCompleted_Output as a OutputWebinarPromotionKit
+func (t EventCompleted_Output) AsOutputWebinarPromotionKit() (OutputWebinarPromotionKit, error) {
+	var body OutputWebinarPromotionKit
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputWebinarPromotionKit overwrites any union data inside the EventCompleted_Output as the provided OutputWebinarPromotionKit
+func (t *EventCompleted_Output) FromOutputWebinarPromotionKit(v OutputWebinarPromotionKit) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputWebinarPromotionKit performs a merge with any union data inside the EventCompleted_Output, using the provided OutputWebinarPromotionKit
+func (t *EventCompleted_Output) MergeOutputWebinarPromotionKit(v OutputWebinarPromotionKit) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputWelcomeSequenceWriter returns the union data inside the EventCompleted_Output as a OutputWelcomeSequenceWriter
+func (t EventCompleted_Output) AsOutputWelcomeSequenceWriter() (OutputWelcomeSequenceWriter, error) {
+	var body OutputWelcomeSequenceWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputWelcomeSequenceWriter overwrites any union data inside the EventCompleted_Output as the provided OutputWelcomeSequenceWriter
+func (t *EventCompleted_Output) FromOutputWelcomeSequenceWriter(v OutputWelcomeSequenceWriter) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputWelcomeSequenceWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputWelcomeSequenceWriter
+func (t *EventCompleted_Output) MergeOutputWelcomeSequenceWriter(v OutputWelcomeSequenceWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputXThreadWriter returns the union data inside the EventCompleted_Output as a OutputXThreadWriter
+func (t EventCompleted_Output) AsOutputXThreadWriter() (OutputXThreadWriter, error) {
+	var body OutputXThreadWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputXThreadWriter overwrites any union data inside the EventCompleted_Output as the provided OutputXThreadWriter
+func (t *EventCompleted_Output) FromOutputXThreadWriter(v OutputXThreadWriter) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputXThreadWriter performs a merge with any union data inside the EventCompleted_Output, using the provided OutputXThreadWriter
+func (t *EventCompleted_Output) MergeOutputXThreadWriter(v OutputXThreadWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsOutputYoutubeVideoScript returns the union data inside the EventCompleted_Output as a OutputYoutubeVideoScript
+func (t EventCompleted_Output) AsOutputYoutubeVideoScript() (OutputYoutubeVideoScript, error) {
+	var body OutputYoutubeVideoScript
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromOutputYoutubeVideoScript overwrites any union data inside the EventCompleted_Output as the provided OutputYoutubeVideoScript
+func (t *EventCompleted_Output) FromOutputYoutubeVideoScript(v OutputYoutubeVideoScript) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeOutputYoutubeVideoScript performs a merge with any union data inside the EventCompleted_Output, using the provided OutputYoutubeVideoScript
+func (t *EventCompleted_Output) MergeOutputYoutubeVideoScript(v OutputYoutubeVideoScript) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -9668,686 +9668,6 @@ func (t EventCompleted_Output) MarshalJSON() ([]byte, error) {
 
 func (t *EventCompleted_Output) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
-	return err
-}
-
-// AsRunWebinarOutline returns the union data inside the Run as a RunWebinarOutline
-func (t Run) AsRunWebinarOutline() (RunWebinarOutline, error) {
-	var body RunWebinarOutline
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunWebinarOutline overwrites any union data inside the Run as the provided RunWebinarOutline
-func (t *Run) FromRunWebinarOutline(v RunWebinarOutline) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"webinar-outline"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunWebinarOutline performs a merge with any union data inside the Run, using the provided RunWebinarOutline
-func (t *Run) MergeRunWebinarOutline(v RunWebinarOutline) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"webinar-outline"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunTestApp returns the union data inside the Run as a RunTestApp
-func (t Run) AsRunTestApp() (RunTestApp, error) {
-	var body RunTestApp
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunTestApp overwrites any union data inside the Run as the provided RunTestApp
-func (t *Run) FromRunTestApp(v RunTestApp) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"test-app"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunTestApp performs a merge with any union data inside the Run, using the provided RunTestApp
-func (t *Run) MergeRunTestApp(v RunTestApp) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"test-app"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunCopyLocaliser returns the union data inside the Run as a RunCopyLocaliser
-func (t Run) AsRunCopyLocaliser() (RunCopyLocaliser, error) {
-	var body RunCopyLocaliser
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunCopyLocaliser overwrites any union data inside the Run as the provided RunCopyLocaliser
-func (t *Run) FromRunCopyLocaliser(v RunCopyLocaliser) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"copy-localiser"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunCopyLocaliser performs a merge with any union data inside the Run, using the provided RunCopyLocaliser
-func (t *Run) MergeRunCopyLocaliser(v RunCopyLocaliser) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"copy-localiser"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunInstagramCaptionWriter returns the union data inside the Run as a RunInstagramCaptionWriter
-func (t Run) AsRunInstagramCaptionWriter() (RunInstagramCaptionWriter, error) {
-	var body RunInstagramCaptionWriter
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunInstagramCaptionWriter overwrites any union data inside the Run as the provided RunInstagramCaptionWriter
-func (t *Run) FromRunInstagramCaptionWriter(v RunInstagramCaptionWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"instagram-caption-writer"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunInstagramCaptionWriter performs a merge with any union data inside the Run, using the provided RunInstagramCaptionWriter
-func (t *Run) MergeRunInstagramCaptionWriter(v RunInstagramCaptionWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"instagram-caption-writer"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunLandingPageAudit returns the union data inside the Run as a RunLandingPageAudit
-func (t Run) AsRunLandingPageAudit() (RunLandingPageAudit, error) {
-	var body RunLandingPageAudit
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunLandingPageAudit overwrites any union data inside the Run as the provided RunLandingPageAudit
-func (t *Run) FromRunLandingPageAudit(v RunLandingPageAudit) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"landing-page-audit"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunLandingPageAudit performs a merge with any union data inside the Run, using the provided RunLandingPageAudit
-func (t *Run) MergeRunLandingPageAudit(v RunLandingPageAudit) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"landing-page-audit"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunProductLaunchAnnouncement returns the union data inside the Run as a RunProductLaunchAnnouncement
-func (t Run) AsRunProductLaunchAnnouncement() (RunProductLaunchAnnouncement, error) {
-	var body RunProductLaunchAnnouncement
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunProductLaunchAnnouncement overwrites any union data inside the Run as the provided RunProductLaunchAnnouncement
-func (t *Run) FromRunProductLaunchAnnouncement(v RunProductLaunchAnnouncement) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"product-launch-announcement"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunProductLaunchAnnouncement performs a merge with any union data inside the Run, using the provided RunProductLaunchAnnouncement
-func (t *Run) MergeRunProductLaunchAnnouncement(v RunProductLaunchAnnouncement) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"product-launch-announcement"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunReEngagementEmail returns the union data inside the Run as a RunReEngagementEmail
-func (t Run) AsRunReEngagementEmail() (RunReEngagementEmail, error) {
-	var body RunReEngagementEmail
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunReEngagementEmail overwrites any union data inside the Run as the provided RunReEngagementEmail
-func (t *Run) FromRunReEngagementEmail(v RunReEngagementEmail) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"re-engagement-email"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunReEngagementEmail performs a merge with any union data inside the Run, using the provided RunReEngagementEmail
-func (t *Run) MergeRunReEngagementEmail(v RunReEngagementEmail) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"re-engagement-email"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunComparisonPageWriter returns the union data inside the Run as a RunComparisonPageWriter
-func (t Run) AsRunComparisonPageWriter() (RunComparisonPageWriter, error) {
-	var body RunComparisonPageWriter
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunComparisonPageWriter overwrites any union data inside the Run as the provided RunComparisonPageWriter
-func (t *Run) FromRunComparisonPageWriter(v RunComparisonPageWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"comparison-page-writer"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunComparisonPageWriter performs a merge with any union data inside the Run, using the provided RunComparisonPageWriter
-func (t *Run) MergeRunComparisonPageWriter(v RunComparisonPageWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"comparison-page-writer"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunCompetitorPricingSummary returns the union data inside the Run as a RunCompetitorPricingSummary
-func (t Run) AsRunCompetitorPricingSummary() (RunCompetitorPricingSummary, error) {
-	var body RunCompetitorPricingSummary
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunCompetitorPricingSummary overwrites any union data inside the Run as the provided RunCompetitorPricingSummary
-func (t *Run) FromRunCompetitorPricingSummary(v RunCompetitorPricingSummary) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"competitor-pricing-summary"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunCompetitorPricingSummary performs a merge with any union data inside the Run, using the provided RunCompetitorPricingSummary
-func (t *Run) MergeRunCompetitorPricingSummary(v RunCompetitorPricingSummary) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"competitor-pricing-summary"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunContributorGuideWriter returns the union data inside the Run as a RunContributorGuideWriter
-func (t Run) AsRunContributorGuideWriter() (RunContributorGuideWriter, error) {
-	var body RunContributorGuideWriter
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunContributorGuideWriter overwrites any union data inside the Run as the provided RunContributorGuideWriter
-func (t *Run) FromRunContributorGuideWriter(v RunContributorGuideWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"contributor-guide-writer"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunContributorGuideWriter performs a merge with any union data inside the Run, using the provided RunContributorGuideWriter
-func (t *Run) MergeRunContributorGuideWriter(v RunContributorGuideWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"contributor-guide-writer"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunNewsletterFromFeed returns the union data inside the Run as a RunNewsletterFromFeed
-func (t Run) AsRunNewsletterFromFeed() (RunNewsletterFromFeed, error) {
-	var body RunNewsletterFromFeed
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunNewsletterFromFeed overwrites any union data inside the Run as the provided RunNewsletterFromFeed
-func (t *Run) FromRunNewsletterFromFeed(v RunNewsletterFromFeed) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"newsletter-from-feed"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunNewsletterFromFeed performs a merge with any union data inside the Run, using the provided RunNewsletterFromFeed
-func (t *Run) MergeRunNewsletterFromFeed(v RunNewsletterFromFeed) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"newsletter-from-feed"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunObjectionHandler returns the union data inside the Run as a RunObjectionHandler
-func (t Run) AsRunObjectionHandler() (RunObjectionHandler, error) {
-	var body RunObjectionHandler
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunObjectionHandler overwrites any union data inside the Run as the provided RunObjectionHandler
-func (t *Run) FromRunObjectionHandler(v RunObjectionHandler) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"objection-handler"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunObjectionHandler performs a merge with any union data inside the Run, using the provided RunObjectionHandler
-func (t *Run) MergeRunObjectionHandler(v RunObjectionHandler) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"objection-handler"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunTestimonialRequestEmail returns the union data inside the Run as a RunTestimonialRequestEmail
-func (t Run) AsRunTestimonialRequestEmail() (RunTestimonialRequestEmail, error) {
-	var body RunTestimonialRequestEmail
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunTestimonialRequestEmail overwrites any union data inside the Run as the provided RunTestimonialRequestEmail
-func (t *Run) FromRunTestimonialRequestEmail(v RunTestimonialRequestEmail) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"testimonial-request-email"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunTestimonialRequestEmail performs a merge with any union data inside the Run, using the provided RunTestimonialRequestEmail
-func (t *Run) MergeRunTestimonialRequestEmail(v RunTestimonialRequestEmail) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"testimonial-request-email"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunInAppAnnouncement returns the union data inside the Run as a RunInAppAnnouncement
-func (t Run) AsRunInAppAnnouncement() (RunInAppAnnouncement, error) {
-	var body RunInAppAnnouncement
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunInAppAnnouncement overwrites any union data inside the Run as the provided RunInAppAnnouncement
-func (t *Run) FromRunInAppAnnouncement(v RunInAppAnnouncement) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"in-app-announcement"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunInAppAnnouncement performs a merge with any union data inside the Run, using the provided RunInAppAnnouncement
-func (t *Run) MergeRunInAppAnnouncement(v RunInAppAnnouncement) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"in-app-announcement"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunProspectResearchFromSite returns the union data inside the Run as a RunProspectResearchFromSite
-func (t Run) AsRunProspectResearchFromSite() (RunProspectResearchFromSite, error) {
-	var body RunProspectResearchFromSite
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunProspectResearchFromSite overwrites any union data inside the Run as the provided RunProspectResearchFromSite
-func (t *Run) FromRunProspectResearchFromSite(v RunProspectResearchFromSite) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"prospect-research-from-site"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunProspectResearchFromSite performs a merge with any union data inside the Run, using the provided RunProspectResearchFromSite
-func (t *Run) MergeRunProspectResearchFromSite(v RunProspectResearchFromSite) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"prospect-research-from-site"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunBuyerPersonaBuilder returns the union data inside the Run as a RunBuyerPersonaBuilder
-func (t Run) AsRunBuyerPersonaBuilder() (RunBuyerPersonaBuilder, error) {
-	var body RunBuyerPersonaBuilder
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunBuyerPersonaBuilder overwrites any union data inside the Run as the provided RunBuyerPersonaBuilder
-func (t *Run) FromRunBuyerPersonaBuilder(v RunBuyerPersonaBuilder) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"buyer-persona-builder"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunBuyerPersonaBuilder performs a merge with any union data inside the Run, using the provided RunBuyerPersonaBuilder
-func (t *Run) MergeRunBuyerPersonaBuilder(v RunBuyerPersonaBuilder) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"buyer-persona-builder"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunContentPlanFromSitemap returns the union data inside the Run as a RunContentPlanFromSitemap
-func (t Run) AsRunContentPlanFromSitemap() (RunContentPlanFromSitemap, error) {
-	var body RunContentPlanFromSitemap
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunContentPlanFromSitemap overwrites any union data inside the Run as the provided RunContentPlanFromSitemap
-func (t *Run) FromRunContentPlanFromSitemap(v RunContentPlanFromSitemap) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"content-plan-from-sitemap"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunContentPlanFromSitemap performs a merge with any union data inside the Run, using the provided RunContentPlanFromSitemap
-func (t *Run) MergeRunContentPlanFromSitemap(v RunContentPlanFromSitemap) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"content-plan-from-sitemap"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunGoogleSearchAds returns the union data inside the Run as a RunGoogleSearchAds
-func (t Run) AsRunGoogleSearchAds() (RunGoogleSearchAds, error) {
-	var body RunGoogleSearchAds
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunGoogleSearchAds overwrites any union data inside the Run as the provided RunGoogleSearchAds
-func (t *Run) FromRunGoogleSearchAds(v RunGoogleSearchAds) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"google-search-ads"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunGoogleSearchAds performs a merge with any union data inside the Run, using the provided RunGoogleSearchAds
-func (t *Run) MergeRunGoogleSearchAds(v RunGoogleSearchAds) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"google-search-ads"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunKeywordClusterPlanner returns the union data inside the Run as a RunKeywordClusterPlanner
-func (t Run) AsRunKeywordClusterPlanner() (RunKeywordClusterPlanner, error) {
-	var body RunKeywordClusterPlanner
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunKeywordClusterPlanner overwrites any union data inside the Run as the provided RunKeywordClusterPlanner
-func (t *Run) FromRunKeywordClusterPlanner(v RunKeywordClusterPlanner) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"keyword-cluster-planner"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunKeywordClusterPlanner performs a merge with any union data inside the Run, using the provided RunKeywordClusterPlanner
-func (t *Run) MergeRunKeywordClusterPlanner(v RunKeywordClusterPlanner) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"keyword-cluster-planner"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunMediaPitchEmail returns the union data inside the Run as a RunMediaPitchEmail
-func (t Run) AsRunMediaPitchEmail() (RunMediaPitchEmail, error) {
-	var body RunMediaPitchEmail
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunMediaPitchEmail overwrites any union data inside the Run as the provided RunMediaPitchEmail
-func (t *Run) FromRunMediaPitchEmail(v RunMediaPitchEmail) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"media-pitch-email"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunMediaPitchEmail performs a merge with any union data inside the Run, using the provided RunMediaPitchEmail
-func (t *Run) MergeRunMediaPitchEmail(v RunMediaPitchEmail) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"media-pitch-email"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
 	return err
 }
 
@@ -10376,244 +9696,6 @@ func (t *Run) MergeRunAbTestVariants(v RunAbTestVariants) error {
 		return err
 	}
 	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"ab-test-variants"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunCommunityWelcomeMessages returns the union data inside the Run as a RunCommunityWelcomeMessages
-func (t Run) AsRunCommunityWelcomeMessages() (RunCommunityWelcomeMessages, error) {
-	var body RunCommunityWelcomeMessages
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunCommunityWelcomeMessages overwrites any union data inside the Run as the provided RunCommunityWelcomeMessages
-func (t *Run) FromRunCommunityWelcomeMessages(v RunCommunityWelcomeMessages) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"community-welcome-messages"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunCommunityWelcomeMessages performs a merge with any union data inside the Run, using the provided RunCommunityWelcomeMessages
-func (t *Run) MergeRunCommunityWelcomeMessages(v RunCommunityWelcomeMessages) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"community-welcome-messages"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunWebinarPromotionKit returns the union data inside the Run as a RunWebinarPromotionKit
-func (t Run) AsRunWebinarPromotionKit() (RunWebinarPromotionKit, error) {
-	var body RunWebinarPromotionKit
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunWebinarPromotionKit overwrites any union data inside the Run as the provided RunWebinarPromotionKit
-func (t *Run) FromRunWebinarPromotionKit(v RunWebinarPromotionKit) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"webinar-promotion-kit"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunWebinarPromotionKit performs a merge with any union data inside the Run, using the provided RunWebinarPromotionKit
-func (t *Run) MergeRunWebinarPromotionKit(v RunWebinarPromotionKit) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"webinar-promotion-kit"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunCompetitorPageTeardown returns the union data inside the Run as a RunCompetitorPageTeardown
-func (t Run) AsRunCompetitorPageTeardown() (RunCompetitorPageTeardown, error) {
-	var body RunCompetitorPageTeardown
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunCompetitorPageTeardown overwrites any union data inside the Run as the provided RunCompetitorPageTeardown
-func (t *Run) FromRunCompetitorPageTeardown(v RunCompetitorPageTeardown) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"competitor-page-teardown"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunCompetitorPageTeardown performs a merge with any union data inside the Run, using the provided RunCompetitorPageTeardown
-func (t *Run) MergeRunCompetitorPageTeardown(v RunCompetitorPageTeardown) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"competitor-page-teardown"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunLandingPageCopy returns the union data inside the Run as a RunLandingPageCopy
-func (t Run) AsRunLandingPageCopy() (RunLandingPageCopy, error) {
-	var body RunLandingPageCopy
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunLandingPageCopy overwrites any union data inside the Run as the provided RunLandingPageCopy
-func (t *Run) FromRunLandingPageCopy(v RunLandingPageCopy) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"landing-page-copy"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunLandingPageCopy performs a merge with any union data inside the Run, using the provided RunLandingPageCopy
-func (t *Run) MergeRunLandingPageCopy(v RunLandingPageCopy) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"landing-page-copy"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunNewsletterIssueWriter returns the union data inside the Run as a RunNewsletterIssueWriter
-func (t Run) AsRunNewsletterIssueWriter() (RunNewsletterIssueWriter, error) {
-	var body RunNewsletterIssueWriter
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunNewsletterIssueWriter overwrites any union data inside the Run as the provided RunNewsletterIssueWriter
-func (t *Run) FromRunNewsletterIssueWriter(v RunNewsletterIssueWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"newsletter-issue-writer"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunNewsletterIssueWriter performs a merge with any union data inside the Run, using the provided RunNewsletterIssueWriter
-func (t *Run) MergeRunNewsletterIssueWriter(v RunNewsletterIssueWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"newsletter-issue-writer"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunPriceIncreaseAnnouncement returns the union data inside the Run as a RunPriceIncreaseAnnouncement
-func (t Run) AsRunPriceIncreaseAnnouncement() (RunPriceIncreaseAnnouncement, error) {
-	var body RunPriceIncreaseAnnouncement
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunPriceIncreaseAnnouncement overwrites any union data inside the Run as the provided RunPriceIncreaseAnnouncement
-func (t *Run) FromRunPriceIncreaseAnnouncement(v RunPriceIncreaseAnnouncement) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"price-increase-announcement"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunPriceIncreaseAnnouncement performs a merge with any union data inside the Run, using the provided RunPriceIncreaseAnnouncement
-func (t *Run) MergeRunPriceIncreaseAnnouncement(v RunPriceIncreaseAnnouncement) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"price-increase-announcement"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunShortFormVideoScript returns the union data inside the Run as a RunShortFormVideoScript
-func (t Run) AsRunShortFormVideoScript() (RunShortFormVideoScript, error) {
-	var body RunShortFormVideoScript
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunShortFormVideoScript overwrites any union data inside the Run as the provided RunShortFormVideoScript
-func (t *Run) FromRunShortFormVideoScript(v RunShortFormVideoScript) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"short-form-video-script"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunShortFormVideoScript performs a merge with any union data inside the Run, using the provided RunShortFormVideoScript
-func (t *Run) MergeRunShortFormVideoScript(v RunShortFormVideoScript) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"short-form-video-script"}`))
 	if err != nil {
 		return err
 	}
@@ -10657,609 +9739,31 @@ func (t *Run) MergeRunAdCopyVariants(v RunAdCopyVariants) error {
 	return err
 }
 
-// AsRunCaseStudyWriter returns the union data inside the Run as a RunCaseStudyWriter
-func (t Run) AsRunCaseStudyWriter() (RunCaseStudyWriter, error) {
-	var body RunCaseStudyWriter
+// AsRunAdFromLandingPage returns the union data inside the Run as a RunAdFromLandingPage
+func (t Run) AsRunAdFromLandingPage() (RunAdFromLandingPage, error) {
+	var body RunAdFromLandingPage
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromRunCaseStudyWriter overwrites any union data inside the Run as the provided RunCaseStudyWriter
-func (t *Run) FromRunCaseStudyWriter(v RunCaseStudyWriter) error {
+// FromRunAdFromLandingPage overwrites any union data inside the Run as the provided RunAdFromLandingPage
+func (t *Run) FromRunAdFromLandingPage(v RunAdFromLandingPage) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"case-study-writer"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"ad-from-landing-page"}`))
 	t.union = b
 	return err
 }
 
-// MergeRunCaseStudyWriter performs a merge with any union data inside the Run, using the provided RunCaseStudyWriter
-func (t *Run) MergeRunCaseStudyWriter(v RunCaseStudyWriter) error {
+// MergeRunAdFromLandingPage performs a merge with any union data inside the Run, using the provided RunAdFromLandingPage
+func (t *Run) MergeRunAdFromLandingPage(v RunAdFromLandingPage) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"case-study-writer"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunContentRefreshFromPage returns the union data inside the Run as a RunContentRefreshFromPage
-func (t Run) AsRunContentRefreshFromPage() (RunContentRefreshFromPage, error) {
-	var body RunContentRefreshFromPage
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunContentRefreshFromPage overwrites any union data inside the Run as the provided RunContentRefreshFromPage
-func (t *Run) FromRunContentRefreshFromPage(v RunContentRefreshFromPage) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"content-refresh-from-page"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunContentRefreshFromPage performs a merge with any union data inside the Run, using the provided RunContentRefreshFromPage
-func (t *Run) MergeRunContentRefreshFromPage(v RunContentRefreshFromPage) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"content-refresh-from-page"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunElevatorPitchWriter returns the union data inside the Run as a RunElevatorPitchWriter
-func (t Run) AsRunElevatorPitchWriter() (RunElevatorPitchWriter, error) {
-	var body RunElevatorPitchWriter
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunElevatorPitchWriter overwrites any union data inside the Run as the provided RunElevatorPitchWriter
-func (t *Run) FromRunElevatorPitchWriter(v RunElevatorPitchWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"elevator-pitch-writer"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunElevatorPitchWriter performs a merge with any union data inside the Run, using the provided RunElevatorPitchWriter
-func (t *Run) MergeRunElevatorPitchWriter(v RunElevatorPitchWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"elevator-pitch-writer"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunOssGrowth returns the union data inside the Run as a RunOssGrowth
-func (t Run) AsRunOssGrowth() (RunOssGrowth, error) {
-	var body RunOssGrowth
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunOssGrowth overwrites any union data inside the Run as the provided RunOssGrowth
-func (t *Run) FromRunOssGrowth(v RunOssGrowth) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"oss-growth"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunOssGrowth performs a merge with any union data inside the Run, using the provided RunOssGrowth
-func (t *Run) MergeRunOssGrowth(v RunOssGrowth) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"oss-growth"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunProductHuntLaunchKit returns the union data inside the Run as a RunProductHuntLaunchKit
-func (t Run) AsRunProductHuntLaunchKit() (RunProductHuntLaunchKit, error) {
-	var body RunProductHuntLaunchKit
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunProductHuntLaunchKit overwrites any union data inside the Run as the provided RunProductHuntLaunchKit
-func (t *Run) FromRunProductHuntLaunchKit(v RunProductHuntLaunchKit) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"product-hunt-launch-kit"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunProductHuntLaunchKit performs a merge with any union data inside the Run, using the provided RunProductHuntLaunchKit
-func (t *Run) MergeRunProductHuntLaunchKit(v RunProductHuntLaunchKit) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"product-hunt-launch-kit"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunPricingPageCopy returns the union data inside the Run as a RunPricingPageCopy
-func (t Run) AsRunPricingPageCopy() (RunPricingPageCopy, error) {
-	var body RunPricingPageCopy
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunPricingPageCopy overwrites any union data inside the Run as the provided RunPricingPageCopy
-func (t *Run) FromRunPricingPageCopy(v RunPricingPageCopy) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"pricing-page-copy"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunPricingPageCopy performs a merge with any union data inside the Run, using the provided RunPricingPageCopy
-func (t *Run) MergeRunPricingPageCopy(v RunPricingPageCopy) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"pricing-page-copy"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunProductDemoScript returns the union data inside the Run as a RunProductDemoScript
-func (t Run) AsRunProductDemoScript() (RunProductDemoScript, error) {
-	var body RunProductDemoScript
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunProductDemoScript overwrites any union data inside the Run as the provided RunProductDemoScript
-func (t *Run) FromRunProductDemoScript(v RunProductDemoScript) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"product-demo-script"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunProductDemoScript performs a merge with any union data inside the Run, using the provided RunProductDemoScript
-func (t *Run) MergeRunProductDemoScript(v RunProductDemoScript) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"product-demo-script"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunCaseStudyFromPage returns the union data inside the Run as a RunCaseStudyFromPage
-func (t Run) AsRunCaseStudyFromPage() (RunCaseStudyFromPage, error) {
-	var body RunCaseStudyFromPage
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunCaseStudyFromPage overwrites any union data inside the Run as the provided RunCaseStudyFromPage
-func (t *Run) FromRunCaseStudyFromPage(v RunCaseStudyFromPage) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"case-study-from-page"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunCaseStudyFromPage performs a merge with any union data inside the Run, using the provided RunCaseStudyFromPage
-func (t *Run) MergeRunCaseStudyFromPage(v RunCaseStudyFromPage) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"case-study-from-page"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunPressReleaseWriter returns the union data inside the Run as a RunPressReleaseWriter
-func (t Run) AsRunPressReleaseWriter() (RunPressReleaseWriter, error) {
-	var body RunPressReleaseWriter
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunPressReleaseWriter overwrites any union data inside the Run as the provided RunPressReleaseWriter
-func (t *Run) FromRunPressReleaseWriter(v RunPressReleaseWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"press-release-writer"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunPressReleaseWriter performs a merge with any union data inside the Run, using the provided RunPressReleaseWriter
-func (t *Run) MergeRunPressReleaseWriter(v RunPressReleaseWriter) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"press-release-writer"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunBlogToSocial returns the union data inside the Run as a RunBlogToSocial
-func (t Run) AsRunBlogToSocial() (RunBlogToSocial, error) {
-	var body RunBlogToSocial
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunBlogToSocial overwrites any union data inside the Run as the provided RunBlogToSocial
-func (t *Run) FromRunBlogToSocial(v RunBlogToSocial) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"blog-to-social"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunBlogToSocial performs a merge with any union data inside the Run, using the provided RunBlogToSocial
-func (t *Run) MergeRunBlogToSocial(v RunBlogToSocial) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"blog-to-social"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunEventFollowUpEmails returns the union data inside the Run as a RunEventFollowUpEmails
-func (t Run) AsRunEventFollowUpEmails() (RunEventFollowUpEmails, error) {
-	var body RunEventFollowUpEmails
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunEventFollowUpEmails overwrites any union data inside the Run as the provided RunEventFollowUpEmails
-func (t *Run) FromRunEventFollowUpEmails(v RunEventFollowUpEmails) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"event-follow-up-emails"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunEventFollowUpEmails performs a merge with any union data inside the Run, using the provided RunEventFollowUpEmails
-func (t *Run) MergeRunEventFollowUpEmails(v RunEventFollowUpEmails) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"event-follow-up-emails"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunPositioningStatement returns the union data inside the Run as a RunPositioningStatement
-func (t Run) AsRunPositioningStatement() (RunPositioningStatement, error) {
-	var body RunPositioningStatement
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunPositioningStatement overwrites any union data inside the Run as the provided RunPositioningStatement
-func (t *Run) FromRunPositioningStatement(v RunPositioningStatement) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"positioning-statement"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunPositioningStatement performs a merge with any union data inside the Run, using the provided RunPositioningStatement
-func (t *Run) MergeRunPositioningStatement(v RunPositioningStatement) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"positioning-statement"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunReleaseNotesFromChangelog returns the union data inside the Run as a RunReleaseNotesFromChangelog
-func (t Run) AsRunReleaseNotesFromChangelog() (RunReleaseNotesFromChangelog, error) {
-	var body RunReleaseNotesFromChangelog
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunReleaseNotesFromChangelog overwrites any union data inside the Run as the provided RunReleaseNotesFromChangelog
-func (t *Run) FromRunReleaseNotesFromChangelog(v RunReleaseNotesFromChangelog) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"release-notes-from-changelog"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunReleaseNotesFromChangelog performs a merge with any union data inside the Run, using the provided RunReleaseNotesFromChangelog
-func (t *Run) MergeRunReleaseNotesFromChangelog(v RunReleaseNotesFromChangelog) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"release-notes-from-changelog"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunYoutubeVideoScript returns the union data inside the Run as a RunYoutubeVideoScript
-func (t Run) AsRunYoutubeVideoScript() (RunYoutubeVideoScript, error) {
-	var body RunYoutubeVideoScript
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunYoutubeVideoScript overwrites any union data inside the Run as the provided RunYoutubeVideoScript
-func (t *Run) FromRunYoutubeVideoScript(v RunYoutubeVideoScript) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"youtube-video-script"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunYoutubeVideoScript performs a merge with any union data inside the Run, using the provided RunYoutubeVideoScript
-func (t *Run) MergeRunYoutubeVideoScript(v RunYoutubeVideoScript) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"youtube-video-script"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunGlossaryBuilder returns the union data inside the Run as a RunGlossaryBuilder
-func (t Run) AsRunGlossaryBuilder() (RunGlossaryBuilder, error) {
-	var body RunGlossaryBuilder
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunGlossaryBuilder overwrites any union data inside the Run as the provided RunGlossaryBuilder
-func (t *Run) FromRunGlossaryBuilder(v RunGlossaryBuilder) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"glossary-builder"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunGlossaryBuilder performs a merge with any union data inside the Run, using the provided RunGlossaryBuilder
-func (t *Run) MergeRunGlossaryBuilder(v RunGlossaryBuilder) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"glossary-builder"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunMessagingHouse returns the union data inside the Run as a RunMessagingHouse
-func (t Run) AsRunMessagingHouse() (RunMessagingHouse, error) {
-	var body RunMessagingHouse
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunMessagingHouse overwrites any union data inside the Run as the provided RunMessagingHouse
-func (t *Run) FromRunMessagingHouse(v RunMessagingHouse) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"messaging-house"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunMessagingHouse performs a merge with any union data inside the Run, using the provided RunMessagingHouse
-func (t *Run) MergeRunMessagingHouse(v RunMessagingHouse) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"messaging-house"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunPageLocaliser returns the union data inside the Run as a RunPageLocaliser
-func (t Run) AsRunPageLocaliser() (RunPageLocaliser, error) {
-	var body RunPageLocaliser
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunPageLocaliser overwrites any union data inside the Run as the provided RunPageLocaliser
-func (t *Run) FromRunPageLocaliser(v RunPageLocaliser) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"page-localiser"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunPageLocaliser performs a merge with any union data inside the Run, using the provided RunPageLocaliser
-func (t *Run) MergeRunPageLocaliser(v RunPageLocaliser) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"page-localiser"}`))
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsRunRetargetingAdSequence returns the union data inside the Run as a RunRetargetingAdSequence
-func (t Run) AsRunRetargetingAdSequence() (RunRetargetingAdSequence, error) {
-	var body RunRetargetingAdSequence
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromRunRetargetingAdSequence overwrites any union data inside the Run as the provided RunRetargetingAdSequence
-func (t *Run) FromRunRetargetingAdSequence(v RunRetargetingAdSequence) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"retargeting-ad-sequence"}`))
-	t.union = b
-	return err
-}
-
-// MergeRunRetargetingAdSequence performs a merge with any union data inside the Run, using the provided RunRetargetingAdSequence
-func (t *Run) MergeRunRetargetingAdSequence(v RunRetargetingAdSequence) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"retargeting-ad-sequence"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"ad-from-landing-page"}`))
 	if err != nil {
 		return err
 	}
@@ -11303,31 +9807,31 @@ func (t *Run) MergeRunBattlecardBuilder(v RunBattlecardBuilder) error {
 	return err
 }
 
-// AsRunSeoContentBrief returns the union data inside the Run as a RunSeoContentBrief
-func (t Run) AsRunSeoContentBrief() (RunSeoContentBrief, error) {
-	var body RunSeoContentBrief
+// AsRunBlogToSocial returns the union data inside the Run as a RunBlogToSocial
+func (t Run) AsRunBlogToSocial() (RunBlogToSocial, error) {
+	var body RunBlogToSocial
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromRunSeoContentBrief overwrites any union data inside the Run as the provided RunSeoContentBrief
-func (t *Run) FromRunSeoContentBrief(v RunSeoContentBrief) error {
+// FromRunBlogToSocial overwrites any union data inside the Run as the provided RunBlogToSocial
+func (t *Run) FromRunBlogToSocial(v RunBlogToSocial) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"seo-content-brief"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"blog-to-social"}`))
 	t.union = b
 	return err
 }
 
-// MergeRunSeoContentBrief performs a merge with any union data inside the Run, using the provided RunSeoContentBrief
-func (t *Run) MergeRunSeoContentBrief(v RunSeoContentBrief) error {
+// MergeRunBlogToSocial performs a merge with any union data inside the Run, using the provided RunBlogToSocial
+func (t *Run) MergeRunBlogToSocial(v RunBlogToSocial) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"seo-content-brief"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"blog-to-social"}`))
 	if err != nil {
 		return err
 	}
@@ -11337,31 +9841,31 @@ func (t *Run) MergeRunSeoContentBrief(v RunSeoContentBrief) error {
 	return err
 }
 
-// AsRunXThreadWriter returns the union data inside the Run as a RunXThreadWriter
-func (t Run) AsRunXThreadWriter() (RunXThreadWriter, error) {
-	var body RunXThreadWriter
+// AsRunBuyerPersonaBuilder returns the union data inside the Run as a RunBuyerPersonaBuilder
+func (t Run) AsRunBuyerPersonaBuilder() (RunBuyerPersonaBuilder, error) {
+	var body RunBuyerPersonaBuilder
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromRunXThreadWriter overwrites any union data inside the Run as the provided RunXThreadWriter
-func (t *Run) FromRunXThreadWriter(v RunXThreadWriter) error {
+// FromRunBuyerPersonaBuilder overwrites any union data inside the Run as the provided RunBuyerPersonaBuilder
+func (t *Run) FromRunBuyerPersonaBuilder(v RunBuyerPersonaBuilder) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"x-thread-writer"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"buyer-persona-builder"}`))
 	t.union = b
 	return err
 }
 
-// MergeRunXThreadWriter performs a merge with any union data inside the Run, using the provided RunXThreadWriter
-func (t *Run) MergeRunXThreadWriter(v RunXThreadWriter) error {
+// MergeRunBuyerPersonaBuilder performs a merge with any union data inside the Run, using the provided RunBuyerPersonaBuilder
+func (t *Run) MergeRunBuyerPersonaBuilder(v RunBuyerPersonaBuilder) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"x-thread-writer"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"buyer-persona-builder"}`))
 	if err != nil {
 		return err
 	}
@@ -11371,31 +9875,31 @@ func (t *Run) MergeRunXThreadWriter(v RunXThreadWriter) error {
 	return err
 }
 
-// AsRunAdFromLandingPage returns the union data inside the Run as a RunAdFromLandingPage
-func (t Run) AsRunAdFromLandingPage() (RunAdFromLandingPage, error) {
-	var body RunAdFromLandingPage
+// AsRunCaseStudyFromPage returns the union data inside the Run as a RunCaseStudyFromPage
+func (t Run) AsRunCaseStudyFromPage() (RunCaseStudyFromPage, error) {
+	var body RunCaseStudyFromPage
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromRunAdFromLandingPage overwrites any union data inside the Run as the provided RunAdFromLandingPage
-func (t *Run) FromRunAdFromLandingPage(v RunAdFromLandingPage) error {
+// FromRunCaseStudyFromPage overwrites any union data inside the Run as the provided RunCaseStudyFromPage
+func (t *Run) FromRunCaseStudyFromPage(v RunCaseStudyFromPage) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"ad-from-landing-page"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"case-study-from-page"}`))
 	t.union = b
 	return err
 }
 
-// MergeRunAdFromLandingPage performs a merge with any union data inside the Run, using the provided RunAdFromLandingPage
-func (t *Run) MergeRunAdFromLandingPage(v RunAdFromLandingPage) error {
+// MergeRunCaseStudyFromPage performs a merge with any union data inside the Run, using the provided RunCaseStudyFromPage
+func (t *Run) MergeRunCaseStudyFromPage(v RunCaseStudyFromPage) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"ad-from-landing-page"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"case-study-from-page"}`))
 	if err != nil {
 		return err
 	}
@@ -11405,31 +9909,31 @@ func (t *Run) MergeRunAdFromLandingPage(v RunAdFromLandingPage) error {
 	return err
 }
 
-// AsRunValuePropositionCanvas returns the union data inside the Run as a RunValuePropositionCanvas
-func (t Run) AsRunValuePropositionCanvas() (RunValuePropositionCanvas, error) {
-	var body RunValuePropositionCanvas
+// AsRunCaseStudyWriter returns the union data inside the Run as a RunCaseStudyWriter
+func (t Run) AsRunCaseStudyWriter() (RunCaseStudyWriter, error) {
+	var body RunCaseStudyWriter
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromRunValuePropositionCanvas overwrites any union data inside the Run as the provided RunValuePropositionCanvas
-func (t *Run) FromRunValuePropositionCanvas(v RunValuePropositionCanvas) error {
+// FromRunCaseStudyWriter overwrites any union data inside the Run as the provided RunCaseStudyWriter
+func (t *Run) FromRunCaseStudyWriter(v RunCaseStudyWriter) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"value-proposition-canvas"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"case-study-writer"}`))
 	t.union = b
 	return err
 }
 
-// MergeRunValuePropositionCanvas performs a merge with any union data inside the Run, using the provided RunValuePropositionCanvas
-func (t *Run) MergeRunValuePropositionCanvas(v RunValuePropositionCanvas) error {
+// MergeRunCaseStudyWriter performs a merge with any union data inside the Run, using the provided RunCaseStudyWriter
+func (t *Run) MergeRunCaseStudyWriter(v RunCaseStudyWriter) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"value-proposition-canvas"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"case-study-writer"}`))
 	if err != nil {
 		return err
 	}
@@ -11439,31 +9943,371 @@ func (t *Run) MergeRunValuePropositionCanvas(v RunValuePropositionCanvas) error 
 	return err
 }
 
-// AsRunReviewResponseWriter returns the union data inside the Run as a RunReviewResponseWriter
-func (t Run) AsRunReviewResponseWriter() (RunReviewResponseWriter, error) {
-	var body RunReviewResponseWriter
+// AsRunColdEmailWriter returns the union data inside the Run as a RunColdEmailWriter
+func (t Run) AsRunColdEmailWriter() (RunColdEmailWriter, error) {
+	var body RunColdEmailWriter
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromRunReviewResponseWriter overwrites any union data inside the Run as the provided RunReviewResponseWriter
-func (t *Run) FromRunReviewResponseWriter(v RunReviewResponseWriter) error {
+// FromRunColdEmailWriter overwrites any union data inside the Run as the provided RunColdEmailWriter
+func (t *Run) FromRunColdEmailWriter(v RunColdEmailWriter) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"review-response-writer"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"cold-email-writer"}`))
 	t.union = b
 	return err
 }
 
-// MergeRunReviewResponseWriter performs a merge with any union data inside the Run, using the provided RunReviewResponseWriter
-func (t *Run) MergeRunReviewResponseWriter(v RunReviewResponseWriter) error {
+// MergeRunColdEmailWriter performs a merge with any union data inside the Run, using the provided RunColdEmailWriter
+func (t *Run) MergeRunColdEmailWriter(v RunColdEmailWriter) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"review-response-writer"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"cold-email-writer"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunCommunityWelcomeMessages returns the union data inside the Run as a RunCommunityWelcomeMessages
+func (t Run) AsRunCommunityWelcomeMessages() (RunCommunityWelcomeMessages, error) {
+	var body RunCommunityWelcomeMessages
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunCommunityWelcomeMessages overwrites any union data inside the Run as the provided RunCommunityWelcomeMessages
+func (t *Run) FromRunCommunityWelcomeMessages(v RunCommunityWelcomeMessages) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"community-welcome-messages"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunCommunityWelcomeMessages performs a merge with any union data inside the Run, using the provided RunCommunityWelcomeMessages
+func (t *Run) MergeRunCommunityWelcomeMessages(v RunCommunityWelcomeMessages) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"community-welcome-messages"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunComparisonPageWriter returns the union data inside the Run as a RunComparisonPageWriter
+func (t Run) AsRunComparisonPageWriter() (RunComparisonPageWriter, error) {
+	var body RunComparisonPageWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunComparisonPageWriter overwrites any union data inside the Run as the provided RunComparisonPageWriter
+func (t *Run) FromRunComparisonPageWriter(v RunComparisonPageWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"comparison-page-writer"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunComparisonPageWriter performs a merge with any union data inside the Run, using the provided RunComparisonPageWriter
+func (t *Run) MergeRunComparisonPageWriter(v RunComparisonPageWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"comparison-page-writer"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunCompetitorPageTeardown returns the union data inside the Run as a RunCompetitorPageTeardown
+func (t Run) AsRunCompetitorPageTeardown() (RunCompetitorPageTeardown, error) {
+	var body RunCompetitorPageTeardown
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunCompetitorPageTeardown overwrites any union data inside the Run as the provided RunCompetitorPageTeardown
+func (t *Run) FromRunCompetitorPageTeardown(v RunCompetitorPageTeardown) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"competitor-page-teardown"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunCompetitorPageTeardown performs a merge with any union data inside the Run, using the provided RunCompetitorPageTeardown
+func (t *Run) MergeRunCompetitorPageTeardown(v RunCompetitorPageTeardown) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"competitor-page-teardown"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunCompetitorPricingSummary returns the union data inside the Run as a RunCompetitorPricingSummary
+func (t Run) AsRunCompetitorPricingSummary() (RunCompetitorPricingSummary, error) {
+	var body RunCompetitorPricingSummary
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunCompetitorPricingSummary overwrites any union data inside the Run as the provided RunCompetitorPricingSummary
+func (t *Run) FromRunCompetitorPricingSummary(v RunCompetitorPricingSummary) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"competitor-pricing-summary"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunCompetitorPricingSummary performs a merge with any union data inside the Run, using the provided RunCompetitorPricingSummary
+func (t *Run) MergeRunCompetitorPricingSummary(v RunCompetitorPricingSummary) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"competitor-pricing-summary"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunContentPlanFromSitemap returns the union data inside the Run as a RunContentPlanFromSitemap
+func (t Run) AsRunContentPlanFromSitemap() (RunContentPlanFromSitemap, error) {
+	var body RunContentPlanFromSitemap
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunContentPlanFromSitemap overwrites any union data inside the Run as the provided RunContentPlanFromSitemap
+func (t *Run) FromRunContentPlanFromSitemap(v RunContentPlanFromSitemap) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"content-plan-from-sitemap"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunContentPlanFromSitemap performs a merge with any union data inside the Run, using the provided RunContentPlanFromSitemap
+func (t *Run) MergeRunContentPlanFromSitemap(v RunContentPlanFromSitemap) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"content-plan-from-sitemap"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunContentRefreshFromPage returns the union data inside the Run as a RunContentRefreshFromPage
+func (t Run) AsRunContentRefreshFromPage() (RunContentRefreshFromPage, error) {
+	var body RunContentRefreshFromPage
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunContentRefreshFromPage overwrites any union data inside the Run as the provided RunContentRefreshFromPage
+func (t *Run) FromRunContentRefreshFromPage(v RunContentRefreshFromPage) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"content-refresh-from-page"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunContentRefreshFromPage performs a merge with any union data inside the Run, using the provided RunContentRefreshFromPage
+func (t *Run) MergeRunContentRefreshFromPage(v RunContentRefreshFromPage) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"content-refresh-from-page"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunContributorGuideWriter returns the union data inside the Run as a RunContributorGuideWriter
+func (t Run) AsRunContributorGuideWriter() (RunContributorGuideWriter, error) {
+	var body RunContributorGuideWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunContributorGuideWriter overwrites any union data inside the Run as the provided RunContributorGuideWriter
+func (t *Run) FromRunContributorGuideWriter(v RunContributorGuideWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"contributor-guide-writer"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunContributorGuideWriter performs a merge with any union data inside the Run, using the provided RunContributorGuideWriter
+func (t *Run) MergeRunContributorGuideWriter(v RunContributorGuideWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"contributor-guide-writer"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunCopyLocaliser returns the union data inside the Run as a RunCopyLocaliser
+func (t Run) AsRunCopyLocaliser() (RunCopyLocaliser, error) {
+	var body RunCopyLocaliser
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunCopyLocaliser overwrites any union data inside the Run as the provided RunCopyLocaliser
+func (t *Run) FromRunCopyLocaliser(v RunCopyLocaliser) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"copy-localiser"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunCopyLocaliser performs a merge with any union data inside the Run, using the provided RunCopyLocaliser
+func (t *Run) MergeRunCopyLocaliser(v RunCopyLocaliser) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"copy-localiser"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunElevatorPitchWriter returns the union data inside the Run as a RunElevatorPitchWriter
+func (t Run) AsRunElevatorPitchWriter() (RunElevatorPitchWriter, error) {
+	var body RunElevatorPitchWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunElevatorPitchWriter overwrites any union data inside the Run as the provided RunElevatorPitchWriter
+func (t *Run) FromRunElevatorPitchWriter(v RunElevatorPitchWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"elevator-pitch-writer"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunElevatorPitchWriter performs a merge with any union data inside the Run, using the provided RunElevatorPitchWriter
+func (t *Run) MergeRunElevatorPitchWriter(v RunElevatorPitchWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"elevator-pitch-writer"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunEventFollowUpEmails returns the union data inside the Run as a RunEventFollowUpEmails
+func (t Run) AsRunEventFollowUpEmails() (RunEventFollowUpEmails, error) {
+	var body RunEventFollowUpEmails
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunEventFollowUpEmails overwrites any union data inside the Run as the provided RunEventFollowUpEmails
+func (t *Run) FromRunEventFollowUpEmails(v RunEventFollowUpEmails) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"event-follow-up-emails"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunEventFollowUpEmails performs a merge with any union data inside the Run, using the provided RunEventFollowUpEmails
+func (t *Run) MergeRunEventFollowUpEmails(v RunEventFollowUpEmails) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"event-follow-up-emails"}`))
 	if err != nil {
 		return err
 	}
@@ -11541,6 +10385,74 @@ func (t *Run) MergeRunFollowUpEmailWriter(v RunFollowUpEmailWriter) error {
 	return err
 }
 
+// AsRunGlossaryBuilder returns the union data inside the Run as a RunGlossaryBuilder
+func (t Run) AsRunGlossaryBuilder() (RunGlossaryBuilder, error) {
+	var body RunGlossaryBuilder
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunGlossaryBuilder overwrites any union data inside the Run as the provided RunGlossaryBuilder
+func (t *Run) FromRunGlossaryBuilder(v RunGlossaryBuilder) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"glossary-builder"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunGlossaryBuilder performs a merge with any union data inside the Run, using the provided RunGlossaryBuilder
+func (t *Run) MergeRunGlossaryBuilder(v RunGlossaryBuilder) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"glossary-builder"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunGoogleSearchAds returns the union data inside the Run as a RunGoogleSearchAds
+func (t Run) AsRunGoogleSearchAds() (RunGoogleSearchAds, error) {
+	var body RunGoogleSearchAds
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunGoogleSearchAds overwrites any union data inside the Run as the provided RunGoogleSearchAds
+func (t *Run) FromRunGoogleSearchAds(v RunGoogleSearchAds) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"google-search-ads"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunGoogleSearchAds performs a merge with any union data inside the Run, using the provided RunGoogleSearchAds
+func (t *Run) MergeRunGoogleSearchAds(v RunGoogleSearchAds) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"google-search-ads"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 // AsRunIcpDefinition returns the union data inside the Run as a RunIcpDefinition
 func (t Run) AsRunIcpDefinition() (RunIcpDefinition, error) {
 	var body RunIcpDefinition
@@ -11566,6 +10478,176 @@ func (t *Run) MergeRunIcpDefinition(v RunIcpDefinition) error {
 		return err
 	}
 	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"icp-definition"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunInAppAnnouncement returns the union data inside the Run as a RunInAppAnnouncement
+func (t Run) AsRunInAppAnnouncement() (RunInAppAnnouncement, error) {
+	var body RunInAppAnnouncement
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunInAppAnnouncement overwrites any union data inside the Run as the provided RunInAppAnnouncement
+func (t *Run) FromRunInAppAnnouncement(v RunInAppAnnouncement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"in-app-announcement"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunInAppAnnouncement performs a merge with any union data inside the Run, using the provided RunInAppAnnouncement
+func (t *Run) MergeRunInAppAnnouncement(v RunInAppAnnouncement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"in-app-announcement"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunInstagramCaptionWriter returns the union data inside the Run as a RunInstagramCaptionWriter
+func (t Run) AsRunInstagramCaptionWriter() (RunInstagramCaptionWriter, error) {
+	var body RunInstagramCaptionWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunInstagramCaptionWriter overwrites any union data inside the Run as the provided RunInstagramCaptionWriter
+func (t *Run) FromRunInstagramCaptionWriter(v RunInstagramCaptionWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"instagram-caption-writer"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunInstagramCaptionWriter performs a merge with any union data inside the Run, using the provided RunInstagramCaptionWriter
+func (t *Run) MergeRunInstagramCaptionWriter(v RunInstagramCaptionWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"instagram-caption-writer"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunKeywordClusterPlanner returns the union data inside the Run as a RunKeywordClusterPlanner
+func (t Run) AsRunKeywordClusterPlanner() (RunKeywordClusterPlanner, error) {
+	var body RunKeywordClusterPlanner
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunKeywordClusterPlanner overwrites any union data inside the Run as the provided RunKeywordClusterPlanner
+func (t *Run) FromRunKeywordClusterPlanner(v RunKeywordClusterPlanner) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"keyword-cluster-planner"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunKeywordClusterPlanner performs a merge with any union data inside the Run, using the provided RunKeywordClusterPlanner
+func (t *Run) MergeRunKeywordClusterPlanner(v RunKeywordClusterPlanner) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"keyword-cluster-planner"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunLandingPageAudit returns the union data inside the Run as a RunLandingPageAudit
+func (t Run) AsRunLandingPageAudit() (RunLandingPageAudit, error) {
+	var body RunLandingPageAudit
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunLandingPageAudit overwrites any union data inside the Run as the provided RunLandingPageAudit
+func (t *Run) FromRunLandingPageAudit(v RunLandingPageAudit) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"landing-page-audit"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunLandingPageAudit performs a merge with any union data inside the Run, using the provided RunLandingPageAudit
+func (t *Run) MergeRunLandingPageAudit(v RunLandingPageAudit) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"landing-page-audit"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunLandingPageCopy returns the union data inside the Run as a RunLandingPageCopy
+func (t Run) AsRunLandingPageCopy() (RunLandingPageCopy, error) {
+	var body RunLandingPageCopy
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunLandingPageCopy overwrites any union data inside the Run as the provided RunLandingPageCopy
+func (t *Run) FromRunLandingPageCopy(v RunLandingPageCopy) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"landing-page-copy"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunLandingPageCopy performs a merge with any union data inside the Run, using the provided RunLandingPageCopy
+func (t *Run) MergeRunLandingPageCopy(v RunLandingPageCopy) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"landing-page-copy"}`))
 	if err != nil {
 		return err
 	}
@@ -11609,6 +10691,516 @@ func (t *Run) MergeRunLinkedinPostWriter(v RunLinkedinPostWriter) error {
 	return err
 }
 
+// AsRunMediaPitchEmail returns the union data inside the Run as a RunMediaPitchEmail
+func (t Run) AsRunMediaPitchEmail() (RunMediaPitchEmail, error) {
+	var body RunMediaPitchEmail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunMediaPitchEmail overwrites any union data inside the Run as the provided RunMediaPitchEmail
+func (t *Run) FromRunMediaPitchEmail(v RunMediaPitchEmail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"media-pitch-email"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunMediaPitchEmail performs a merge with any union data inside the Run, using the provided RunMediaPitchEmail
+func (t *Run) MergeRunMediaPitchEmail(v RunMediaPitchEmail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"media-pitch-email"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunMessagingHouse returns the union data inside the Run as a RunMessagingHouse
+func (t Run) AsRunMessagingHouse() (RunMessagingHouse, error) {
+	var body RunMessagingHouse
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunMessagingHouse overwrites any union data inside the Run as the provided RunMessagingHouse
+func (t *Run) FromRunMessagingHouse(v RunMessagingHouse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"messaging-house"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunMessagingHouse performs a merge with any union data inside the Run, using the provided RunMessagingHouse
+func (t *Run) MergeRunMessagingHouse(v RunMessagingHouse) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"messaging-house"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunMetaTagsFromPage returns the union data inside the Run as a RunMetaTagsFromPage
+func (t Run) AsRunMetaTagsFromPage() (RunMetaTagsFromPage, error) {
+	var body RunMetaTagsFromPage
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunMetaTagsFromPage overwrites any union data inside the Run as the provided RunMetaTagsFromPage
+func (t *Run) FromRunMetaTagsFromPage(v RunMetaTagsFromPage) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"meta-tags-from-page"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunMetaTagsFromPage performs a merge with any union data inside the Run, using the provided RunMetaTagsFromPage
+func (t *Run) MergeRunMetaTagsFromPage(v RunMetaTagsFromPage) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"meta-tags-from-page"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunNewsletterFromFeed returns the union data inside the Run as a RunNewsletterFromFeed
+func (t Run) AsRunNewsletterFromFeed() (RunNewsletterFromFeed, error) {
+	var body RunNewsletterFromFeed
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunNewsletterFromFeed overwrites any union data inside the Run as the provided RunNewsletterFromFeed
+func (t *Run) FromRunNewsletterFromFeed(v RunNewsletterFromFeed) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"newsletter-from-feed"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunNewsletterFromFeed performs a merge with any union data inside the Run, using the provided RunNewsletterFromFeed
+func (t *Run) MergeRunNewsletterFromFeed(v RunNewsletterFromFeed) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"newsletter-from-feed"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunNewsletterIssueWriter returns the union data inside the Run as a RunNewsletterIssueWriter
+func (t Run) AsRunNewsletterIssueWriter() (RunNewsletterIssueWriter, error) {
+	var body RunNewsletterIssueWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunNewsletterIssueWriter overwrites any union data inside the Run as the provided RunNewsletterIssueWriter
+func (t *Run) FromRunNewsletterIssueWriter(v RunNewsletterIssueWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"newsletter-issue-writer"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunNewsletterIssueWriter performs a merge with any union data inside the Run, using the provided RunNewsletterIssueWriter
+func (t *Run) MergeRunNewsletterIssueWriter(v RunNewsletterIssueWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"newsletter-issue-writer"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunObjectionHandler returns the union data inside the Run as a RunObjectionHandler
+func (t Run) AsRunObjectionHandler() (RunObjectionHandler, error) {
+	var body RunObjectionHandler
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunObjectionHandler overwrites any union data inside the Run as the provided RunObjectionHandler
+func (t *Run) FromRunObjectionHandler(v RunObjectionHandler) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"objection-handler"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunObjectionHandler performs a merge with any union data inside the Run, using the provided RunObjectionHandler
+func (t *Run) MergeRunObjectionHandler(v RunObjectionHandler) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"objection-handler"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunOssGrowth returns the union data inside the Run as a RunOssGrowth
+func (t Run) AsRunOssGrowth() (RunOssGrowth, error) {
+	var body RunOssGrowth
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunOssGrowth overwrites any union data inside the Run as the provided RunOssGrowth
+func (t *Run) FromRunOssGrowth(v RunOssGrowth) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"oss-growth"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunOssGrowth performs a merge with any union data inside the Run, using the provided RunOssGrowth
+func (t *Run) MergeRunOssGrowth(v RunOssGrowth) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"oss-growth"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunPageLocaliser returns the union data inside the Run as a RunPageLocaliser
+func (t Run) AsRunPageLocaliser() (RunPageLocaliser, error) {
+	var body RunPageLocaliser
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunPageLocaliser overwrites any union data inside the Run as the provided RunPageLocaliser
+func (t *Run) FromRunPageLocaliser(v RunPageLocaliser) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"page-localiser"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunPageLocaliser performs a merge with any union data inside the Run, using the provided RunPageLocaliser
+func (t *Run) MergeRunPageLocaliser(v RunPageLocaliser) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"page-localiser"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunPositioningStatement returns the union data inside the Run as a RunPositioningStatement
+func (t Run) AsRunPositioningStatement() (RunPositioningStatement, error) {
+	var body RunPositioningStatement
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunPositioningStatement overwrites any union data inside the Run as the provided RunPositioningStatement
+func (t *Run) FromRunPositioningStatement(v RunPositioningStatement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"positioning-statement"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunPositioningStatement performs a merge with any union data inside the Run, using the provided RunPositioningStatement
+func (t *Run) MergeRunPositioningStatement(v RunPositioningStatement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"positioning-statement"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunPressReleaseWriter returns the union data inside the Run as a RunPressReleaseWriter
+func (t Run) AsRunPressReleaseWriter() (RunPressReleaseWriter, error) {
+	var body RunPressReleaseWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunPressReleaseWriter overwrites any union data inside the Run as the provided RunPressReleaseWriter
+func (t *Run) FromRunPressReleaseWriter(v RunPressReleaseWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"press-release-writer"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunPressReleaseWriter performs a merge with any union data inside the Run, using the provided RunPressReleaseWriter
+func (t *Run) MergeRunPressReleaseWriter(v RunPressReleaseWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"press-release-writer"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunPriceIncreaseAnnouncement returns the union data inside the Run as a RunPriceIncreaseAnnouncement
+func (t Run) AsRunPriceIncreaseAnnouncement() (RunPriceIncreaseAnnouncement, error) {
+	var body RunPriceIncreaseAnnouncement
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunPriceIncreaseAnnouncement overwrites any union data inside the Run as the provided RunPriceIncreaseAnnouncement
+func (t *Run) FromRunPriceIncreaseAnnouncement(v RunPriceIncreaseAnnouncement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"price-increase-announcement"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunPriceIncreaseAnnouncement performs a merge with any union data inside the Run, using the provided RunPriceIncreaseAnnouncement
+func (t *Run) MergeRunPriceIncreaseAnnouncement(v RunPriceIncreaseAnnouncement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"price-increase-announcement"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunPricingPageCopy returns the union data inside the Run as a RunPricingPageCopy
+func (t Run) AsRunPricingPageCopy() (RunPricingPageCopy, error) {
+	var body RunPricingPageCopy
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunPricingPageCopy overwrites any union data inside the Run as the provided RunPricingPageCopy
+func (t *Run) FromRunPricingPageCopy(v RunPricingPageCopy) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"pricing-page-copy"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunPricingPageCopy performs a merge with any union data inside the Run, using the provided RunPricingPageCopy
+func (t *Run) MergeRunPricingPageCopy(v RunPricingPageCopy) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"pricing-page-copy"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunProductDemoScript returns the union data inside the Run as a RunProductDemoScript
+func (t Run) AsRunProductDemoScript() (RunProductDemoScript, error) {
+	var body RunProductDemoScript
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunProductDemoScript overwrites any union data inside the Run as the provided RunProductDemoScript
+func (t *Run) FromRunProductDemoScript(v RunProductDemoScript) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"product-demo-script"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunProductDemoScript performs a merge with any union data inside the Run, using the provided RunProductDemoScript
+func (t *Run) MergeRunProductDemoScript(v RunProductDemoScript) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"product-demo-script"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunProductHuntLaunchKit returns the union data inside the Run as a RunProductHuntLaunchKit
+func (t Run) AsRunProductHuntLaunchKit() (RunProductHuntLaunchKit, error) {
+	var body RunProductHuntLaunchKit
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunProductHuntLaunchKit overwrites any union data inside the Run as the provided RunProductHuntLaunchKit
+func (t *Run) FromRunProductHuntLaunchKit(v RunProductHuntLaunchKit) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"product-hunt-launch-kit"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunProductHuntLaunchKit performs a merge with any union data inside the Run, using the provided RunProductHuntLaunchKit
+func (t *Run) MergeRunProductHuntLaunchKit(v RunProductHuntLaunchKit) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"product-hunt-launch-kit"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunProductLaunchAnnouncement returns the union data inside the Run as a RunProductLaunchAnnouncement
+func (t Run) AsRunProductLaunchAnnouncement() (RunProductLaunchAnnouncement, error) {
+	var body RunProductLaunchAnnouncement
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunProductLaunchAnnouncement overwrites any union data inside the Run as the provided RunProductLaunchAnnouncement
+func (t *Run) FromRunProductLaunchAnnouncement(v RunProductLaunchAnnouncement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"product-launch-announcement"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunProductLaunchAnnouncement performs a merge with any union data inside the Run, using the provided RunProductLaunchAnnouncement
+func (t *Run) MergeRunProductLaunchAnnouncement(v RunProductLaunchAnnouncement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"product-launch-announcement"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 // AsRunProspectReplyWriter returns the union data inside the Run as a RunProspectReplyWriter
 func (t Run) AsRunProspectReplyWriter() (RunProspectReplyWriter, error) {
 	var body RunProspectReplyWriter
@@ -11643,31 +11235,31 @@ func (t *Run) MergeRunProspectReplyWriter(v RunProspectReplyWriter) error {
 	return err
 }
 
-// AsRunWelcomeSequenceWriter returns the union data inside the Run as a RunWelcomeSequenceWriter
-func (t Run) AsRunWelcomeSequenceWriter() (RunWelcomeSequenceWriter, error) {
-	var body RunWelcomeSequenceWriter
+// AsRunProspectResearchFromSite returns the union data inside the Run as a RunProspectResearchFromSite
+func (t Run) AsRunProspectResearchFromSite() (RunProspectResearchFromSite, error) {
+	var body RunProspectResearchFromSite
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromRunWelcomeSequenceWriter overwrites any union data inside the Run as the provided RunWelcomeSequenceWriter
-func (t *Run) FromRunWelcomeSequenceWriter(v RunWelcomeSequenceWriter) error {
+// FromRunProspectResearchFromSite overwrites any union data inside the Run as the provided RunProspectResearchFromSite
+func (t *Run) FromRunProspectResearchFromSite(v RunProspectResearchFromSite) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"welcome-sequence-writer"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"prospect-research-from-site"}`))
 	t.union = b
 	return err
 }
 
-// MergeRunWelcomeSequenceWriter performs a merge with any union data inside the Run, using the provided RunWelcomeSequenceWriter
-func (t *Run) MergeRunWelcomeSequenceWriter(v RunWelcomeSequenceWriter) error {
+// MergeRunProspectResearchFromSite performs a merge with any union data inside the Run, using the provided RunProspectResearchFromSite
+func (t *Run) MergeRunProspectResearchFromSite(v RunProspectResearchFromSite) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"welcome-sequence-writer"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"prospect-research-from-site"}`))
 	if err != nil {
 		return err
 	}
@@ -11677,31 +11269,235 @@ func (t *Run) MergeRunWelcomeSequenceWriter(v RunWelcomeSequenceWriter) error {
 	return err
 }
 
-// AsRunUnpriced returns the union data inside the Run as a RunUnpriced
-func (t Run) AsRunUnpriced() (RunUnpriced, error) {
-	var body RunUnpriced
+// AsRunReEngagementEmail returns the union data inside the Run as a RunReEngagementEmail
+func (t Run) AsRunReEngagementEmail() (RunReEngagementEmail, error) {
+	var body RunReEngagementEmail
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromRunUnpriced overwrites any union data inside the Run as the provided RunUnpriced
-func (t *Run) FromRunUnpriced(v RunUnpriced) error {
+// FromRunReEngagementEmail overwrites any union data inside the Run as the provided RunReEngagementEmail
+func (t *Run) FromRunReEngagementEmail(v RunReEngagementEmail) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"unpriced"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"re-engagement-email"}`))
 	t.union = b
 	return err
 }
 
-// MergeRunUnpriced performs a merge with any union data inside the Run, using the provided RunUnpriced
-func (t *Run) MergeRunUnpriced(v RunUnpriced) error {
+// MergeRunReEngagementEmail performs a merge with any union data inside the Run, using the provided RunReEngagementEmail
+func (t *Run) MergeRunReEngagementEmail(v RunReEngagementEmail) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"unpriced"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"re-engagement-email"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunReadmeImprover returns the union data inside the Run as a RunReadmeImprover
+func (t Run) AsRunReadmeImprover() (RunReadmeImprover, error) {
+	var body RunReadmeImprover
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunReadmeImprover overwrites any union data inside the Run as the provided RunReadmeImprover
+func (t *Run) FromRunReadmeImprover(v RunReadmeImprover) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"readme-improver"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunReadmeImprover performs a merge with any union data inside the Run, using the provided RunReadmeImprover
+func (t *Run) MergeRunReadmeImprover(v RunReadmeImprover) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"readme-improver"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunReleaseNotesFromChangelog returns the union data inside the Run as a RunReleaseNotesFromChangelog
+func (t Run) AsRunReleaseNotesFromChangelog() (RunReleaseNotesFromChangelog, error) {
+	var body RunReleaseNotesFromChangelog
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunReleaseNotesFromChangelog overwrites any union data inside the Run as the provided RunReleaseNotesFromChangelog
+func (t *Run) FromRunReleaseNotesFromChangelog(v RunReleaseNotesFromChangelog) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"release-notes-from-changelog"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunReleaseNotesFromChangelog performs a merge with any union data inside the Run, using the provided RunReleaseNotesFromChangelog
+func (t *Run) MergeRunReleaseNotesFromChangelog(v RunReleaseNotesFromChangelog) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"release-notes-from-changelog"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunRetargetingAdSequence returns the union data inside the Run as a RunRetargetingAdSequence
+func (t Run) AsRunRetargetingAdSequence() (RunRetargetingAdSequence, error) {
+	var body RunRetargetingAdSequence
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunRetargetingAdSequence overwrites any union data inside the Run as the provided RunRetargetingAdSequence
+func (t *Run) FromRunRetargetingAdSequence(v RunRetargetingAdSequence) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"retargeting-ad-sequence"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunRetargetingAdSequence performs a merge with any union data inside the Run, using the provided RunRetargetingAdSequence
+func (t *Run) MergeRunRetargetingAdSequence(v RunRetargetingAdSequence) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"retargeting-ad-sequence"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunReviewResponseWriter returns the union data inside the Run as a RunReviewResponseWriter
+func (t Run) AsRunReviewResponseWriter() (RunReviewResponseWriter, error) {
+	var body RunReviewResponseWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunReviewResponseWriter overwrites any union data inside the Run as the provided RunReviewResponseWriter
+func (t *Run) FromRunReviewResponseWriter(v RunReviewResponseWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"review-response-writer"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunReviewResponseWriter performs a merge with any union data inside the Run, using the provided RunReviewResponseWriter
+func (t *Run) MergeRunReviewResponseWriter(v RunReviewResponseWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"review-response-writer"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunSeoContentBrief returns the union data inside the Run as a RunSeoContentBrief
+func (t Run) AsRunSeoContentBrief() (RunSeoContentBrief, error) {
+	var body RunSeoContentBrief
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunSeoContentBrief overwrites any union data inside the Run as the provided RunSeoContentBrief
+func (t *Run) FromRunSeoContentBrief(v RunSeoContentBrief) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"seo-content-brief"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunSeoContentBrief performs a merge with any union data inside the Run, using the provided RunSeoContentBrief
+func (t *Run) MergeRunSeoContentBrief(v RunSeoContentBrief) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"seo-content-brief"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunShortFormVideoScript returns the union data inside the Run as a RunShortFormVideoScript
+func (t Run) AsRunShortFormVideoScript() (RunShortFormVideoScript, error) {
+	var body RunShortFormVideoScript
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunShortFormVideoScript overwrites any union data inside the Run as the provided RunShortFormVideoScript
+func (t *Run) FromRunShortFormVideoScript(v RunShortFormVideoScript) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"short-form-video-script"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunShortFormVideoScript performs a merge with any union data inside the Run, using the provided RunShortFormVideoScript
+func (t *Run) MergeRunShortFormVideoScript(v RunShortFormVideoScript) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"short-form-video-script"}`))
 	if err != nil {
 		return err
 	}
@@ -11779,31 +11575,31 @@ func (t *Run) MergeRunSupportReplyWriter(v RunSupportReplyWriter) error {
 	return err
 }
 
-// AsRunColdEmailWriter returns the union data inside the Run as a RunColdEmailWriter
-func (t Run) AsRunColdEmailWriter() (RunColdEmailWriter, error) {
-	var body RunColdEmailWriter
+// AsRunTestApp returns the union data inside the Run as a RunTestApp
+func (t Run) AsRunTestApp() (RunTestApp, error) {
+	var body RunTestApp
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromRunColdEmailWriter overwrites any union data inside the Run as the provided RunColdEmailWriter
-func (t *Run) FromRunColdEmailWriter(v RunColdEmailWriter) error {
+// FromRunTestApp overwrites any union data inside the Run as the provided RunTestApp
+func (t *Run) FromRunTestApp(v RunTestApp) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"cold-email-writer"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"test-app"}`))
 	t.union = b
 	return err
 }
 
-// MergeRunColdEmailWriter performs a merge with any union data inside the Run, using the provided RunColdEmailWriter
-func (t *Run) MergeRunColdEmailWriter(v RunColdEmailWriter) error {
+// MergeRunTestApp performs a merge with any union data inside the Run, using the provided RunTestApp
+func (t *Run) MergeRunTestApp(v RunTestApp) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"cold-email-writer"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"test-app"}`))
 	if err != nil {
 		return err
 	}
@@ -11813,31 +11609,31 @@ func (t *Run) MergeRunColdEmailWriter(v RunColdEmailWriter) error {
 	return err
 }
 
-// AsRunMetaTagsFromPage returns the union data inside the Run as a RunMetaTagsFromPage
-func (t Run) AsRunMetaTagsFromPage() (RunMetaTagsFromPage, error) {
-	var body RunMetaTagsFromPage
+// AsRunTestimonialRequestEmail returns the union data inside the Run as a RunTestimonialRequestEmail
+func (t Run) AsRunTestimonialRequestEmail() (RunTestimonialRequestEmail, error) {
+	var body RunTestimonialRequestEmail
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromRunMetaTagsFromPage overwrites any union data inside the Run as the provided RunMetaTagsFromPage
-func (t *Run) FromRunMetaTagsFromPage(v RunMetaTagsFromPage) error {
+// FromRunTestimonialRequestEmail overwrites any union data inside the Run as the provided RunTestimonialRequestEmail
+func (t *Run) FromRunTestimonialRequestEmail(v RunTestimonialRequestEmail) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"meta-tags-from-page"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"testimonial-request-email"}`))
 	t.union = b
 	return err
 }
 
-// MergeRunMetaTagsFromPage performs a merge with any union data inside the Run, using the provided RunMetaTagsFromPage
-func (t *Run) MergeRunMetaTagsFromPage(v RunMetaTagsFromPage) error {
+// MergeRunTestimonialRequestEmail performs a merge with any union data inside the Run, using the provided RunTestimonialRequestEmail
+func (t *Run) MergeRunTestimonialRequestEmail(v RunTestimonialRequestEmail) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"meta-tags-from-page"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"testimonial-request-email"}`))
 	if err != nil {
 		return err
 	}
@@ -11847,31 +11643,235 @@ func (t *Run) MergeRunMetaTagsFromPage(v RunMetaTagsFromPage) error {
 	return err
 }
 
-// AsRunReadmeImprover returns the union data inside the Run as a RunReadmeImprover
-func (t Run) AsRunReadmeImprover() (RunReadmeImprover, error) {
-	var body RunReadmeImprover
+// AsRunUnpriced returns the union data inside the Run as a RunUnpriced
+func (t Run) AsRunUnpriced() (RunUnpriced, error) {
+	var body RunUnpriced
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromRunReadmeImprover overwrites any union data inside the Run as the provided RunReadmeImprover
-func (t *Run) FromRunReadmeImprover(v RunReadmeImprover) error {
+// FromRunUnpriced overwrites any union data inside the Run as the provided RunUnpriced
+func (t *Run) FromRunUnpriced(v RunUnpriced) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"readme-improver"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"unpriced"}`))
 	t.union = b
 	return err
 }
 
-// MergeRunReadmeImprover performs a merge with any union data inside the Run, using the provided RunReadmeImprover
-func (t *Run) MergeRunReadmeImprover(v RunReadmeImprover) error {
+// MergeRunUnpriced performs a merge with any union data inside the Run, using the provided RunUnpriced
+func (t *Run) MergeRunUnpriced(v RunUnpriced) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"readme-improver"}`))
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"unpriced"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunValuePropositionCanvas returns the union data inside the Run as a RunValuePropositionCanvas
+func (t Run) AsRunValuePropositionCanvas() (RunValuePropositionCanvas, error) {
+	var body RunValuePropositionCanvas
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunValuePropositionCanvas overwrites any union data inside the Run as the provided RunValuePropositionCanvas
+func (t *Run) FromRunValuePropositionCanvas(v RunValuePropositionCanvas) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"value-proposition-canvas"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunValuePropositionCanvas performs a merge with any union data inside the Run, using the provided RunValuePropositionCanvas
+func (t *Run) MergeRunValuePropositionCanvas(v RunValuePropositionCanvas) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"value-proposition-canvas"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunWebinarOutline returns the union data inside the Run as a RunWebinarOutline
+func (t Run) AsRunWebinarOutline() (RunWebinarOutline, error) {
+	var body RunWebinarOutline
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunWebinarOutline overwrites any union data inside the Run as the provided RunWebinarOutline
+func (t *Run) FromRunWebinarOutline(v RunWebinarOutline) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"webinar-outline"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunWebinarOutline performs a merge with any union data inside the Run, using the provided RunWebinarOutline
+func (t *Run) MergeRunWebinarOutline(v RunWebinarOutline) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"webinar-outline"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunWebinarPromotionKit returns the union data inside the Run as a RunWebinarPromotionKit
+func (t Run) AsRunWebinarPromotionKit() (RunWebinarPromotionKit, error) {
+	var body RunWebinarPromotionKit
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunWebinarPromotionKit overwrites any union data inside the Run as the provided RunWebinarPromotionKit
+func (t *Run) FromRunWebinarPromotionKit(v RunWebinarPromotionKit) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"webinar-promotion-kit"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunWebinarPromotionKit performs a merge with any union data inside the Run, using the provided RunWebinarPromotionKit
+func (t *Run) MergeRunWebinarPromotionKit(v RunWebinarPromotionKit) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"webinar-promotion-kit"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunWelcomeSequenceWriter returns the union data inside the Run as a RunWelcomeSequenceWriter
+func (t Run) AsRunWelcomeSequenceWriter() (RunWelcomeSequenceWriter, error) {
+	var body RunWelcomeSequenceWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunWelcomeSequenceWriter overwrites any union data inside the Run as the provided RunWelcomeSequenceWriter
+func (t *Run) FromRunWelcomeSequenceWriter(v RunWelcomeSequenceWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"welcome-sequence-writer"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunWelcomeSequenceWriter performs a merge with any union data inside the Run, using the provided RunWelcomeSequenceWriter
+func (t *Run) MergeRunWelcomeSequenceWriter(v RunWelcomeSequenceWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"welcome-sequence-writer"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunXThreadWriter returns the union data inside the Run as a RunXThreadWriter
+func (t Run) AsRunXThreadWriter() (RunXThreadWriter, error) {
+	var body RunXThreadWriter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunXThreadWriter overwrites any union data inside the Run as the provided RunXThreadWriter
+func (t *Run) FromRunXThreadWriter(v RunXThreadWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"x-thread-writer"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunXThreadWriter performs a merge with any union data inside the Run, using the provided RunXThreadWriter
+func (t *Run) MergeRunXThreadWriter(v RunXThreadWriter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"x-thread-writer"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRunYoutubeVideoScript returns the union data inside the Run as a RunYoutubeVideoScript
+func (t Run) AsRunYoutubeVideoScript() (RunYoutubeVideoScript, error) {
+	var body RunYoutubeVideoScript
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRunYoutubeVideoScript overwrites any union data inside the Run as the provided RunYoutubeVideoScript
+func (t *Run) FromRunYoutubeVideoScript(v RunYoutubeVideoScript) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"youtube-video-script"}`))
+	t.union = b
+	return err
+}
+
+// MergeRunYoutubeVideoScript performs a merge with any union data inside the Run, using the provided RunYoutubeVideoScript
+func (t *Run) MergeRunYoutubeVideoScript(v RunYoutubeVideoScript) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"app_slug":"youtube-video-script"}`))
 	if err != nil {
 		return err
 	}
