@@ -53,8 +53,7 @@ func Admit(a Admission) (ledger.Event, error) {
 	case errors.Is(err, ledger.ErrInsufficientCredits):
 		return ledger.Event{}, Errorf(CodeInsufficientCredits, "balance is %d Credits, the run costs %d", a.Account.Balance, p.CreditCost)
 	case errors.Is(err, ledger.ErrTooManyActive):
-		return ledger.Event{}, &Error{Code: CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter, Limit: LimitAccountActiveRuns,
-			Message: "this account already has the maximum of active runs; wait for one to finish"}
+		return ledger.Event{}, AccountAtCeiling()
 	case err != nil:
 		return ledger.Event{}, fmt.Errorf("engine: charge: %w", err)
 	case a.PlatformFull:
@@ -64,4 +63,11 @@ func Admit(a Admission) (ledger.Event, error) {
 	charge.PriceAt = p.At // the price in effect, on the statement line
 	charge.Record = a.Record
 	return charge, nil
+}
+
+// AccountAtCeiling is the refusal of a create whose account holds its
+// most active runs.
+func AccountAtCeiling() error {
+	return &Error{Code: CodeConcurrencyLimit, RetryAfter: concurrencyRetryAfter, Limit: LimitAccountActiveRuns,
+		Message: "this account already has the maximum of active runs; wait for one to finish"}
 }

@@ -152,12 +152,16 @@ func (s *Service) createRun(ctx context.Context, req CreateRunRequest, key *idem
 	// create is counted: a client told to wait for a run to finish must
 	// not find the window spent by its refusals (issue 47). The cached
 	// account is confirmed from the log first; the write decides again.
+	// Only the ceiling is judged here: a 402 or another refusal comes
+	// from the admission below, with its own checks (the simulation
+	// caught a 402 this check gave from an account it had just read,
+	// untrue of the price the request had).
 	if lim := s.cfg.Limits.OwnerActiveRuns; lim > 0 && acct.Active >= lim {
 		if acct, acctSeq, err = s.log.Account(ctx, req.AccountID, false); err != nil {
 			return CreatedRun{}, err
 		}
-		if _, err := engine.Admit(engine.Admission{Account: acct, Price: price.Price, MaxCost: req.MaxCreditCost, OwnerActiveRuns: lim}); err != nil {
-			return CreatedRun{}, err
+		if acct.Active >= lim {
+			return CreatedRun{}, engine.AccountAtCeiling()
 		}
 	}
 	quota, err := s.allow(ctx, limitCreate, req.KeyID)
