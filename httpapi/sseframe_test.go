@@ -13,6 +13,14 @@ import (
 	. "github.com/apprun/apprun/node/nodetest"
 )
 
+// eventsRequest asks for a run's event stream with a's key. These tests
+// read the raw body and its error, which Harness.Stream keeps to itself.
+func eventsRequest(ctx context.Context, h *Harness, a Account, runNo string) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, "GET", h.Srv.URL+"/api/v1/runs/"+runNo+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+a.Key)
+	return req
+}
+
 // A run's stream is a chunked body that ends with its last chunk after
 // the terminal event and a long retry: an HTTP client reads it to a
 // clean end, and a client that reconnects on every end waits a day.
@@ -22,9 +30,7 @@ func TestAFinishedStreamEndsWithItsLastChunk(t *testing.T) {
 	a := h.Account(100)
 	runNo := h.Create(a, RunTestApp("ok"))
 	h.Collect(a, runNo)
-	req, _ := http.NewRequest("GET", h.Srv.URL+"/api/v1/runs/"+runNo+"/events", nil)
-	req.Header.Set("Authorization", "Bearer "+a.Key)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(eventsRequest(context.Background(), h, a, runNo))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,9 +62,7 @@ func TestAStreamEndedBeforeItsRunEndsIsACut(t *testing.T) {
 	runNo := h.Create(a, RunTestApp("hold"))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", h.Srv.URL+"/api/v1/runs/"+runNo+"/events", nil)
-	req.Header.Set("Authorization", "Bearer "+a.Key)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(eventsRequest(ctx, h, a, runNo))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,9 +92,7 @@ func TestTheConnectionOfAFinishedStreamServesTheNextRequest(t *testing.T) {
 	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
 	defer client.CloseIdleConnections()
 	for i := range 20 {
-		req, _ := http.NewRequest("GET", h.Srv.URL+"/api/v1/runs/"+runNo+"/events", nil)
-		req.Header.Set("Authorization", "Bearer "+a.Key)
-		resp, err := client.Do(req)
+		resp, err := client.Do(eventsRequest(context.Background(), h, a, runNo))
 		if err != nil {
 			t.Fatal(err)
 		}
