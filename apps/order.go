@@ -13,33 +13,70 @@ import (
 // sorts a map's members, and a run's output is kept as encoded here.
 func orderedJSON(v any, schema json.RawMessage) (json.RawMessage, error) {
 	var b bytes.Buffer
-	if err := writeOrdered(&b, v, schema); err != nil {
+	if err := writeOrdered(&b, v, shapeOf(schema)); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
-func writeOrdered(b *bytes.Buffer, v any, schema json.RawMessage) error {
+// outputShape is what of a schema orders a value: its properties in document
+// order, each with its own shape, and its items' shape. It is read once
+// an output, not once an array element.
+type outputShape struct {
+	names []string
+	props map[string]*outputShape
+	items *outputShape
+}
+
+// shapeOf reads schema's shape; nil when schema orders nothing.
+func shapeOf(schema json.RawMessage) *outputShape {
 	var s struct {
 		Properties json.RawMessage `json:"properties"`
 		Items      json.RawMessage `json:"items"`
 	}
-	if len(schema) > 0 {
-		_ = json.Unmarshal(schema, &s) // a schema that is not an object orders nothing
+	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil { // a schema that is not an object orders nothing
+		return nil
+	}
+	sh := &outputShape{props: map[string]*outputShape{}, items: shapeOf(s.Items)}
+	if len(s.Properties) == 0 {
+		return sh
+	}
+	dec := json.NewDecoder(bytes.NewReader(s.Properties))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return sh
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return sh
+		}
+		var sub json.RawMessage
+		if err := dec.Decode(&sub); err != nil {
+			return sh
+		}
+		name := t.(string)
+		sh.names = append(sh.names, name)
+		sh.props[name] = shapeOf(sub)
+	}
+	return sh
+}
+
+func writeOrdered(b *bytes.Buffer, v any, sh *outputShape) error {
+	if sh == nil {
+		sh = &outputShape{}
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		names, subs := declared(s.Properties)
 		var rest []string
 		for k := range x {
-			if !slices.Contains(names, k) {
+			if _, ok := sh.props[k]; !ok {
 				rest = append(rest, k)
 			}
 		}
 		slices.Sort(rest)
 		b.WriteByte('{')
 		first := true
-		for i, k := range append(names, rest...) {
+		for _, k := range append(slices.Clip(sh.names), rest...) {
 			val, ok := x[k]
 			if !ok {
 				continue
@@ -51,11 +88,7 @@ func writeOrdered(b *bytes.Buffer, v any, schema json.RawMessage) error {
 			key, _ := json.Marshal(k)
 			b.Write(key)
 			b.WriteByte(':')
-			var sub json.RawMessage
-			if i < len(subs) {
-				sub = subs[i]
-			}
-			if err := writeOrdered(b, val, sub); err != nil {
+			if err := writeOrdered(b, val, sh.props[k]); err != nil {
 				return err
 			}
 		}
@@ -67,7 +100,7 @@ func writeOrdered(b *bytes.Buffer, v any, schema json.RawMessage) error {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			if err := writeOrdered(b, e, s.Items); err != nil {
+			if err := writeOrdered(b, e, sh.items); err != nil {
 				return err
 			}
 		}
@@ -77,28 +110,4 @@ func writeOrdered(b *bytes.Buffer, v any, schema json.RawMessage) error {
 	data, err := json.Marshal(v)
 	b.Write(data)
 	return err
-}
-
-// declared lists the members of a properties object in document order,
-// with their schemas.
-func declared(props json.RawMessage) (names []string, schemas []json.RawMessage) {
-	if len(props) == 0 {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(props))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, nil
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return names, schemas
-		}
-		var sub json.RawMessage
-		if err := dec.Decode(&sub); err != nil {
-			return names, schemas
-		}
-		names, schemas = append(names, t.(string)), append(schemas, sub)
-	}
-	return names, schemas
 }
