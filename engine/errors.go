@@ -87,7 +87,7 @@ const (
 	LimitWebhookRedelivery     = "webhook_redelivery_interval"
 )
 
-// Limits are every Limit* name, for the documents that list them.
+// LimitNames are every Limit* name, for the documents that list them.
 var LimitNames = []string{LimitCreatesPerMinute, LimitReadsPerMinute, LimitRefusedPerMinute, LimitAccountActiveRuns,
 	LimitPlatformActiveRuns, LimitStreamsPerKey, LimitStreamsPerAccount, LimitConnectionsPerAddress,
 	LimitCheckoutsPerHour, LimitWebhookRedelivery}
