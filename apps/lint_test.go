@@ -3,6 +3,7 @@ package apps
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -76,6 +77,40 @@ func TestEveryAppOffersChinese(t *testing.T) {
 		for _, st := range d.Steps {
 			if st.Model != nil && !strings.Contains(st.Model.Instructions, "{{.Input.interaction_language}}") {
 				t.Errorf("%s: step %s does not tell the model the language", slug, st.Name)
+			}
+		}
+	}
+}
+
+// No example holds a null: in YAML's flow style an unquoted comma splits
+// a value into a second key with no value ({body: a, b.} is body "a" and
+// a key "b." that is null), which the output schema may let through.
+func TestExamplesHoldNoNulls(t *testing.T) {
+	t.Parallel()
+	var nulls func(v any, at string) []string
+	nulls = func(v any, at string) []string {
+		var out []string
+		switch x := v.(type) {
+		case nil:
+			return []string{at}
+		case map[string]any:
+			for k, e := range x {
+				out = append(out, nulls(e, at+"."+k)...)
+			}
+		case []any:
+			for i, e := range x {
+				out = append(out, nulls(e, at+"["+strconv.Itoa(i)+"]")...)
+			}
+		}
+		return out
+	}
+	for slug, d := range shippedDefinitions(t) {
+		for i, ex := range d.Examples {
+			var out any
+			_ = json.Unmarshal(ex.Output, &out)
+			found := append(nulls(map[string]any(ex.Input), "input"), nulls(out, "output")...)
+			if len(found) > 0 {
+				t.Errorf("%s: example %d has nulls at %v: quote a value with a comma in it", slug, i, found)
 			}
 		}
 	}
