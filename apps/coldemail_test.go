@@ -87,12 +87,12 @@ func TestColdEmailUsesTheBrief(t *testing.T) {
 	for _, e := range s.Emails {
 		all += e.Subject + "\n" + e.Body + "\n"
 	}
-	for _, want := range []string{"Raised a seed round", "close the books in one day", "Brightside Agency", "20-minute call", "Dana Kim, Head of Partnerships, Acme"} {
+	for _, want := range []string{"raised a seed round", "close the books in one day", "Brightside Agency", "20-minute call", "Dana Kim\nHead of Partnerships, Acme"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("sequence does not contain %q:\n%s", want, all)
 		}
 	}
-	if !strings.Contains(s.Emails[0].Body, "Raised a seed round") {
+	if !strings.Contains(s.Emails[0].Body, "raised a seed round") {
 		t.Errorf("the opener is not tied to the research signal: %s", s.Emails[0].Body)
 	}
 }
