@@ -103,10 +103,13 @@ type Step struct {
 	Message string `json:"message"`
 }
 
-// RunError says why a run failed.
+// RunError says why a run failed: its code, and in Message what
+// happened in words a customer reads. Details, when set, is the technical
+// account (a provider's own message, a parser's) for whoever debugs it.
 type RunError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	Details string `json:"details,omitempty"`
 }
 
 func (e *RunError) Error() string { return e.Code + ": " + e.Message }

@@ -40,8 +40,10 @@ type Run struct {
 	Output           json.RawMessage `json:"output,omitempty"`
 	Error            *RunError       `json:"error,omitempty"`
 	Refunded         int64           `json:"refunded,omitempty"`
-	CreatedSeq       uint64          `json:"created_seq"`
-	LastSeq          uint64          `json:"last_seq"`
+	// Usage is what the run's model calls used (nil: it made none).
+	Usage      *RunUsage `json:"usage,omitempty"`
+	CreatedSeq uint64    `json:"created_seq"`
+	LastSeq    uint64    `json:"last_seq"`
 }
 
 // ApplyRun folds the event stored at seq into r.
@@ -69,6 +71,10 @@ func ApplyRun(r Run, e RunEvent, seq uint64) Run {
 		at := e.At
 		r.FinishedAt = &at
 		r.Error, r.Refunded = e.Failed.Error, e.Failed.Refunded
+	case RunRecorded:
+		if en := e.Recorded.Entry; en != nil && en.Kind == RecordModel {
+			r.Usage = r.Usage.add(en.Step, en.Usage)
+		}
 	}
 	return r
 }
