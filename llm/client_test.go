@@ -29,7 +29,7 @@ func TestCompleteStreamsTheReplyAndReportsProgress(t *testing.T) {
 	srv.Script(llmtest.Reply{Text: `{"greeting":"hello, world"}`, Chunks: 5})
 	var seen []int
 	reply, err := newClient(t, srv, "").Complete(context.Background(), llm.Request{System: "be brief", User: "say hi"},
-		func(n int) { seen = append(seen, n) })
+		llm.Watch{Writing: func(n int) { seen = append(seen, n) }})
 	text := reply.Text
 	if err != nil || text != `{"greeting":"hello, world"}` {
 		t.Fatalf("Complete = %q, %v", text, err)
@@ -48,8 +48,8 @@ func TestCompleteStreamsTheReplyAndReportsProgress(t *testing.T) {
 	if h := got[0].Header.Get("Authorization"); h != "Bearer sk-test" {
 		t.Fatalf("Authorization %q", h)
 	}
-	if !strings.Contains(string(got[0].ResponseFormat), `"json_object"`) {
-		t.Fatalf("response_format %s, want json_object by default", got[0].ResponseFormat)
+	if got[0].Format() != "" {
+		t.Fatalf("response_format %s: no schema given, so no strict json_schema either", got[0].ResponseFormat)
 	}
 }
 
@@ -59,13 +59,15 @@ func TestJSONModesShapeTheResponseFormat(t *testing.T) {
 		mode, want string
 	}{
 		{llm.JSONObject, `{"type":"json_object"}`},
-		{llm.JSONSchema, `"json_schema":{"name":"plan","strict":false,"schema":{"properties":{"a":{"type":"string"}},"type":"object"}}`},
-		{llm.JSONNone, ``},
+		{llm.JSONSchema, `"json_schema":{"name":"plan","strict":true,"schema":{"additionalProperties":false,"properties":{"a":{"type":["string","null"]}},"required":["a"],"type":"object"}}`},
+		{llm.JSONAuto, `"json_schema":{"name":"plan","strict":true,"schema":{"additionalProperties":false,"properties":{"a":{"type":["string","null"]}},"required":["a"],"type":"object"}}`},
+		{llm.JSONPrompt, ``},
+		{"none", ``},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			srv := llmtest.New()
 			defer srv.Close()
-			if _, err := newClient(t, srv, tc.mode).Complete(context.Background(), llm.Request{System: "s", User: "u", SchemaName: "plan", Schema: schema}, nil); err != nil {
+			if _, err := newClient(t, srv, tc.mode).Complete(context.Background(), llm.Request{System: "s", User: "u", SchemaName: "plan", Schema: schema}, llm.Watch{}); err != nil {
 				t.Fatal(err)
 			}
 			rf := string(srv.Received()[0].ResponseFormat)
@@ -87,7 +89,7 @@ func TestTemperatureIsSentUnlessTurnedOff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Complete(context.Background(), llm.Request{System: "s", User: "u", Temperature: &temp}, nil); err != nil {
+		if _, err := c.Complete(context.Background(), llm.Request{System: "s", User: "u", Temperature: &temp}, llm.Watch{}); err != nil {
 			t.Fatal(err)
 		}
 		got := srv.Received()[0].Temperature
@@ -134,7 +136,7 @@ func TestRetries(t *testing.T) {
 				defer cancel()
 			}
 			start := time.Now()
-			reply, err := newClient(t, srv, "").Complete(ctx, llm.Request{System: "s", User: "u"}, nil)
+			reply, err := newClient(t, srv, "").Complete(ctx, llm.Request{System: "s", User: "u"}, llm.Watch{})
 			text := reply.Text
 			var le *llm.Error
 			switch {
@@ -161,7 +163,7 @@ func TestADroppedProviderIsRetriedThenUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Complete(context.Background(), llm.Request{System: "s", User: "u"}, nil)
+	_, err = c.Complete(context.Background(), llm.Request{System: "s", User: "u"}, llm.Watch{})
 	var le *llm.Error
 	if !errors.As(err, &le) || le.Kind != llm.Unavailable || le.Attempts != 2 {
 		t.Fatalf("Complete error %v, want unavailable after 2 attempts", err)

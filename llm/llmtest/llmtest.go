@@ -1,6 +1,7 @@
 // Package llmtest is a fake model provider for tests: an httptest server
 // that speaks the OpenAI Chat Completions wire format, streamed chunks
-// included, answers from a script, and records every request it gets.
+// included, answers from a script, and records every request it gets. A
+// Profile makes it differ on the wire as one provider does (profiles.go).
 package llmtest
 
 import (
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +26,9 @@ type Reply struct {
 	Text       string
 	Chunks     int
 	ChunkDelay time.Duration
+	// Refusal, when set, is the model declining (strict mode's refusal
+	// member) instead of Text.
+	Refusal string
 }
 
 // Message is one message of a received request.
@@ -43,7 +48,48 @@ type Received struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	Header http.Header `json:"-"`
+	// Path and Query are where the request was sent.
+	Path  string     `json:"-"`
+	Query url.Values `json:"-"`
 }
+
+// format is the response_format type asked for ("" for none).
+func (r Received) format() string {
+	var rf struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(r.ResponseFormat, &rf)
+	return rf.Type
+}
+
+// jsonSchema is the response_format's json_schema member.
+func (r Received) jsonSchema() (js struct {
+	Name   string          `json:"name"`
+	Strict bool            `json:"strict"`
+	Schema json.RawMessage `json:"schema"`
+}) {
+	var rf struct {
+		JSONSchema json.RawMessage `json:"json_schema"`
+	}
+	_ = json.Unmarshal(r.ResponseFormat, &rf)
+	_ = json.Unmarshal(rf.JSONSchema, &js)
+	return js
+}
+
+func (r Received) strict() bool            { return r.jsonSchema().Strict }
+func (r Received) schema() json.RawMessage { return r.jsonSchema().Schema }
+func (r Received) schemaName() string      { return r.jsonSchema().Name }
+func (r Received) strictSchema() (json.RawMessage, bool) {
+	js := r.jsonSchema()
+	return js.Schema, js.Strict && r.format() == "json_schema"
+}
+
+// StrictSchema is the schema of a strict json_schema request, and
+// whether the request was one.
+func (r Received) StrictSchema() (json.RawMessage, bool) { return r.strictSchema() }
+
+// Format is the response_format type asked for ("" for none).
+func (r Received) Format() string { return r.format() }
 
 // System is the request's system message.
 func (r Received) System() string { return r.role("system") }
@@ -64,6 +110,8 @@ func (r Received) role(role string) string {
 // Server is the fake provider. Its base URL for clients is BaseURL().
 type Server struct {
 	*httptest.Server
+	// Profile is the provider it plays (OpenAI's by default).
+	Profile  Profile
 	mu       sync.Mutex
 	script   []Reply
 	received []Received
@@ -71,15 +119,30 @@ type Server struct {
 	Answer func(Received) Reply
 }
 
-// New starts a fake provider on loopback.
-func New() *Server {
-	s := &Server{}
+// New starts a fake provider on loopback, playing OpenAI.
+func New() *Server { return NewProvider(OpenAI) }
+
+// NewProvider starts a fake provider on loopback, playing p.
+func NewProvider(p Profile) *Server {
+	s := &Server{Profile: p}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
 
-// BaseURL is what OPENAI_BASE_URL should be.
-func (s *Server) BaseURL() string { return s.URL + "/v1" }
+// BaseURL is what OPENAI_BASE_URL should be: the API base (for Azure,
+// the resource's endpoint).
+func (s *Server) BaseURL() string {
+	switch {
+	case s.Profile.Azure:
+		return s.URL
+	case s.Profile.Name == OpenRouter.Name:
+		return s.URL + "/api/v1"
+	}
+	return s.URL + "/v1"
+}
+
+// APIVersion is the api-version an Azure profile is addressed with.
+const APIVersion = "2024-10-21"
 
 // Script queues replies, answered in order before Answer is used.
 func (s *Server) Script(r ...Reply) {
@@ -96,56 +159,82 @@ func (s *Server) Received() []Received {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
-		writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
+	if msg, status := s.addressed(r); status != 0 {
+		writeError(w, status, openAIError(msg, "invalid_request_error", ""))
 		return
 	}
 	var req Received
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, "request is not JSON: "+err.Error())
+		writeError(w, http.StatusBadRequest, openAIError("request is not JSON: "+err.Error(), "invalid_request_error", ""))
 		return
 	}
-	req.Header = r.Header.Clone()
+	req.Header, req.Path, req.Query = r.Header.Clone(), r.URL.Path, r.URL.Query()
 	s.mu.Lock()
 	s.received = append(s.received, req)
-	var rep Reply
-	switch {
-	case len(s.script) > 0:
-		rep, s.script = s.script[0], s.script[1:]
-	case s.Answer != nil:
-		answer := s.Answer
-		s.mu.Unlock()
-		rep = answer(req)
-		s.mu.Lock()
-	default:
-		rep = Reply{Text: "{}"}
-	}
+	p := s.Profile
 	s.mu.Unlock()
+	if status, body := p.refusal(req); status != 0 {
+		writeError(w, status, body) // refused before the script is read
+		return
+	}
+	rep := s.next(req)
 	for k, vs := range rep.Header {
 		for _, v := range vs {
 			w.Header().Add(k, v)
 		}
 	}
 	if rep.Status != 0 && rep.Status != http.StatusOK {
-		writeError(w, rep.Status, http.StatusText(rep.Status))
+		if ra := rep.Header.Get("Retry-After"); ra != "" && p.RetryAfterMs && rep.Header.Get("Retry-After-Ms") == "" {
+			var secs float64
+			if _, err := fmt.Sscanf(ra, "%g", &secs); err == nil {
+				w.Header().Set("Retry-After-Ms", fmt.Sprint(int(secs*1000)))
+			}
+		}
+		writeError(w, rep.Status, openAIError(http.StatusText(rep.Status), "fake_error", ""))
 		return
 	}
+	usage := usageOf(req, rep)
 	if !req.Stream {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(),
-			"model": req.Model, "choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": rep.Text}}}})
+		msg := map[string]any{"role": "assistant", "content": rep.Text, "refusal": nil}
+		if rep.Refusal != "" {
+			msg["content"], msg["refusal"] = nil, rep.Refusal
+		}
+		body := map[string]any{"id": "chatcmpl-fake", "object": "chat.completion", "created": time.Now().Unix(),
+			"model": req.Model, "choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": msg}}}
+		if p.Usage != UsageNever {
+			body["usage"] = usage
+		}
+		_ = json.NewEncoder(w).Encode(body)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	flusher, _ := w.(http.Flusher)
-	send := func(delta map[string]any, finish any) {
-		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": time.Now().Unix(),
-			"model": req.Model, "choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
-		fmt.Fprintf(w, "data: %s\n\n", b)
+	write := func(line string) {
+		fmt.Fprint(w, line)
 		if flusher != nil {
 			flusher.Flush()
 		}
+	}
+	chunk := func(choices []any, extra map[string]any) {
+		m := map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": time.Now().Unix(),
+			"model": req.Model, "choices": choices}
+		for k, v := range extra {
+			m[k] = v
+		}
+		b, _ := json.Marshal(m)
+		write("data: " + string(b) + "\n\n")
+	}
+	send := func(delta map[string]any, finish any, extra map[string]any) {
+		chunk([]any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}, extra)
+	}
+	if p.FilterChunk { // Azure: the prompt's filter results first, no choices, no model
+		b, _ := json.Marshal(map[string]any{"id": "", "object": "", "created": 0, "model": "", "choices": []any{},
+			"prompt_filter_results": []any{map[string]any{"prompt_index": 0, "content_filter_results": map[string]any{}}}})
+		write("data: " + string(b) + "\n\n")
+	}
+	if rep.Refusal != "" {
+		send(map[string]any{"role": "assistant", "refusal": rep.Refusal}, nil, nil)
 	}
 	for i, piece := range split(rep.Text, rep.Chunks) {
 		if i > 0 && rep.ChunkDelay > 0 {
@@ -155,26 +244,81 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		if p.Comments {
+			write(": OPENROUTER PROCESSING\n\n")
+		}
 		delta := map[string]any{"content": piece}
 		if i == 0 {
 			delta["role"] = "assistant"
 		}
-		send(delta, nil)
+		send(delta, nil, nil)
 	}
-	send(map[string]any{}, "stop")
-	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		// OpenAI's last chunk: no choices, the usage (a count of words
-		// stands in for tokens here).
-		prompt, completion := 0, len(strings.Fields(rep.Text))
-		for _, m := range req.Messages {
-			prompt += len(strings.Fields(m.Content))
+	asked := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	switch {
+	case p.Usage == UsageAlways:
+		send(map[string]any{}, "stop", map[string]any{"usage": usage}) // on the finish chunk
+	case p.Usage == UsageWhenAsked && asked:
+		send(map[string]any{}, "stop", nil)
+		chunk([]any{}, map[string]any{"usage": usage}) // OpenAI's last chunk: no choices, the usage
+	default:
+		send(map[string]any{}, "stop", nil)
+	}
+	write("data: [DONE]\n\n")
+}
+
+// addressed checks the request is where and how the profile's server
+// takes it: a message and status when not.
+func (s *Server) addressed(r *http.Request) (string, int) {
+	if r.Method != http.MethodPost {
+		return "method not allowed", http.StatusMethodNotAllowed
+	}
+	s.mu.Lock()
+	p := s.Profile
+	s.mu.Unlock()
+	if !p.Azure {
+		if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			return "no such endpoint: " + r.URL.Path, http.StatusNotFound
 		}
-		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": time.Now().Unix(),
-			"model": req.Model, "choices": []any{}, "usage": map[string]any{"prompt_tokens": prompt, "completion_tokens": completion,
-				"total_tokens": prompt + completion}})
-		fmt.Fprintf(w, "data: %s\n\n", b)
+		return "", 0
 	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
+	rest, ok := strings.CutPrefix(r.URL.Path, "/openai/deployments/")
+	if deployment, tail, _ := strings.Cut(rest, "/"); !ok || deployment == "" || tail != "chat/completions" {
+		return "Resource not found: " + r.URL.Path, http.StatusNotFound
+	}
+	if r.URL.Query().Get("api-version") == "" {
+		return "Missing API version", http.StatusNotFound
+	}
+	if r.Header.Get("Api-Key") == "" {
+		return "Access denied due to invalid subscription key", http.StatusUnauthorized
+	}
+	return "", 0
+}
+
+// next is the reply to req: the script's next, else Answer's.
+func (s *Server) next(req Received) Reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case len(s.script) > 0:
+		var rep Reply
+		rep, s.script = s.script[0], s.script[1:]
+		return rep
+	case s.Answer != nil:
+		answer := s.Answer
+		s.mu.Unlock()
+		defer s.mu.Lock()
+		return answer(req)
+	}
+	return Reply{Text: "{}"}
+}
+
+// usageOf is a reply's usage (a count of words stands in for tokens).
+func usageOf(req Received, rep Reply) map[string]any {
+	prompt, completion := 0, len(strings.Fields(rep.Text))
+	for _, m := range req.Messages {
+		prompt += len(strings.Fields(m.Content))
+	}
+	return map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 }
 
 // split cuts s into n pieces of about equal size (by runes).
@@ -191,8 +335,8 @@ func split(s string, n int) []string {
 	return out
 }
 
-func writeError(w http.ResponseWriter, status int, msg string) {
+func writeError(w http.ResponseWriter, status int, body map[string]any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": "fake_error", "code": status}})
+	_ = json.NewEncoder(w).Encode(body)
 }
