@@ -299,20 +299,46 @@ func TestColdEmailWithAModel(t *testing.T) {
 	}
 }
 
-func TestUnusableRepliesFailTheRun(t *testing.T) {
-	for _, tc := range []struct{ name, reply, want string }{
-		{"not JSON", "Sure! Here are your emails: 1. Hello", "not a JSON object"},
-		{"wrong shape", `{"emails":[{"touch":1}]}`, "output shape"},
-		{"an array", `[1,2,3]`, "not a JSON object"},
+// A reply that does not fit is sent back once, with what is wrong with
+// it; one that still does not fit fails the run in words, with the
+// parser's or validator's text apart, in details.
+func TestUnusableRepliesFailTheRunAfterOneRepair(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, reply, words, told, details string }{
+		{"not JSON", "Sure! Here are your emails: 1. Hello", "The model's reply was not the JSON object this App needs.",
+			"Your reply was not one JSON object.", "invalid character 'S'"},
+		{"wrong shape", `{"emails":[{"touch":1}]}`,
+			"The model's reply did not match this App's output: `emails` has 1 items; at least 3 are needed; missing `emails[0].angle`; " +
+				"missing `emails[0].body`; missing `emails[0].send_day`; missing `emails[0].subject`.",
+			"- missing `emails[0].subject`", "Required properties"},
+		{"an array", `[1,2,3]`, "The model's reply was not the JSON object this App needs.", "Your reply was not one JSON object.", "cannot unmarshal array"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			fake := llmtest.New()
 			defer fake.Close()
-			fake.Script(llmtest.Reply{Text: tc.reply})
-			_, _, err := run(t, withModel(t, fake, ""), ColdEmailSlug, map[string]any{"product_description": "p", "target_role": "r"}, nil)
+			fake.Script(llmtest.Reply{Text: tc.reply}, llmtest.Reply{Text: tc.reply})
+			_, steps, err := run(t, withModel(t, fake, ""), ColdEmailSlug, map[string]any{"product_description": "p", "target_role": "r"}, nil)
 			var re *engine.RunError
-			if !errors.As(err, &re) || re.Code != engine.FailModelReply || !strings.Contains(re.Message, tc.want) {
-				t.Fatalf("error %v, want %s mentioning %q", err, engine.FailModelReply, tc.want)
+			if !errors.As(err, &re) || re.Code != engine.FailModelReply || re.Message != tc.words || !strings.Contains(re.Details, tc.details) {
+				t.Fatalf("error %#v, want %s saying %q, details with %q", err, engine.FailModelReply, tc.words, tc.details)
+			}
+			got := fake.Received()
+			if len(got) != 2 {
+				t.Fatalf("%d model calls, want the reply and 1 repair", len(got))
+			}
+			msgs := got[1].Messages
+			if len(msgs) != 4 || msgs[2].Role != "assistant" || msgs[2].Content != tc.reply || msgs[3].Role != "user" || !strings.Contains(msgs[3].Content, tc.told) {
+				t.Fatalf("the repair call's messages: %+v", msgs)
+			}
+			repairs := 0
+			for _, st := range steps {
+				if st.Tool == "repair_reply" {
+					repairs++
+				}
+			}
+			if repairs != 1 {
+				t.Fatalf("%d repair steps reported, want 1: %+v", repairs, steps)
 			}
 		})
 	}

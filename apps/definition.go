@@ -12,6 +12,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/apprun/apprun/llm"
 	"github.com/goccy/go-yaml"
 	"github.com/kaptinlin/jsonschema"
 )
@@ -72,6 +73,21 @@ type ModelStep struct {
 	// Set adds fields to the reply before it is checked, each a template
 	// like the instructions (e.g. the language the input chose).
 	Set map[string]string `json:"set,omitempty"`
+	// Repairs is how many times a reply that does not fit the output
+	// schema is sent back to the model, with what is wrong with it, for a
+	// corrected one (1 when absent; 0: none).
+	Repairs *int `json:"repairs,omitempty"`
+}
+
+// maxRepairs bounds a step's repairs: each is a paid model call.
+const maxRepairs = 3
+
+// repairs is the step's number of repair calls.
+func (m *ModelStep) repairs() int {
+	if m == nil || m.Repairs == nil {
+		return 1
+	}
+	return *m.Repairs
 }
 
 // Example is an input the App must accept, and an output it could give.
@@ -156,6 +172,9 @@ type compiled struct {
 	summaries    map[string]*template.Template // by interaction_language
 	instructions map[string]*template.Template // by step name
 	set          map[string]map[string]*template.Template
+	// strict is the output schema converted for strict structured
+	// outputs (llm.StrictSchema); empty when it cannot be.
+	strict json.RawMessage
 }
 
 // check validates a definition and compiles its schemas and templates.
@@ -182,6 +201,7 @@ func check(d Definition) (*compiled, error) {
 	if c.output, err = jsonschema.NewCompiler().Compile(d.OutputSchema); err != nil || len(d.OutputSchema) == 0 {
 		return nil, fmt.Errorf("output_schema: %v", orMissing(err))
 	}
+	c.strict, _ = llm.StrictSchema(d.OutputSchema) // a root other than an object: the prompt alone asks
 	if err := checkKeywords(d.InputSchema, "input_schema"); err != nil {
 		return nil, err
 	}
@@ -267,6 +287,9 @@ func (c *compiled) checkSteps(field string, steps []StepDef) (bool, error) {
 		}
 		if err := checkSize(s.Model); err != nil {
 			return false, fmt.Errorf("%s: %w", at, err)
+		}
+		if r := s.Model.repairs(); r < 0 || r > maxRepairs {
+			return false, fmt.Errorf("%s: repairs %d: want 0 to %d", at, r, maxRepairs)
 		}
 		c.instructions[s.Name] = tm
 		c.set[s.Name] = map[string]*template.Template{}

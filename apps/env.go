@@ -11,7 +11,7 @@ import (
 
 // Model is what a model step calls: one completion (package llm).
 type Model interface {
-	Complete(ctx context.Context, req llm.Request, progress func(chars int)) (llm.Reply, error)
+	Complete(ctx context.Context, req llm.Request, watch llm.Watch) (llm.Reply, error)
 	// Sent is what a request sends, for the run's record.
 	Sent(req llm.Request) llm.Sent
 }
@@ -30,6 +30,10 @@ type Env struct {
 	// ProgressEvery is the least time between two progress events while a
 	// model writes (default 500ms).
 	ProgressEvery time.Duration
+	// WaitEvery is the least time between two events that say the run
+	// waits on the provider (a retry, a 429's Retry-After; default 2s):
+	// the first wait is always said.
+	WaitEvery time.Duration
 	// SourceMaxBytes and SourceTimeout bound one fetch of a source by a
 	// tool (defaults 2 MiB and 15 s).
 	SourceMaxBytes int64
@@ -66,6 +70,9 @@ func (e *Env) withDefaults() *Env {
 	out.parseSlots = make(chan struct{}, out.Parses)
 	if out.ProgressEvery <= 0 {
 		out.ProgressEvery = 500 * time.Millisecond
+	}
+	if out.WaitEvery <= 0 {
+		out.WaitEvery = 2 * time.Second
 	}
 	return &out
 }

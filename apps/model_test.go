@@ -72,8 +72,8 @@ func TestModelFailuresFailTheRunAndRefundIt(t *testing.T) {
 		calls  int
 	}{
 		{"a persistent 500", []llmtest.Reply{{Status: 500}, {Status: 500}, {Status: 500}}, "model_unavailable", 3},
-		{"an unusable reply", []llmtest.Reply{{Text: "Here are some emails you might like!"}}, "model_reply_invalid", 1},
-		{"a reply of the wrong shape", []llmtest.Reply{{Text: `{"emails":"three of them"}`}}, "model_reply_invalid", 1},
+		{"an unusable reply, repaired once", []llmtest.Reply{{Text: "Here are some emails you might like!"}, {Text: "Still no JSON."}}, "model_reply_invalid", 2},
+		{"a reply of the wrong shape, repaired once", []llmtest.Reply{{Text: `{"emails":"three of them"}`}, {Text: `{"emails":[]}`}}, "model_reply_invalid", 2},
 		{"a refused request", []llmtest.Reply{{Status: 401}}, "model_rejected", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -236,7 +236,8 @@ func TestEveryShippedAppRunsThroughTheAPIWithTheModel(t *testing.T) {
 			if got, _ := json.Marshal(run["output"]); !jsonHas(got, ex.Output) {
 				t.Errorf("%s: output %s, want the model's %s (and the fields the App sets)", d.Slug, got, ex.Output)
 			}
-			// A reply outside the output schema fails the run, refunded.
+			// A reply outside the output schema, and its repair ("{}")
+			// too, fail the run, refunded.
 			fake.Script(llmtest.Reply{Text: `{"unexpected":true}`})
 			bad := h.WaitRun(a, h.Create(a, map[string]any{"app_slug": d.Slug, "input": input}))
 			if bad["status"] != "failed" || ErrCode(bad) != "model_reply_invalid" || bad["refunded_credits"] != float64(d.Price) {
@@ -244,8 +245,22 @@ func TestEveryShippedAppRunsThroughTheAPIWithTheModel(t *testing.T) {
 			}
 		}
 	}
-	if n := len(fake.Received()); n != 2*len(defs) {
-		t.Fatalf("%d model calls for %d Apps", n, len(defs))
+	if n := len(fake.Received()); n != 3*len(defs) {
+		t.Fatalf("%d model calls for %d Apps, want 3 each: a good reply, a bad one and its repair", n, len(defs))
+	}
+	// APPRUN_LLM_JSON_MODE=auto (the default) against a provider that
+	// takes strict mode: every request of every App carries a strict
+	// schema that holds to the provider's documented rules. The fake
+	// refuses one that does not, as OpenAI does, and auto would then
+	// fall back; so each request is checked here.
+	for _, r := range fake.Received() {
+		schema, strict := r.StrictSchema()
+		if !strict {
+			t.Fatalf("response_format %s, want strict json_schema", r.ResponseFormat)
+		}
+		if err := llmtest.CheckStrict(schema); err != nil {
+			t.Errorf("a strict schema the provider refuses: %v\n%s", err, schema)
+		}
 	}
 	var paid int64
 	for _, d := range defs {

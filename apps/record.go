@@ -223,7 +223,7 @@ var ReplayOnly Model = replayOnly{}
 
 type replayOnly struct{}
 
-func (replayOnly) Complete(context.Context, llm.Request, func(int)) (llm.Reply, error) {
+func (replayOnly) Complete(context.Context, llm.Request, llm.Watch) (llm.Reply, error) {
 	return llm.Reply{}, errors.New("apps: no model is configured; this catalog only replays runs")
 }
 

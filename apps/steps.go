@@ -50,9 +50,8 @@ func (c *compiled) executor(env *Env) engine.Executor {
 					blocks = append(blocks, dataBlock{tag: s.Name, about: fmt.Sprintf("What the %s step found:", s.Name), value: last})
 				}
 			} else {
-				say := func(msg string) { report(engine.Step{Index: 1, Total: 1, Tool: s.Name, Message: msg}) }
-				say(s.Message)
-				last, err = c.callModel(ctx, env, s, job, blocks, say)
+				report(engine.Step{Index: 1, Total: 1, Tool: s.Name, Message: s.Message})
+				last, err = c.callModel(ctx, env, s, job, blocks, report)
 			}
 			if err != nil {
 				return engine.Result{}, err
@@ -75,50 +74,77 @@ func (c *compiled) executor(env *Env) engine.Executor {
 }
 
 // callModel asks the model for the step's output and returns it decoded,
-// with the step's set fields, checked against the output schema.
-func (c *compiled) callModel(ctx context.Context, env *Env, s StepDef, job engine.Job, blocks []dataBlock, report func(string)) (any, error) {
+// with the step's set fields, checked against the output schema. A reply
+// that does not fit is sent back, with what is wrong with it, for a
+// corrected one, as many times as the step's repairs say; the last that
+// still does not fit fails the run with model_reply_invalid.
+func (c *compiled) callModel(ctx context.Context, env *Env, s StepDef, job engine.Job, blocks []dataBlock, report func(engine.Step)) (any, error) {
 	data := c.promptData(job.Input, job.BrandContext != nil && c.def.AcceptsBrandContext)
 	var instructions strings.Builder
 	if err := c.instructions[s.Name].Execute(&instructions, data); err != nil {
 		return nil, fmt.Errorf("instructions: %w", err)
 	}
 	req := llm.Request{
-		System:      systemMessage(instructions.String(), c.def.OutputSchema),
-		User:        userMessage(blocks),
-		SchemaName:  strings.ReplaceAll(c.def.Slug, "-", "_"),
-		Schema:      c.def.OutputSchema,
-		Temperature: s.Model.Temperature,
+		System:       systemMessage(instructions.String(), c.def.OutputSchema),
+		User:         userMessage(blocks),
+		SchemaName:   strings.ReplaceAll(c.def.Slug, "-", "_"),
+		Schema:       c.def.OutputSchema,
+		StrictSchema: c.strict,
+		Temperature:  s.Model.Temperature,
 	}
-	text, err := c.complete(ctx, env, s.Name, req, job.Model, report)
-	if err != nil {
-		return nil, err
+	repairs := s.Model.repairs()
+	for repair := 0; ; repair++ {
+		text, err := c.complete(ctx, env, s.Name, req, job.Model, report)
+		if err != nil {
+			return nil, err
+		}
+		reply, bad, err := c.readReply(text, s.Name, data)
+		if err != nil || bad == nil {
+			return reply, err
+		}
+		if repair == repairs {
+			return nil, &engine.RunError{Code: engine.FailModelReply, Message: bad.words(), Details: bad.details}
+		}
+		report(engine.Step{Index: 1, Total: 1, Tool: "repair_reply", Message: fmt.Sprintf(
+			"The model's reply did not fit (%s): asking it to correct it (repair %d of %d)", bad.short(), repair+1, repairs)})
+		reply1, _ := withinBound(text)
+		req.Turns = append(req.Turns, llm.Turn{Role: "assistant", Content: reply1}, llm.Turn{Role: "user", Content: bad.repairMessage()})
 	}
-	reply, err := parseReply(text)
-	if err != nil {
-		return nil, &engine.RunError{Code: engine.FailModelReply, Message: "the model's reply could not be used: " + err.Error()}
+}
+
+// readReply is the reply decoded, with the step's set fields, when it
+// fits the output schema; else what is wrong with it. An error is the
+// definition's own (a set template that fails).
+func (c *compiled) readReply(text, step string, data promptData) (map[string]any, *badReply, error) {
+	reply, bad := parseReply(text)
+	if bad != nil {
+		return nil, bad, nil
 	}
-	for k, st := range c.set[s.Name] {
+	llm.DropNullOptionals(reply, c.def.OutputSchema) // a strict reply's null for a member it leaves out
+	for k, st := range c.set[step] {
 		var v strings.Builder
 		if err := st.Execute(&v, data); err != nil {
-			return nil, fmt.Errorf("set.%s: %w", k, err)
+			return nil, nil, fmt.Errorf("set.%s: %w", k, err)
 		}
 		reply[k] = v.String()
 	}
 	if res := c.output.Validate(reply); !res.IsValid() {
-		return nil, &engine.RunError{Code: engine.FailModelReply,
-			Message: "the model's reply could not be used: it does not have the App's output shape: " + errorList(res)}
+		return nil, &badReply{problems: replyProblems(res), details: errorList(res)}, nil
 	}
-	return reply, nil
+	return reply, nil, nil
 }
 
 // complete makes one model call and records it: in a replay, the
 // recorded call's reply, with no model called.
-func (c *compiled) complete(ctx context.Context, env *Env, step string, req llm.Request, model string, report func(string)) (string, error) {
+func (c *compiled) complete(ctx context.Context, env *Env, step string, req llm.Request, model string, report func(engine.Step)) (string, error) {
 	req.Model = model
 	sess := sessionOf(ctx)
 	e := engine.RecordEntry{Kind: engine.RecordModel, Step: step, StartedAt: time.Now().UTC(),
 		Params:   &engine.ModelParams{Temperature: req.Temperature, SchemaName: req.SchemaName},
 		Messages: []engine.RecordMessage{{Role: "system", Content: req.System}, {Role: "user", Content: req.User}}}
+	for _, t := range req.Turns {
+		e.Messages = append(e.Messages, engine.RecordMessage{Role: t.Role, Content: t.Content})
+	}
 	for i := range e.Messages {
 		var cut bool
 		e.Messages[i].Content, cut = withinBound(e.Messages[i].Content)
@@ -148,18 +174,13 @@ func (c *compiled) complete(ctx context.Context, env *Env, step string, req llm.
 	sent := env.Model.Sent(req)
 	e.Provider, e.Model, e.Params.JSONMode = sent.Provider, sent.Model, sent.JSONMode
 	e.Params.TemperatureNotSent = req.Temperature != nil && sent.Temperature == nil
-	var lastReport time.Time
-	reply, err := env.Model.Complete(ctx, req, func(chars int) {
-		if now := time.Now(); now.Sub(lastReport) >= env.ProgressEvery {
-			lastReport = now
-			report(fmt.Sprintf("The model is writing: %d characters so far", chars))
-		}
-	})
+	reply, err := env.Model.Complete(ctx, req, c.watch(env, step, report))
 	e.EndedAt = time.Now().UTC()
 	if err != nil {
 		err = modelFailure(err)
 		e.Error = errorEntry(err)
 	} else {
+		e.Params.JSONMode = reply.JSONMode // auto may have fallen back
 		text, cut := withinBound(reply.Text)
 		e.Reply, e.Bytes, e.Truncated = &text, int64(len(reply.Text)), e.Truncated || cut
 	}
@@ -187,42 +208,55 @@ func (c *compiled) checkOutput(v any) (any, error) {
 	return out, nil
 }
 
-// parseReply reads the model's reply as one JSON object, forgiving a code
-// fence or a sentence around it.
-func parseReply(text string) (map[string]any, error) {
-	s := strings.TrimSpace(text)
-	if rest, ok := strings.CutPrefix(s, "```"); ok {
-		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
-			rest = rest[nl+1:]
-		}
-		s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "```"))
+// watch is what a model call reports on the run's stream: how much the
+// model has written, at most every env.ProgressEvery, and each wait for
+// another try, at most every env.WaitEvery.
+func (c *compiled) watch(env *Env, step string, report func(engine.Step)) llm.Watch {
+	var lastWrite, lastWait time.Time
+	say := func(tool, msg string) { report(engine.Step{Index: 1, Total: 1, Tool: tool, Message: msg}) }
+	return llm.Watch{
+		Writing: func(chars int) {
+			if now := time.Now(); now.Sub(lastWrite) >= env.ProgressEvery {
+				lastWrite = now
+				say(step, fmt.Sprintf("The model is writing: %d characters so far", chars))
+			}
+		},
+		Waiting: func(w llm.Wait) {
+			if now := time.Now(); lastWait.IsZero() || now.Sub(lastWait) >= env.WaitEvery {
+				lastWait = now
+				say("waiting_for_model", waitWords(w))
+			}
+		},
 	}
-	if i, j := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}'); i >= 0 && j > i && !strings.HasPrefix(s, "[") {
-		s = s[i : j+1] // a sentence before or after the object
-	}
-	var out map[string]any
-	if err := json.Unmarshal([]byte(s), &out); err != nil {
-		excerpt := []rune(strings.TrimSpace(text))
-		if len(excerpt) > 120 {
-			excerpt = append(excerpt[:120], '…')
-		}
-		return nil, fmt.Errorf("it is not a JSON object (%v); it began: %q", err, string(excerpt))
-	}
-	return out, nil
 }
 
-// modelFailure maps a failed completion to the run's failure.
+// waitWords is a wait in words: "Waiting for the model: attempt 2 of 5,
+// retrying in 3 s (the provider answered 500)".
+func waitWords(w llm.Wait) string {
+	secs := int((w.In + time.Second - 1) / time.Second)
+	why := "the connection to the provider failed"
+	switch {
+	case w.Status == 429:
+		why = "the provider is busy: 429, too many requests"
+	case w.Status != 0:
+		why = fmt.Sprintf("the provider answered %d", w.Status)
+	}
+	return fmt.Sprintf("Waiting for the model: attempt %d of %d, retrying in %d s (%s)", w.Attempt, w.Of, max(secs, 1), why)
+}
+
+// modelFailure maps a failed completion to the run's failure: what
+// happened in words, what the client saw in details.
 func modelFailure(err error) error {
 	var le *llm.Error
 	if !errors.As(err, &le) {
 		return err // the run's deadline or the node stopping
 	}
+	code := engine.FailModelReply
 	switch le.Kind {
 	case llm.Unavailable:
-		return &engine.RunError{Code: engine.FailModelUnavailable, Message: le.Error()}
+		code = engine.FailModelUnavailable
 	case llm.Rejected:
-		return &engine.RunError{Code: engine.FailModelRejected, Message: le.Error()}
-	default:
-		return &engine.RunError{Code: engine.FailModelReply, Message: "the model's reply could not be used: " + le.Error()}
+		code = engine.FailModelRejected
 	}
+	return &engine.RunError{Code: code, Message: le.Words(), Details: le.Details()}
 }

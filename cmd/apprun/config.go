@@ -177,8 +177,13 @@ func declareServe(fs *flag.FlagSet, vars *envFlags) *serveFlags {
 	c.Model.APIKey = os.Getenv("OPENAI_API_KEY") // not a flag: it would show in ps
 	fs.StringVar(&c.Model.Model, "llm-model", "", "model name (APPRUN_LLM_MODEL)")
 	vars.bind("llm-model", "APPRUN_LLM_MODEL")
-	fs.StringVar(&c.Model.JSONMode, "llm-json-mode", llm.JSONObject, "how replies are asked to be JSON: json_object, json_schema or none (APPRUN_LLM_JSON_MODE)")
+	fs.StringVar(&c.Model.JSONMode, "llm-json-mode", llm.JSONAuto, "how replies are asked to be JSON: auto (strict json_schema, falling back to json_object, then prompt, as the provider refuses), json_schema, json_object or prompt (APPRUN_LLM_JSON_MODE)")
 	vars.bind("llm-json-mode", "APPRUN_LLM_JSON_MODE")
+	fs.StringVar(&c.Model.Provider, "llm-provider", llm.ProviderOpenAI, "openai (any OpenAI-compatible server) or azure (Azure OpenAI: OPENAI_BASE_URL is the resource endpoint, the model the deployment) (APPRUN_LLM_PROVIDER)")
+	vars.bind("llm-provider", "APPRUN_LLM_PROVIDER")
+	fs.StringVar(&c.Model.APIVersion, "llm-api-version", "", "Azure OpenAI's api-version, e.g. 2024-10-21 (APPRUN_LLM_API_VERSION)")
+	vars.bind("llm-api-version", "APPRUN_LLM_API_VERSION")
+	fs.BoolVar(&c.Model.NoStream, "llm-no-stream", false, "ask for whole replies, not streamed ones (APPRUN_LLM_STREAM=off)")
 	fs.IntVar(&c.Model.MaxAttempts, "llm-max-attempts", 5, "tries of one completion on 429, 5xx or a dropped connection (APPRUN_LLM_MAX_ATTEMPTS)")
 	vars.bind("llm-max-attempts", "APPRUN_LLM_MAX_ATTEMPTS")
 	fs.BoolVar(&c.Model.NoTemperature, "llm-no-temperature", false, "send no temperature: for models that refuse one (APPRUN_LLM_TEMPERATURE=off)")
@@ -229,6 +234,15 @@ func (s *serveFlags) config() (node.Config, error) {
 		}
 	default:
 		return c, fmt.Errorf("config: APPRUN_LLM_TEMPERATURE=%q: want off (send no temperature) or nothing", v)
+	}
+	switch v := os.Getenv("APPRUN_LLM_STREAM"); v {
+	case "", "on":
+	case "off":
+		if !isSet(fs, "llm-no-stream") {
+			c.Model.NoStream = true
+		}
+	default:
+		return c, fmt.Errorf("config: APPRUN_LLM_STREAM=%q: want off (whole replies) or nothing", v)
 	}
 	var err error
 	if c.AppTimeouts, err = parseDurations(*timeouts); err != nil {

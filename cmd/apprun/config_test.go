@@ -25,6 +25,7 @@ func TestEnvironmentIsParsedLikeTheFlags(t *testing.T) {
 		{"APPRUN_DEV", "maybe", "APPRUN_DEV"},
 		{"APPRUN_SIGNUP_CREDITS", "1e3", "APPRUN_SIGNUP_CREDITS"},
 		{"APPRUN_LLM_TEMPERATURE", "cold", "APPRUN_LLM_TEMPERATURE"},
+		{"APPRUN_LLM_STREAM", "sometimes", "APPRUN_LLM_STREAM"},
 		{"APPRUN_SOURCE_MAX_BYTES", "12", "source-max-bytes"},
 		{"APPRUN_SOURCE_TIMEOUT", "0s", "source-timeout"},
 	} {
@@ -144,6 +145,14 @@ func TestServeRefusesABadCatalogOrModelConfig(t *testing.T) {
 	}
 	if _, err := c.Catalog(); err == nil || !strings.Contains(err.Error(), "JSON mode") {
 		t.Fatalf("an unknown JSON mode: %v", err)
+	}
+	t.Setenv("APPRUN_LLM_JSON_MODE", "")
+	t.Setenv("APPRUN_LLM_PROVIDER", "azure")
+	if c, err = parseServe(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Catalog(); err == nil || !strings.Contains(err.Error(), "APPRUN_LLM_API_VERSION") {
+		t.Fatalf("Azure without an api-version: %v", err)
 	}
 }
 

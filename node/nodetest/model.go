@@ -16,6 +16,19 @@ func WithModel(fake *llmtest.Server) Option {
 	}
 }
 
+// WithProvider points the node at a fake provider configured as
+// docs/apps.md says for the provider it plays (Azure OpenAI's endpoint and
+// api-version), asking for streamed replies or whole ones.
+func WithProvider(fake *llmtest.Server, noStream bool) Option {
+	return func(c *node.Config) {
+		WithModel(fake)(c)
+		c.Model.NoStream = noStream
+		if fake.Profile.Azure {
+			c.Model.Provider, c.Model.APIVersion = llm.ProviderAzure, llmtest.APIVersion
+		}
+	}
+}
+
 const ModelSequence = `{"emails":[` +
 	`{"touch":1,"send_day":0,"angle":"opener","subject":"month-end at your agency","body":"Hi {{first_name}}, model-written opener."},` +
 	`{"touch":2,"send_day":4,"angle":"proof","subject":"one day, not five","body":"Model-written proof."},` +
