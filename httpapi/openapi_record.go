@@ -13,7 +13,7 @@ func recordSchemas(line obj) obj {
 	str, integer, stamp := obj{"type": "string"}, obj{"type": "integer"}, obj{"type": "string", "format": "date-time"}
 	tokens := object([]string{"prompt_tokens", "completion_tokens", "total_tokens"}, obj{
 		"prompt_tokens": integer, "completion_tokens": integer, "total_tokens": integer})
-	message := object([]string{"role", "content"}, obj{"role": obj{"type": "string", "enum": []string{"system", "user"}}, "content": str})
+	message := object([]string{"role", "content"}, obj{"role": obj{"type": "string", "enum": []string{"system", "user", "assistant"}, "description": "assistant: an earlier reply, sent back in a repair"}, "content": str})
 	step := object([]string{"seq", "kind", "started_at", "ended_at"}, obj{
 		"seq":        obj{"type": "integer", "description": "The sequence of its event in the run's log"},
 		"kind":       obj{"type": "string", "enum": []string{engine.RecordStart, engine.RecordModel, engine.RecordSource}},

@@ -25,7 +25,15 @@ func baseSchemas() obj {
 	path := obj{"type": "string", "description": "A path on this server"}
 	runError := object([]string{"code", "message"}, obj{
 		"code":    obj{"type": "string", "enum": failureCodes, "description": "Why the run failed; canceled: its owner canceled it"},
-		"message": str})
+		"message": obj{"type": "string", "description": "What happened, in words for the person who ran it"},
+		"details": obj{"type": "string", "description": "The technical account, when there is one: the model provider's own message, or what the output check found, as its validator said it"}})
+	tokens := object([]string{"prompt_tokens", "completion_tokens", "total_tokens"}, obj{
+		"prompt_tokens": integer, "completion_tokens": integer, "total_tokens": integer})
+	runUsage := object([]string{"model_calls", "steps"}, obj{
+		"model_calls": obj{"type": "integer", "description": "Every model call the run made: repairs, and an execution interrupted and made again, included"},
+		"tokens":      ref("TokenUsage"),
+		"steps": obj{"type": "array", "items": object([]string{"step", "model_calls"}, obj{
+			"step": str, "model_calls": integer, "tokens": ref("TokenUsage")})}})
 	run := object([]string{"run_no", "app_slug", "status", "credit_cost", "created_at", "stream_url", "result_url"}, obj{
 		"run_no": str, "app_slug": str,
 		"status":      obj{"type": "string", "enum": []string{"queued", "running", "completed", "failed"}},
@@ -35,6 +43,7 @@ func baseSchemas() obj {
 		"output":           obj{"description": "Once finished: the App's output (completed), or null (failed, a cancel included)"},
 		"error":            ref("RunError"),
 		"refunded_credits": obj{"type": "integer", "description": "A failed run's refund: its whole charge"},
+		"usage":            ref("RunUsage"),
 		"stream_url":       path, "result_url": path})
 	page := func(item string) obj {
 		return object([]string{"data", "next_cursor"}, obj{"data": obj{"type": "array", "items": ref(item)},
@@ -46,6 +55,8 @@ func baseSchemas() obj {
 	httpURL := obj{"type": "string", "format": "uri", "pattern": "^[Hh][Tt][Tt][Pp][Ss]?://", "maxLength": 2048}
 	schemas := obj{
 		"RunError":    runError,
+		"RunUsage":    runUsage,
+		"TokenUsage":  tokens,
 		"Run":         run,
 		"RunPage":     page("Run"),
 		"CreatedRun":  object([]string{"run_no", "credit_cost", "stream_url", "result_url"}, obj{"run_no": str, "credit_cost": integer, "stream_url": path, "result_url": path}),

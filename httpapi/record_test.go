@@ -45,7 +45,7 @@ func TestRunRecordsHoldEachRunWholeAndNoSecret(t *testing.T) {
 	fake := llmtest.New()
 	defer fake.Close()
 	chinese := strings.Replace(ModelSequence, "month-end at your agency", "月末结账只需一天", 1)
-	fake.Script(llmtest.Reply{Text: ModelSequence}, llmtest.Reply{Text: "Sure! Here are some emails."},
+	fake.Script(llmtest.Reply{Text: ModelSequence}, llmtest.Reply{Text: "Sure! Here are some emails."}, llmtest.Reply{Text: "Here they are again."},
 		llmtest.Reply{Text: MetaTagsReply}, llmtest.Reply{Text: chinese})
 	h := Start(t, WithLimits(NoLimits), WithModel(fake), WithSourcesAllowPrivate(), func(c *node.Config) {
 		c.Model.APIKey, c.GitHubToken = providerKey, githubToken
@@ -128,8 +128,12 @@ func TestRunRecordsHoldEachRunWholeAndNoSecret(t *testing.T) {
 			continue
 		}
 		models := steps(rec, "model")
-		if len(models) != 1 {
-			t.Fatalf("%s: %d model steps", runNo, len(models))
+		want := 1
+		if runNo == failed {
+			want = 2 // the reply and its repair
+		}
+		if len(models) != want {
+			t.Fatalf("%s: %d model steps, want %d", runNo, len(models), want)
 		}
 		m := models[0]
 		msgs := m["messages"].([]any)
@@ -145,7 +149,8 @@ func TestRunRecordsHoldEachRunWholeAndNoSecret(t *testing.T) {
 		}
 	}
 	if rec := record(failed); rec["run"].(map[string]any)["status"] != "failed" || len(rec["ledger"].([]any)) != 2 ||
-		steps(rec, "model")[0]["reply"] != "Sure! Here are some emails." {
+		steps(rec, "model")[0]["reply"] != "Sure! Here are some emails." || steps(rec, "model")[1]["reply"] != "Here they are again." ||
+		len(steps(rec, "model")[1]["messages"].([]any)) != 4 {
 		t.Fatalf("failed: %v", rec)
 	}
 	src := steps(record(source), "source")
@@ -315,6 +320,7 @@ func TestAChangedDefinitionMakesItsRunsDiffer(t *testing.T) {
 	// Page by page: one run a call, every run of the App once (the one
 	// made now, with the changed definition, replays identically), the
 	// other App's runs not counted against the page.
+	fake.Script(llmtest.Reply{Text: ModelSequence})
 	more := h.Create(a, ColdEmailRun())
 	h.WaitRun(a, more)
 	var pages, identical int

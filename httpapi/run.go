@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/port"
@@ -182,12 +183,13 @@ type runView struct {
 	Output     json.RawMessage  `json:"output,omitempty"`
 	Error      *engine.RunError `json:"error,omitempty"`
 	Refunded   *int64           `json:"refunded_credits,omitempty"`
+	Usage      *engine.RunUsage `json:"usage,omitempty"`
 }
 
 func viewOf(run engine.Run) runView {
 	v := runView{RunNo: run.RunNo, AppSlug: run.AppSlug, Status: run.Status, CreditCost: run.CreditCost,
 		CreatedAt: run.CreatedAt, StartedAt: run.StartedAt, FinishedAt: run.FinishedAt,
-		StreamURL: streamURL(run.RunNo), ResultURL: resultURL(run.RunNo)}
+		StreamURL: streamURL(run.RunNo), ResultURL: resultURL(run.RunNo), Usage: run.Usage}
 	switch run.Status {
 	case engine.StatusCompleted:
 		v.Summary, v.Output = &run.Summary, run.Output
@@ -208,10 +210,20 @@ func failureSummary(run engine.Run) *string {
 	}
 	why := "it failed"
 	if run.Error != nil {
-		why = fmt.Sprintf("%s (%s)", strings.TrimSuffix(run.Error.Message, "."), run.Error.Code)
+		why = fmt.Sprintf("%s (%s)", lowerFirst(strings.TrimSuffix(run.Error.Message, ".")), run.Error.Code)
 	}
 	sum := fmt.Sprintf("The run failed: %s; its %s refunded.", why, credits(run.Refunded))
 	return &sum
+}
+
+// lowerFirst is s with its first letter lower case, unless it starts an
+// acronym ("HTTP").
+func lowerFirst(s string) string {
+	r := []rune(s)
+	if len(r) > 1 && unicode.IsUpper(r[0]) && !unicode.IsUpper(r[1]) {
+		r[0] = unicode.ToLower(r[0])
+	}
+	return string(r)
 }
 
 func credits(n int64) string {

@@ -129,9 +129,19 @@ func runOutputSchema(output json.RawMessage) json.RawMessage {
 		`"credit_cost":{"type":"integer"},"summary":{"type":"string"},"output":` + string(output) + `,` +
 		`"error":{"type":"object","required":["code","message"],"properties":{"code":{"type":"string"},"message":{"type":"string"},` +
 		`"retry_after_seconds":{"type":"integer","description":"refusals that pass: seconds to wait before calling again"},` +
-		`"limit":{"type":"string","description":"the limit a rate_limited or concurrency_limit refusal hit"}}},` +
+		`"limit":{"type":"string","description":"the limit a rate_limited or concurrency_limit refusal hit"},` +
+		`"details":{"type":"string","description":"a failed run's technical account: the provider's or the output check's own text"}}},` +
 		`"refunded_credits":{"type":"integer"}},` +
 		`"anyOf":[{"required":["run_no","app_slug","status","credit_cost"]},{"required":["error"]}]}`)
+}
+
+// sentence is msg ending with a full stop.
+func sentence(msg string) string {
+	msg = strings.TrimSpace(msg)
+	if !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	return msg
 }
 
 // describe is an App tool's description, with the current price.
@@ -243,7 +253,7 @@ func runResult(r engine.Run) *sdk.CallToolResult {
 		text = r.Summary + "\n\n" + string(r.Output)
 	case engine.StatusFailed:
 		out["error"], out["refunded_credits"] = r.Error, r.Refunded
-		res := jsonResult(fmt.Sprintf("Run %s failed: %s: %s. %d Credits were refunded.", r.RunNo, r.Error.Code, r.Error.Message, r.Refunded), out)
+		res := jsonResult(fmt.Sprintf("Run %s failed (%s). %s %d Credits were refunded.", r.RunNo, r.Error.Code, sentence(r.Error.Message), r.Refunded), out)
 		res.IsError = true
 		return res
 	default:

@@ -140,6 +140,7 @@ func (s *Site) runPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	// retention): the page shows them while they are there.
 	if d, err := s.cfg.Engine.RunDetail(r.Context(), v.AccountID, run.RunNo); err == nil {
 		data["Steps"] = d.Steps
+		data["LiveSteps"], data["Now"] = liveSteps(d.Steps)
 		data["LastSeq"] = d.Run.LastSeq // the live view follows from the steps shown
 		var in map[string]any
 		_ = json.Unmarshal(d.Input, &in)
@@ -165,7 +166,10 @@ func (s *Site) runPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		}
 	}
 	if run.Terminal() && run.Error != nil && !run.Canceled() {
-		data["Failure"] = fmt.Sprintf("%s (%s)", strings.TrimSuffix(run.Error.Message, "."), run.Error.Code)
+		data["Failure"] = failureWords(run.Error)
+	}
+	if u := run.Usage; u != nil {
+		data["Usage"] = usageWords(u)
 	}
 	s.render(w, r, http.StatusOK, "run", run.RunNo+" · "+s.appName(run.AppSlug), data)
 }

@@ -29,12 +29,26 @@ if (live && live.dataset.follow === "1") {
     live.dataset.status = state;
   };
   src.addEventListener("started", () => show("running"));
+  // One line says what the run does now, updated in place; the list has
+  // each step once (a step that reports again updates its item), and a
+  // wait for the model is said on the line only (web/runlive.go).
+  const line = document.getElementById("progress-line");
   src.addEventListener("tool_running", (e) => {
     const d = JSON.parse(e.data);
     show("running");
+    const text = (d.steps > 1 ? "Step " + d.step + " of " + d.steps + ": " : "") + (d.message || d.tool || "working");
+    if (line) line.textContent = text;
+    if (d.tool === "waiting_for_model") return;
+    const last = progress.lastElementChild;
+    if (last && last.dataset.tool === d.tool) {
+      last.textContent = text;
+      return;
+    }
     const li = document.createElement("li");
-    li.textContent = (d.steps > 1 ? "Step " + d.step + " of " + d.steps + ": " : "") + (d.message || d.tool || "working");
+    li.dataset.tool = d.tool || "";
+    li.textContent = text;
     progress.appendChild(li);
+    while (progress.children.length > 12) progress.removeChild(progress.firstElementChild);
   });
   const end = (state) => () => {
     src.close();

@@ -545,13 +545,16 @@ func (e RecordStepKind) Valid() bool {
 
 // Defines values for RecordStepMessagesRole.
 const (
-	System RecordStepMessagesRole = "system"
-	User   RecordStepMessagesRole = "user"
+	Assistant RecordStepMessagesRole = "assistant"
+	System    RecordStepMessagesRole = "system"
+	User      RecordStepMessagesRole = "user"
 )
 
 // Valid indicates whether the value is a known member of the RecordStepMessagesRole enum.
 func (e RecordStepMessagesRole) Valid() bool {
 	switch e {
+	case Assistant:
+		return true
 	case System:
 		return true
 	case User:
@@ -4639,8 +4642,10 @@ type RecordStep struct {
 
 	// Messages model: the messages as sent
 	Messages *[]struct {
-		Content string                 `json:"content"`
-		Role    RecordStepMessagesRole `json:"role"`
+		Content string `json:"content"`
+
+		// Role assistant: an earlier reply, sent back in a repair
+		Role RecordStepMessagesRole `json:"role"`
 	} `json:"messages,omitempty"`
 	Model  *string `json:"model,omitempty"`
 	Params *struct {
@@ -4684,7 +4689,7 @@ type RecordStep struct {
 // RecordStepKind defines model for RecordStep.Kind.
 type RecordStepKind string
 
-// RecordStepMessagesRole defines model for RecordStep.Messages.Role.
+// RecordStepMessagesRole assistant: an earlier reply, sent back in a repair
 type RecordStepMessagesRole string
 
 // Redelivery defines model for Redelivery.
@@ -4746,7 +4751,8 @@ type RunAbTestVariants struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunAbTestVariantsAppSlug defines model for RunAbTestVariants.AppSlug.
@@ -4787,7 +4793,8 @@ type RunAdCopyVariants struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunAdCopyVariantsAppSlug defines model for RunAdCopyVariants.AppSlug.
@@ -4828,7 +4835,8 @@ type RunAdFromLandingPage struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunAdFromLandingPageAppSlug defines model for RunAdFromLandingPage.AppSlug.
@@ -4869,7 +4877,8 @@ type RunBattlecardBuilder struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunBattlecardBuilderAppSlug defines model for RunBattlecardBuilder.AppSlug.
@@ -4910,7 +4919,8 @@ type RunBlogToSocial struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunBlogToSocialAppSlug defines model for RunBlogToSocial.AppSlug.
@@ -4951,7 +4961,8 @@ type RunBuyerPersonaBuilder struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunBuyerPersonaBuilderAppSlug defines model for RunBuyerPersonaBuilder.AppSlug.
@@ -4992,7 +5003,8 @@ type RunCaseStudyFromPage struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunCaseStudyFromPageAppSlug defines model for RunCaseStudyFromPage.AppSlug.
@@ -5033,7 +5045,8 @@ type RunCaseStudyWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunCaseStudyWriterAppSlug defines model for RunCaseStudyWriter.AppSlug.
@@ -5074,7 +5087,8 @@ type RunColdEmailWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunColdEmailWriterAppSlug defines model for RunColdEmailWriter.AppSlug.
@@ -5115,7 +5129,8 @@ type RunCommunityWelcomeMessages struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunCommunityWelcomeMessagesAppSlug defines model for RunCommunityWelcomeMessages.AppSlug.
@@ -5156,7 +5171,8 @@ type RunComparisonPageWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunComparisonPageWriterAppSlug defines model for RunComparisonPageWriter.AppSlug.
@@ -5197,7 +5213,8 @@ type RunCompetitorPageTeardown struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunCompetitorPageTeardownAppSlug defines model for RunCompetitorPageTeardown.AppSlug.
@@ -5238,7 +5255,8 @@ type RunCompetitorPricingSummary struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunCompetitorPricingSummaryAppSlug defines model for RunCompetitorPricingSummary.AppSlug.
@@ -5279,7 +5297,8 @@ type RunContentPlanFromSitemap struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunContentPlanFromSitemapAppSlug defines model for RunContentPlanFromSitemap.AppSlug.
@@ -5320,7 +5339,8 @@ type RunContentRefreshFromPage struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunContentRefreshFromPageAppSlug defines model for RunContentRefreshFromPage.AppSlug.
@@ -5361,7 +5381,8 @@ type RunContributorGuideWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunContributorGuideWriterAppSlug defines model for RunContributorGuideWriter.AppSlug.
@@ -5402,7 +5423,8 @@ type RunCopyLocaliser struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunCopyLocaliserAppSlug defines model for RunCopyLocaliser.AppSlug.
@@ -5443,7 +5465,8 @@ type RunElevatorPitchWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunElevatorPitchWriterAppSlug defines model for RunElevatorPitchWriter.AppSlug.
@@ -5484,7 +5507,8 @@ type RunEventFollowUpEmails struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunEventFollowUpEmailsAppSlug defines model for RunEventFollowUpEmails.AppSlug.
@@ -5525,7 +5549,8 @@ type RunFaqSchemaWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunFaqSchemaWriterAppSlug defines model for RunFaqSchemaWriter.AppSlug.
@@ -5566,7 +5591,8 @@ type RunFollowUpEmailWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunFollowUpEmailWriterAppSlug defines model for RunFollowUpEmailWriter.AppSlug.
@@ -5607,7 +5633,8 @@ type RunGlossaryBuilder struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunGlossaryBuilderAppSlug defines model for RunGlossaryBuilder.AppSlug.
@@ -5648,7 +5675,8 @@ type RunGoogleSearchAds struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunGoogleSearchAdsAppSlug defines model for RunGoogleSearchAds.AppSlug.
@@ -5689,7 +5717,8 @@ type RunIcpDefinition struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunIcpDefinitionAppSlug defines model for RunIcpDefinition.AppSlug.
@@ -5730,7 +5759,8 @@ type RunInAppAnnouncement struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunInAppAnnouncementAppSlug defines model for RunInAppAnnouncement.AppSlug.
@@ -5771,7 +5801,8 @@ type RunInstagramCaptionWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunInstagramCaptionWriterAppSlug defines model for RunInstagramCaptionWriter.AppSlug.
@@ -5812,7 +5843,8 @@ type RunKeywordClusterPlanner struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunKeywordClusterPlannerAppSlug defines model for RunKeywordClusterPlanner.AppSlug.
@@ -5853,7 +5885,8 @@ type RunLandingPageAudit struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunLandingPageAuditAppSlug defines model for RunLandingPageAudit.AppSlug.
@@ -5894,7 +5927,8 @@ type RunLandingPageCopy struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunLandingPageCopyAppSlug defines model for RunLandingPageCopy.AppSlug.
@@ -5935,7 +5969,8 @@ type RunLinkedinPostWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunLinkedinPostWriterAppSlug defines model for RunLinkedinPostWriter.AppSlug.
@@ -5976,7 +6011,8 @@ type RunMediaPitchEmail struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunMediaPitchEmailAppSlug defines model for RunMediaPitchEmail.AppSlug.
@@ -6017,7 +6053,8 @@ type RunMessagingHouse struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunMessagingHouseAppSlug defines model for RunMessagingHouse.AppSlug.
@@ -6058,7 +6095,8 @@ type RunMetaTagsFromPage struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunMetaTagsFromPageAppSlug defines model for RunMetaTagsFromPage.AppSlug.
@@ -6099,7 +6137,8 @@ type RunNewsletterFromFeed struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunNewsletterFromFeedAppSlug defines model for RunNewsletterFromFeed.AppSlug.
@@ -6140,7 +6179,8 @@ type RunNewsletterIssueWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunNewsletterIssueWriterAppSlug defines model for RunNewsletterIssueWriter.AppSlug.
@@ -6181,7 +6221,8 @@ type RunObjectionHandler struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunObjectionHandlerAppSlug defines model for RunObjectionHandler.AppSlug.
@@ -6222,7 +6263,8 @@ type RunOssGrowth struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunOssGrowthAppSlug defines model for RunOssGrowth.AppSlug.
@@ -6263,7 +6305,8 @@ type RunPageLocaliser struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunPageLocaliserAppSlug defines model for RunPageLocaliser.AppSlug.
@@ -6304,7 +6347,8 @@ type RunPositioningStatement struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunPositioningStatementAppSlug defines model for RunPositioningStatement.AppSlug.
@@ -6345,7 +6389,8 @@ type RunPressReleaseWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunPressReleaseWriterAppSlug defines model for RunPressReleaseWriter.AppSlug.
@@ -6386,7 +6431,8 @@ type RunPriceIncreaseAnnouncement struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunPriceIncreaseAnnouncementAppSlug defines model for RunPriceIncreaseAnnouncement.AppSlug.
@@ -6427,7 +6473,8 @@ type RunPricingPageCopy struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunPricingPageCopyAppSlug defines model for RunPricingPageCopy.AppSlug.
@@ -6468,7 +6515,8 @@ type RunProductDemoScript struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunProductDemoScriptAppSlug defines model for RunProductDemoScript.AppSlug.
@@ -6509,7 +6557,8 @@ type RunProductHuntLaunchKit struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunProductHuntLaunchKitAppSlug defines model for RunProductHuntLaunchKit.AppSlug.
@@ -6550,7 +6599,8 @@ type RunProductLaunchAnnouncement struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunProductLaunchAnnouncementAppSlug defines model for RunProductLaunchAnnouncement.AppSlug.
@@ -6591,7 +6641,8 @@ type RunProspectReplyWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunProspectReplyWriterAppSlug defines model for RunProspectReplyWriter.AppSlug.
@@ -6632,7 +6683,8 @@ type RunProspectResearchFromSite struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunProspectResearchFromSiteAppSlug defines model for RunProspectResearchFromSite.AppSlug.
@@ -6673,7 +6725,8 @@ type RunReEngagementEmail struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunReEngagementEmailAppSlug defines model for RunReEngagementEmail.AppSlug.
@@ -6714,7 +6767,8 @@ type RunReadmeImprover struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunReadmeImproverAppSlug defines model for RunReadmeImprover.AppSlug.
@@ -6755,7 +6809,8 @@ type RunReleaseNotesFromChangelog struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunReleaseNotesFromChangelogAppSlug defines model for RunReleaseNotesFromChangelog.AppSlug.
@@ -6796,7 +6851,8 @@ type RunRetargetingAdSequence struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunRetargetingAdSequenceAppSlug defines model for RunRetargetingAdSequence.AppSlug.
@@ -6837,7 +6893,8 @@ type RunReviewResponseWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunReviewResponseWriterAppSlug defines model for RunReviewResponseWriter.AppSlug.
@@ -6878,7 +6935,8 @@ type RunSeoContentBrief struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunSeoContentBriefAppSlug defines model for RunSeoContentBrief.AppSlug.
@@ -6919,7 +6977,8 @@ type RunShortFormVideoScript struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunShortFormVideoScriptAppSlug defines model for RunShortFormVideoScript.AppSlug.
@@ -6960,7 +7019,8 @@ type RunSocialCalendarWeek struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunSocialCalendarWeekAppSlug defines model for RunSocialCalendarWeek.AppSlug.
@@ -7001,7 +7061,8 @@ type RunSupportReplyWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunSupportReplyWriterAppSlug defines model for RunSupportReplyWriter.AppSlug.
@@ -7042,7 +7103,8 @@ type RunTestApp struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunTestAppAppSlug defines model for RunTestApp.AppSlug.
@@ -7083,7 +7145,8 @@ type RunTestimonialRequestEmail struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunTestimonialRequestEmailAppSlug defines model for RunTestimonialRequestEmail.AppSlug.
@@ -7124,7 +7187,8 @@ type RunUnpriced struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunUnpricedAppSlug defines model for RunUnpriced.AppSlug.
@@ -7165,7 +7229,8 @@ type RunValuePropositionCanvas struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunValuePropositionCanvasAppSlug defines model for RunValuePropositionCanvas.AppSlug.
@@ -7206,7 +7271,8 @@ type RunWebinarOutline struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunWebinarOutlineAppSlug defines model for RunWebinarOutline.AppSlug.
@@ -7247,7 +7313,8 @@ type RunWebinarPromotionKit struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunWebinarPromotionKitAppSlug defines model for RunWebinarPromotionKit.AppSlug.
@@ -7288,7 +7355,8 @@ type RunWelcomeSequenceWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunWelcomeSequenceWriterAppSlug defines model for RunWelcomeSequenceWriter.AppSlug.
@@ -7329,7 +7397,8 @@ type RunXThreadWriter struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunXThreadWriterAppSlug defines model for RunXThreadWriter.AppSlug.
@@ -7370,7 +7439,8 @@ type RunYoutubeVideoScript struct {
 	StreamUrl string `json:"stream_url"`
 
 	// Summary Once finished: one sentence saying what the run made, or what failed and that its Credits were refunded
-	Summary *string `json:"summary,omitempty"`
+	Summary *string   `json:"summary,omitempty"`
+	Usage   *RunUsage `json:"usage,omitempty"`
 }
 
 // RunYoutubeVideoScriptAppSlug defines model for RunYoutubeVideoScript.AppSlug.
@@ -7431,8 +7501,13 @@ type RunComparisonRunsStatus string
 // RunError defines model for RunError.
 type RunError struct {
 	// Code Why the run failed; canceled: its owner canceled it
-	Code    RunErrorCode `json:"code"`
-	Message string       `json:"message"`
+	Code RunErrorCode `json:"code"`
+
+	// Details The technical account, when there is one: the model provider's own message, or what the output check found, as its validator said it
+	Details *string `json:"details,omitempty"`
+
+	// Message What happened, in words for the person who ran it
+	Message string `json:"message"`
 }
 
 // RunErrorCode Why the run failed; canceled: its owner canceled it
@@ -7495,6 +7570,18 @@ type RunRecord struct {
 
 // RunRecordRecordVersion defines model for RunRecord.RecordVersion.
 type RunRecordRecordVersion int
+
+// RunUsage defines model for RunUsage.
+type RunUsage struct {
+	// ModelCalls Every model call the run made: repairs, and an execution interrupted and made again, included
+	ModelCalls int `json:"model_calls"`
+	Steps      []struct {
+		ModelCalls int         `json:"model_calls"`
+		Step       string      `json:"step"`
+		Tokens     *TokenUsage `json:"tokens,omitempty"`
+	} `json:"steps"`
+	Tokens *TokenUsage `json:"tokens,omitempty"`
+}
 
 // StatementLine defines model for StatementLine.
 type StatementLine struct {
@@ -7605,6 +7692,13 @@ type StripeEvent struct {
 // StripeReceipt defines model for StripeReceipt.
 type StripeReceipt struct {
 	Received interface{} `json:"received"`
+}
+
+// TokenUsage defines model for TokenUsage.
+type TokenUsage struct {
+	CompletionTokens int `json:"completion_tokens"`
+	PromptTokens     int `json:"prompt_tokens"`
+	TotalTokens      int `json:"total_tokens"`
 }
 
 // WebhookEndpoint defines model for WebhookEndpoint.
