@@ -144,16 +144,26 @@ func replayError(e *engine.RunError) error {
 	case engine.FailCanceled:
 		return context.Canceled
 	}
-	return &engine.RunError{Code: e.Code, Message: e.Message}
+	return &engine.RunError{Code: e.Code, Message: e.Message, Details: e.Details}
 }
 
 // withinBound is text cut so that it takes at most RecordBound bytes
 // once encoded as a JSON string (Go escapes <, > and & to six bytes, and
 // control characters: an HTML page grows), on a rune's edge, and whether
-// it was cut. Three such texts and the rest of an entry stay under
-// JetStream's 1 MiB message.
-func withinBound(text string) (string, bool) {
-	if len(text) <= RecordBound/6 {
+// it was cut. Three such texts (a model call's messages and its reply),
+// the turns of a repair within turnBound, and the rest of an entry stay
+// under JetStream's 1 MiB message.
+func withinBound(text string) (string, bool) { return withinBytes(text, RecordBound) }
+
+// turnBound bounds each recorded turn of a repair call (an earlier reply
+// sent back, what was wrong with it): the earlier reply is whole in its
+// own entry, and up to maxRepairs of each pair must fit beside the three
+// texts of RecordBound.
+const turnBound = RecordBound / 8
+
+// withinBytes is withinBound with another bound.
+func withinBytes(text string, bound int) (string, bool) {
+	if len(text) <= bound/6 {
 		return text, false // no escape takes more than six bytes
 	}
 	size := 2 // the quotes
@@ -168,7 +178,7 @@ func withinBound(text string) (string, bool) {
 		default:
 			size += utf8.RuneLen(r)
 		}
-		if size > RecordBound {
+		if size > bound {
 			return text[:i], true
 		}
 	}

@@ -41,6 +41,9 @@ func (b *badReply) short() string {
 	return listed(b.problems, 2)
 }
 
+// maxToldProblems bounds the problems a repair call lists.
+const maxToldProblems = 20
+
 // repairMessage is what a repair call tells the model.
 func (b *badReply) repairMessage() string {
 	var m strings.Builder
@@ -48,7 +51,11 @@ func (b *badReply) repairMessage() string {
 		m.WriteString("Your reply was not one JSON object.")
 	} else {
 		m.WriteString("Your reply did not match the JSON Schema in your instructions:\n")
-		for _, p := range b.problems {
+		for i, p := range b.problems {
+			if i == maxToldProblems {
+				fmt.Fprintf(&m, "- and %d more\n", len(b.problems)-i)
+				break
+			}
 			m.WriteString("- " + p + "\n")
 		}
 	}

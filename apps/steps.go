@@ -147,7 +147,11 @@ func (c *compiled) complete(ctx context.Context, env *Env, step string, req llm.
 	}
 	for i := range e.Messages {
 		var cut bool
-		e.Messages[i].Content, cut = withinBound(e.Messages[i].Content)
+		if i < 2 {
+			e.Messages[i].Content, cut = withinBound(e.Messages[i].Content)
+		} else {
+			e.Messages[i].Content, cut = withinBytes(e.Messages[i].Content, turnBound)
+		}
 		e.Truncated = e.Truncated || cut
 	}
 	if sess.replaying() {

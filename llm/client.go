@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -58,6 +59,9 @@ type Config struct {
 	// HTTPClient is the client for the provider (default: a client
 	// with a 10-minute overall timeout; the run's deadline bounds it).
 	HTTPClient *http.Client
+	// Logger hears each fall back from a refused JSON mode or option
+	// (default: none).
+	Logger *slog.Logger
 }
 
 // Client calls one model.
@@ -92,6 +96,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Minute}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	key := cfg.APIKey
 	if key == "" {

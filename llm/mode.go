@@ -61,7 +61,10 @@ func (c *Client) fallBack(err error, mode string) bool {
 	}
 	said := strings.ToLower(apiErr.Param + " " + apiErr.Message + " " + apiErr.RawJSON())
 	if !c.cfg.NoStream && !c.noUsageOption.Load() && strings.Contains(said, "stream_options") {
-		c.noUsageOption.Store(true)
+		if c.noUsageOption.CompareAndSwap(false, true) {
+			c.cfg.Logger.Warn("the model provider refused stream_options; requests go without it from now on (no token usage when streamed)",
+				"status", apiErr.StatusCode, "provider_said", apiErr.Message)
+		}
 		return true
 	}
 	modes := c.modes.Load()
@@ -75,7 +78,10 @@ func (c *Client) fallBack(err error, mode string) bool {
 	for _, word := range []string{"response_format", "json_schema", "json_object", "strict", "structured output", "schema"} {
 		if strings.Contains(said, word) {
 			rest := cur[1:]
-			c.modes.CompareAndSwap(modes, &rest)
+			if c.modes.CompareAndSwap(modes, &rest) {
+				c.cfg.Logger.Warn("the model provider refused a JSON mode; requests use the next from now on",
+					"refused", mode, "now", rest[0], "status", apiErr.StatusCode, "provider_said", apiErr.Message)
+			}
 			return true
 		}
 	}

@@ -1,9 +1,11 @@
 package llm_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -93,7 +95,11 @@ func TestAutoFallsBackOnceAndRemembers(t *testing.T) {
 	t.Parallel()
 	srv := llmtest.NewProvider(llmtest.LlamaCpp)
 	defer srv.Close()
-	c := clientFor(t, srv, llm.JSONAuto, false)
+	var logged bytes.Buffer
+	c, err := llm.New(llm.Config{BaseURL: srv.BaseURL(), Model: "m", JSONMode: llm.JSONAuto, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for range 3 {
 		if _, err := c.Complete(context.Background(), llm.Request{System: "s", User: "u", SchemaName: "plan", Schema: planSchema}, llm.Watch{}); err != nil {
 			t.Fatal(err)
@@ -108,6 +114,9 @@ func TestAutoFallsBackOnceAndRemembers(t *testing.T) {
 	}
 	if s := c.Sent(llm.Request{}); s.JSONMode != llm.JSONObject {
 		t.Fatalf("Sent says JSON mode %s, want the one in use", s.JSONMode)
+	}
+	if n := strings.Count(logged.String(), "refused a JSON mode"); n != 1 || !strings.Contains(logged.String(), "refused=json_schema now=json_object") {
+		t.Fatalf("the fall back logged %d times:\n%s", n, logged.String())
 	}
 }
 

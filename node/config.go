@@ -213,7 +213,11 @@ func (c Config) loadApps(replay bool) ([]engine.App, error) {
 		HTTPClient:   outbound.FetchClient(c.SourcesAllowPrivate, 30*time.Second),
 		GitHubClient: outbound.FetchClient(c.SourcesAllowPrivate || (c.GitHubAPI != "" && c.GitHubAPI != PublicGitHubAPI), 30*time.Second)}
 	if c.Model.BaseURL != "" {
-		m, err := llm.New(c.Model)
+		mc := c.Model
+		if mc.Logger == nil {
+			mc.Logger = c.Logger
+		}
+		m, err := llm.New(mc)
 		if err != nil {
 			return nil, fmt.Errorf("config: model provider: %w", err)
 		}
