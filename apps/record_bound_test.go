@@ -41,7 +41,7 @@ func TestRecordedRepairCallsFitInOneMessage(t *testing.T) {
 	}
 	fake := llmtest.New()
 	defer fake.Close()
-	huge := strings.Repeat("<&>", 200<<10) // 600 KiB that escape to 3.5 MiB
+	huge := strings.Repeat("<&>", 16<<10) // 48 KiB that escape to 288 KiB, over RecordBound
 	for range maxRepairs + 1 {
 		fake.Script(llmtest.Reply{Text: huge, Chunks: 1})
 	}
