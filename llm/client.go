@@ -107,6 +107,7 @@ func New(cfg Config) (*Client, error) {
 	opts := []option.RequestOption{
 		option.WithHTTPClient(cfg.HTTPClient),
 		option.WithMaxRetries(0), // retries are ours: see Complete
+		option.WithMiddleware(normalize),
 	}
 	switch cfg.Provider {
 	case "", ProviderOpenAI:

@@ -46,11 +46,15 @@ func (e *Error) Unwrap() error { return e.Err }
 // Words says what happened for a person: what the provider did, not how
 // the client saw it.
 func (e *Error) Words() string {
+	var notCompletion *errNotCompletion
+	if errors.As(e.Err, &notCompletion) {
+		return "The model provider's address answered with a web page, not a chat completion."
+	}
 	switch e.Kind {
 	case Unavailable:
 		if e.PastDeadline > 0 {
 			return fmt.Sprintf("The model provider was not answering (%s), and the next try, in %s, would have passed the run's time limit.",
-				e.answer(), e.PastDeadline.Round(time.Second))
+				e.answer(), Duration(e.PastDeadline))
 		}
 		return fmt.Sprintf("The model provider did not answer after %d attempts (the last: %s).", e.Attempts, e.answer())
 	case Rejected:
@@ -69,9 +73,29 @@ func (e *Error) answer() string {
 		return "429, too many requests"
 	case e.Status != 0:
 		return fmt.Sprintf("%d, %s", e.Status, strings.ToLower(http.StatusText(e.Status)))
+	case errors.Is(e.Err, errCutOff):
+		return "its reply stopped before its end"
 	default:
 		return "no answer: the connection failed"
 	}
+}
+
+// Duration is d in words: "1 s", "45 s", "10 min", "2 h 5 min".
+func Duration(d time.Duration) string {
+	secs := int((d + time.Second - 1) / time.Second)
+	switch {
+	case secs < 1:
+		return "1 s"
+	case secs < 120:
+		return fmt.Sprintf("%d s", secs)
+	case secs < 2*3600:
+		return fmt.Sprintf("%d min", (secs+59)/60)
+	}
+	h, m := secs/3600, (secs%3600+59)/60
+	if m == 0 {
+		return fmt.Sprintf("%d h", h)
+	}
+	return fmt.Sprintf("%d h %d min", h, m)
 }
 
 // Details is what the client saw, for an operator: the provider's own

@@ -213,3 +213,89 @@ func TestAzureNeedsAnAPIVersion(t *testing.T) {
 		}
 	}
 }
+
+// A stream that stops mid-reply (no finish reason, no usage, no [DONE])
+// is a dropped connection: tried again, and said so when it keeps
+// happening.
+func TestACutStreamIsTriedAgain(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.New()
+	defer srv.Close()
+	srv.Script(llmtest.Reply{Text: `{"title":`, Cut: true}, llmtest.Reply{Text: `{"title":"whole"}`})
+	c := newClient(t, srv, "")
+	reply, err := c.Complete(context.Background(), llm.Request{System: "s", User: "u"}, llm.Watch{})
+	if err != nil || reply.Text != `{"title":"whole"}` || reply.Attempts != 2 {
+		t.Fatalf("Complete = %+v, %v; want the whole reply on the second attempt", reply, err)
+	}
+	srv.Script(llmtest.Reply{Cut: true}, llmtest.Reply{Text: "{", Cut: true}, llmtest.Reply{Text: "{", Cut: true})
+	_, err = c.Complete(context.Background(), llm.Request{System: "s", User: "u"}, llm.Watch{})
+	var le *llm.Error
+	if !errors.As(err, &le) || le.Kind != llm.Unavailable || le.Words() != "The model provider did not answer after 3 attempts (the last: its reply stopped before its end)." {
+		t.Fatalf("Complete error %v", err)
+	}
+}
+
+// Error answers in other providers' shapes are read as OpenAI's: a
+// refused JSON mode still falls back, a refused key is still refused
+// at once, and the provider's words are in the details.
+func TestErrorAnswersInOtherShapesAreRead(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, body, ctype string
+		status            int
+		fallsBack         bool
+		details           string
+	}{
+		{"error as a string", `{"error":"'response_format.type' must be 'json_object' or 'text'"}`, "", 400, true,
+			"HTTP 400: 'response_format.type' must be 'json_object' or 'text'"},
+		{"vLLM's shape", `{"object":"error","message":"response_format json_schema is not supported","type":"BadRequestError","param":null,"code":400}`,
+			"", 400, true, "HTTP 400: response_format json_schema is not supported"},
+		{"plain text", "Bad Request: json_schema is not supported here", "text/plain", 400, true,
+			"HTTP 400: Bad Request: json_schema is not supported here"},
+		{"a refused key, as a string", `{"error":"invalid api key"}`, "", 401, false, "HTTP 401: invalid api key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := llmtest.New()
+			defer srv.Close()
+			srv.Script(llmtest.Reply{Status: tc.status, Body: tc.body, ContentType: tc.ctype}, llmtest.Reply{Text: "{}"})
+			_, err := newClient(t, srv, llm.JSONAuto).Complete(context.Background(), llm.Request{System: "s", User: "u", Schema: planSchema}, llm.Watch{})
+			got := srv.Received()
+			if tc.fallsBack {
+				if err != nil || len(got) != 2 || got[1].Format() != "json_object" {
+					t.Fatalf("%v after %d requests, want a fall back to json_object", err, len(got))
+				}
+				return
+			}
+			var le *llm.Error
+			if !errors.As(err, &le) || le.Kind != llm.Rejected || len(got) != 1 || le.Details() != tc.details {
+				t.Fatalf("error %v (details %q) after %d requests, want rejected at once with %q", err, le.Details(), len(got), tc.details)
+			}
+		})
+	}
+}
+
+// A base URL that answers with a web page is not a provider: refused at
+// once, in words, not read as an empty reply.
+func TestAWebPageIsNotACompletion(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.New()
+	defer srv.Close()
+	srv.Script(llmtest.Reply{Status: 200, Body: "<!doctype html><title>Welcome</title>", ContentType: "text/html; charset=utf-8"})
+	_, err := newClient(t, srv, "").Complete(context.Background(), llm.Request{System: "s", User: "u"}, llm.Watch{})
+	var le *llm.Error
+	if !errors.As(err, &le) || le.Kind != llm.Rejected || len(srv.Received()) != 1 ||
+		le.Words() != "The model provider's address answered with a web page, not a chat completion." {
+		t.Fatalf("error %v after %d requests", err, len(srv.Received()))
+	}
+}
+
+func TestDurationsInWords(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{20 * time.Millisecond: "1 s", 3 * time.Second: "3 s", 10 * time.Minute: "10 min",
+		2*time.Hour + 5*time.Minute: "2 h 5 min", 3 * time.Hour: "3 h"} {
+		if got := llm.Duration(d); got != want {
+			t.Errorf("Duration(%s) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -12,6 +12,10 @@ import (
 // retryAfter says whether err is worth another try and how long to wait.
 func (c *Client) retryAfter(err error, attempt int) (status int, wait time.Duration, retry bool) {
 	backoff := min(c.cfg.Backoff<<(attempt-1), 30*time.Second)
+	var notCompletion *errNotCompletion
+	if errors.As(err, &notCompletion) {
+		return notCompletion.status, 0, false // a website, not a provider: asking again changes nothing
+	}
 	var apiErr *openai.Error
 	if !errors.As(err, &apiErr) {
 		return 0, backoff, true // the connection failed or dropped mid-stream

@@ -16,6 +16,7 @@ func (c *Client) once(ctx context.Context, params openai.ChatCompletionNewParams
 	defer stream.Close()
 	var text, refusal strings.Builder
 	var out Reply
+	ended := false // a finish reason or the usage chunk came: the reply is whole
 	for stream.Next() {
 		chunk := stream.Current()
 		if chunk.Model != "" {
@@ -23,9 +24,13 @@ func (c *Client) once(ctx context.Context, params openai.ChatCompletionNewParams
 		}
 		if u := chunk.Usage; u.TotalTokens > 0 || u.PromptTokens > 0 || u.CompletionTokens > 0 {
 			out.Usage = &Usage{Prompt: u.PromptTokens, Completion: u.CompletionTokens, Total: u.TotalTokens}
+			ended = true
 		}
 		if len(chunk.Choices) == 0 {
 			continue
+		}
+		if chunk.Choices[0].FinishReason != "" {
+			ended = true
 		}
 		delta := chunk.Choices[0].Delta
 		refusal.WriteString(delta.Refusal)
@@ -39,6 +44,9 @@ func (c *Client) once(ctx context.Context, params openai.ChatCompletionNewParams
 	}
 	if err := stream.Err(); err != nil {
 		return out, err
+	}
+	if !ended {
+		return out, errCutOff
 	}
 	out.Text, out.Refusal = text.String(), refusal.String()
 	return out, nil

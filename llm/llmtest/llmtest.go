@@ -29,6 +29,13 @@ type Reply struct {
 	// Refusal, when set, is the model declining (strict mode's refusal
 	// member) instead of Text.
 	Refusal string
+	// Cut ends a streamed reply after its text, with no finish reason,
+	// usage or [DONE]: a connection dropped mid-reply.
+	Cut bool
+	// Body, with a Status, is the error answer's body as is (another
+	// provider's shape, or not JSON), of ContentType.
+	Body        string
+	ContentType string
 }
 
 // Message is one message of a received request.
@@ -183,6 +190,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			w.Header().Add(k, v)
 		}
 	}
+	if rep.Body != "" {
+		ctype := rep.ContentType
+		if ctype == "" {
+			ctype = "application/json"
+		}
+		w.Header().Set("Content-Type", ctype)
+		w.WriteHeader(max(rep.Status, http.StatusOK))
+		fmt.Fprint(w, rep.Body)
+		return
+	}
 	if rep.Status != 0 && rep.Status != http.StatusOK {
 		if ra := rep.Header.Get("Retry-After"); ra != "" && p.RetryAfterMs && rep.Header.Get("Retry-After-Ms") == "" {
 			var secs float64
@@ -252,6 +269,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			delta["role"] = "assistant"
 		}
 		send(delta, nil, nil)
+	}
+	if rep.Cut {
+		return // the handler ends: the stream stops mid-reply
 	}
 	asked := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	switch {
