@@ -308,7 +308,7 @@ func TestUnusableRepliesFailTheRunAfterOneRepair(t *testing.T) {
 		{"not JSON", "Sure! Here are your emails: 1. Hello", "The model's reply was not the JSON object this App needs.",
 			"Your reply was not one JSON object.", "invalid character 'S'"},
 		{"wrong shape", `{"emails":[{"touch":1}]}`,
-			"The model's reply did not match this App's output: `emails` has 1 items; at least 3 are needed; missing `emails[0].angle`; " +
+			"The model's reply did not match this App's output: `emails` has 1 item; at least 3 are needed; missing `emails[0].angle`; " +
 				"missing `emails[0].body`; missing `emails[0].send_day`; missing `emails[0].subject`.",
 			"- missing `emails[0].subject`", "Required properties"},
 		{"an array", `[1,2,3]`, "The model's reply was not the JSON object this App needs.", "Your reply was not one JSON object.", "cannot unmarshal array"},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/apprun/apprun/engine"
+	"github.com/apprun/apprun/outbound"
 )
 
 // repoURL is a GitHub repository's web address; the input schemas of
@@ -81,11 +82,12 @@ func fetchRepository(ctx context.Context, env *Env, job engine.Job, field string
 	case errors.Is(err, errTooBig):
 		return nil, unavailable("GitHub's answer for %s/%s is larger than %d KiB", owner, name, env.SourceMaxBytes>>10)
 	case err != nil:
-		return nil, unavailable("GitHub could not be reached for %s/%s: %v", owner, name, err)
+		return nil, withDetails(unavailable("GitHub could not be reached for %s/%s: %s", owner, name, outbound.Describe(err)), err.Error())
 	case status == http.StatusNotFound:
 		return nil, unavailable("GitHub has no public repository %s/%s", owner, name)
 	case status == http.StatusForbidden || status == http.StatusTooManyRequests:
-		return nil, unavailable("GitHub refused to answer for %s/%s (status %d: its rate limit; the operator can set GITHUB_TOKEN)", owner, name, status)
+		return nil, withDetails(unavailable("GitHub refused to answer for %s/%s for now (%d: its rate limit)", owner, name, status),
+			"without GITHUB_TOKEN, GitHub allows 60 requests an hour from one address")
 	case status != http.StatusOK:
 		return nil, unavailable("GitHub answered %d for %s/%s", status, owner, name)
 	}
@@ -225,6 +227,14 @@ func githubLive(ctx context.Context, env *Env, url, accept string, attempt int) 
 		return 0, nil, errTooSlow
 	}
 	return 0, nil, err
+}
+
+// withDetails is a run error with its technical account.
+func withDetails(err error, details string) error {
+	if re, ok := err.(*engine.RunError); ok {
+		re.Details = details
+	}
+	return err
 }
 
 func unavailable(format string, args ...any) error {

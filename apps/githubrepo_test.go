@@ -107,3 +107,19 @@ func TestRepositorySchemasAgreeWithTheTool(t *testing.T) {
 		t.Fatalf("%d Apps read a repository, want oss-growth and readme-improver", n)
 	}
 }
+
+// GitHub out of reach is said in words, with no address of the node's
+// network (its resolver, its proxy) in the message; the client's own
+// error is in details.
+func TestGitHubOutOfReachIsSaidInWords(t *testing.T) {
+	t.Parallel()
+	gh := httptest.NewServer(http.NotFoundHandler())
+	base := gh.URL
+	gh.Close() // nothing listens there now
+	env := (&Env{GitHubAPI: base}).withDefaults()
+	_, err := fetchRepository(context.Background(), env, engine.Job{Input: map[string]any{"repo_url": "https://github.com/acme/ledger"}}, "repo_url", func(engine.Step) {})
+	var re *engine.RunError
+	if !errors.As(err, &re) || re.Message != "GitHub could not be reached for acme/ledger: connection refused" || !strings.Contains(re.Details, "127.0.0.1") {
+		t.Fatalf("%#v", err)
+	}
+}

@@ -156,9 +156,9 @@ func replyProblems(res *jsonschema.EvaluationResult) []string {
 			}
 			add(fmt.Sprintf("%s should be %s, not %s", name, article(p["expected"]), article(p["received"])))
 		case "items_too_short":
-			add(fmt.Sprintf("%s has %v items; at least %v are needed", name, p["count"], p["min_items"]))
+			add(fmt.Sprintf("%s has %s; at least %v are needed", name, items(p["count"]), p["min_items"]))
 		case "items_too_long":
-			add(fmt.Sprintf("%s has %v items; at most %v are allowed", name, p["count"], p["max_items"]))
+			add(fmt.Sprintf("%s has %s; at most %v are allowed", name, items(p["count"]), p["max_items"]))
 		case "string_too_short":
 			if fmt.Sprint(p["min_length"]) == "1" {
 				add(name + " is empty")
@@ -206,6 +206,14 @@ func memberPath(pointer string) string {
 		}
 	}
 	return b.String()
+}
+
+// items is a count of items in words: "1 item", "0 items".
+func items(n any) string {
+	if fmt.Sprint(n) == "1" {
+		return "1 item"
+	}
+	return fmt.Sprintf("%v items", n)
 }
 
 func unquote(v any) string { return strings.Trim(fmt.Sprint(v), "'") }

@@ -237,7 +237,6 @@ func (c *compiled) watch(env *Env, step string, report func(engine.Step)) llm.Wa
 // waitWords is a wait in words: "Waiting for the model: attempt 2 of 5,
 // retrying in 3 s (the provider answered 500)".
 func waitWords(w llm.Wait) string {
-	secs := int((w.In + time.Second - 1) / time.Second)
 	why := "the connection to the provider failed"
 	switch {
 	case w.Status == 429:
@@ -245,7 +244,7 @@ func waitWords(w llm.Wait) string {
 	case w.Status != 0:
 		why = fmt.Sprintf("the provider answered %d", w.Status)
 	}
-	return fmt.Sprintf("Waiting for the model: attempt %d of %d, retrying in %d s (%s)", w.Attempt, w.Of, max(secs, 1), why)
+	return fmt.Sprintf("Waiting for the model: attempt %d of %d, retrying in %s (%s)", w.Attempt, w.Of, llm.Duration(w.In), why)
 }
 
 // modelFailure maps a failed completion to the run's failure: what

@@ -235,14 +235,17 @@ func (s *serveFlags) config() (node.Config, error) {
 	default:
 		return c, fmt.Errorf("config: APPRUN_LLM_TEMPERATURE=%q: want off (send no temperature) or nothing", v)
 	}
-	switch v := os.Getenv("APPRUN_LLM_STREAM"); v {
-	case "", "on":
-	case "off":
+	switch v := strings.ToLower(os.Getenv("APPRUN_LLM_STREAM")); v {
+	case "", "on", "1", "true", "yes":
+	case "off", "0", "false", "no":
 		if !isSet(fs, "llm-no-stream") {
 			c.Model.NoStream = true
 		}
 	default:
-		return c, fmt.Errorf("config: APPRUN_LLM_STREAM=%q: want off (whole replies) or nothing", v)
+		return c, fmt.Errorf("config: APPRUN_LLM_STREAM=%q: want off (whole replies) or on", os.Getenv("APPRUN_LLM_STREAM"))
+	}
+	if err := checkModelConfig(c.Model); err != nil {
+		return c, err
 	}
 	var err error
 	if c.AppTimeouts, err = parseDurations(*timeouts); err != nil {
@@ -345,4 +348,30 @@ func defaultMaxConns() int {
 		return 16384
 	}
 	return int(min(max(int64(lim.Cur)-1024, 256), 16384))
+}
+
+// checkModelConfig refuses model settings the provider client would
+// refuse only once it is built, naming the setting: an unknown JSON mode
+// or provider, attempts below 1, Azure without its endpoint or version.
+func checkModelConfig(m llm.Config) error {
+	switch m.JSONMode {
+	case llm.JSONAuto, llm.JSONSchema, llm.JSONObject, llm.JSONPrompt, "none":
+	default:
+		return fmt.Errorf("config: llm-json-mode (APPRUN_LLM_JSON_MODE) %q: want %s, %s, %s or %s", m.JSONMode, llm.JSONAuto, llm.JSONSchema, llm.JSONObject, llm.JSONPrompt)
+	}
+	switch m.Provider {
+	case llm.ProviderOpenAI, llm.ProviderAzure:
+	default:
+		return fmt.Errorf("config: llm-provider (APPRUN_LLM_PROVIDER) %q: want %s or %s", m.Provider, llm.ProviderOpenAI, llm.ProviderAzure)
+	}
+	if m.MaxAttempts < 1 {
+		return fmt.Errorf("config: llm-max-attempts (APPRUN_LLM_MAX_ATTEMPTS) %d: want 1 or more", m.MaxAttempts)
+	}
+	if m.Provider == llm.ProviderAzure && m.BaseURL == "" {
+		return errors.New("config: llm-provider (APPRUN_LLM_PROVIDER) azure needs the resource's endpoint in OPENAI_BASE_URL")
+	}
+	if m.Provider == llm.ProviderAzure && m.APIVersion == "" {
+		return errors.New("config: llm-provider (APPRUN_LLM_PROVIDER) azure needs an api-version in APPRUN_LLM_API_VERSION, e.g. 2024-10-21")
+	}
+	return nil
 }

@@ -26,6 +26,10 @@ func TestEnvironmentIsParsedLikeTheFlags(t *testing.T) {
 		{"APPRUN_SIGNUP_CREDITS", "1e3", "APPRUN_SIGNUP_CREDITS"},
 		{"APPRUN_LLM_TEMPERATURE", "cold", "APPRUN_LLM_TEMPERATURE"},
 		{"APPRUN_LLM_STREAM", "sometimes", "APPRUN_LLM_STREAM"},
+		{"APPRUN_LLM_JSON_MODE", "xml", "APPRUN_LLM_JSON_MODE"},
+		{"APPRUN_LLM_PROVIDER", "gcp", "APPRUN_LLM_PROVIDER"},
+		{"APPRUN_LLM_MAX_ATTEMPTS", "0", "APPRUN_LLM_MAX_ATTEMPTS"},
+		{"APPRUN_LLM_PROVIDER", "azure", "OPENAI_BASE_URL"},
 		{"APPRUN_SOURCE_MAX_BYTES", "12", "source-max-bytes"},
 		{"APPRUN_SOURCE_TIMEOUT", "0s", "source-timeout"},
 	} {
@@ -138,21 +142,16 @@ func TestServeRefusesABadCatalogOrModelConfig(t *testing.T) {
 		t.Fatalf("a base URL without a model: %v", err)
 	}
 	t.Setenv("APPRUN_LLM_MODEL", "llama3.2")
-	t.Setenv("APPRUN_LLM_JSON_MODE", "xml")
-	c, err := parseServe(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Catalog(); err == nil || !strings.Contains(err.Error(), "JSON mode") {
-		t.Fatalf("an unknown JSON mode: %v", err)
-	}
-	t.Setenv("APPRUN_LLM_JSON_MODE", "")
 	t.Setenv("APPRUN_LLM_PROVIDER", "azure")
-	if c, err = parseServe(nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Catalog(); err == nil || !strings.Contains(err.Error(), "APPRUN_LLM_API_VERSION") {
+	if _, err := parseServe(nil); err == nil || !strings.Contains(err.Error(), "APPRUN_LLM_API_VERSION") {
 		t.Fatalf("Azure without an api-version: %v", err)
+	}
+	t.Setenv("APPRUN_LLM_API_VERSION", "2024-10-21")
+	for _, v := range []string{"off", "false", "0", "no", "OFF"} {
+		t.Setenv("APPRUN_LLM_STREAM", v)
+		if c, err := parseServe(nil); err != nil || !c.Model.NoStream {
+			t.Fatalf("APPRUN_LLM_STREAM=%s: %v, no stream %v", v, err, c.Model.NoStream)
+		}
 	}
 }
 
