@@ -59,8 +59,8 @@ SEEDS ?= 20000
 sim:
 	SEEDS=$(SEEDS) SEED=$(SEED) SEED_FROM=$(SEED_FROM) $(GO) test ./sim -run '^TestSimulation$$' -count=1 -v -timeout 30m
 
-# Fuzzing of the decoders: requests, model replies, App definitions, Stripe
-# events, the read models' records (make test runs every seed corpus). A
+# Fuzzing of the decoders: requests, model replies (read, then checked),
+# providers' error answers, App definitions, Stripe events, the read models' records (make test runs every seed corpus). A
 # count of inputs, not a time: with a duration, Go 1.26's fuzz coordinator
 # can fail a target with a bare "context deadline exceeded" at the deadline
 # on a busy machine (golang/go#75804, fixed in Go 1.27), with no input
@@ -70,6 +70,8 @@ fuzz:
 	$(GO) test ./httpapi -run '^$$' -fuzz FuzzDecodeCreateRun -fuzztime $(FUZZ_N)x
 	$(GO) test ./engine -run '^$$' -fuzz FuzzValidateInput -fuzztime $(FUZZ_N)x
 	$(GO) test ./apps -run '^$$' -fuzz FuzzParseReply -fuzztime $(FUZZ_N)x
+	$(GO) test ./apps -run '^$$' -fuzz FuzzReadReply -fuzztime $(FUZZ_N)x
+	$(GO) test ./llm -run '^$$' -fuzz FuzzOpenAIErrorBody -fuzztime $(FUZZ_N)x
 	$(GO) test ./apps -run '^$$' -fuzz FuzzDefinition -fuzztime $(FUZZ_N)x
 	$(GO) test ./billing -run '^$$' -fuzz FuzzStripeEvent -fuzztime $(FUZZ_N)x
 	$(GO) test ./projections -run '^$$' -fuzz FuzzDecodersAgree -fuzztime $(FUZZ_N)x

@@ -36,3 +36,36 @@ func FuzzDefinition(f *testing.F) {
 		_, _ = check(d)
 	})
 }
+
+// FuzzReadReply: whatever a model answers for the cold email writer,
+// reading and checking it never panics, and a reply it refuses has
+// problems in words for the repair and the failure.
+func FuzzReadReply(f *testing.F) {
+	for _, s := range []string{`{"emails":[{"touch":1}]}`, `{"emails":"x","extra":null}`, `{"emails":[]}`, "Sure!", `{"emails":[{"touch":"1","send_day":-1,"angle":"","subject":"s","body":"b"}]}`} {
+		f.Add(s)
+	}
+	defs, err := Shipped()
+	if err != nil {
+		f.Fatal(err)
+	}
+	var c *compiled
+	for _, d := range defs {
+		if d.Slug == ColdEmailSlug {
+			if c, err = check(d); err != nil {
+				f.Fatal(err)
+			}
+		}
+	}
+	data := c.promptData(map[string]any{"interaction_language": "English", "cta_goal": "Meeting"}, false)
+	f.Fuzz(func(t *testing.T, reply string) {
+		out, bad, err := c.readReply(reply, "write_sequence", data)
+		switch {
+		case err != nil:
+			t.Fatalf("readReply(%q): %v", reply, err)
+		case bad == nil && out == nil:
+			t.Fatalf("readReply(%q) accepted nothing", reply)
+		case bad != nil && (len(bad.problems) == 0 && !bad.notJSON || bad.words() == "" || bad.repairMessage() == ""):
+			t.Fatalf("readReply(%q) refused it without words: %+v", reply, bad)
+		}
+	})
+}
