@@ -60,8 +60,9 @@ sim:
 	SEEDS=$(SEEDS) SEED=$(SEED) SEED_FROM=$(SEED_FROM) $(GO) test ./sim -run '^TestSimulation$$' -count=1 -v -timeout 30m
 
 # Fuzzing of the decoders: requests, model replies (read, then checked),
-# providers' error answers, App definitions, Stripe events, the read models' records (make test runs every seed corpus). A
-# count of inputs, not a time: with a duration, Go 1.26's fuzz coordinator
+# providers' error answers, App definitions, Stripe events, the read
+# models' records (make test runs every seed corpus). A count of inputs,
+# not a time: with a duration, Go 1.26's fuzz coordinator
 # can fail a target with a bare "context deadline exceeded" at the deadline
 # on a busy machine (golang/go#75804, fixed in Go 1.27), with no input
 # found. FUZZ_N sets the count.
