@@ -311,7 +311,11 @@ func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 				msg = fmt.Sprintf("The run was not started: %s to fix below. Nothing was charged.", plural(len(errs), "field", "fields"))
 			}
 		case engine.CodeInsufficientCredits:
-			msg += " See your balance under Credits. Credits are added by your operator (the admin command apprun admin credits grant): ask them for more."
+			if s.selling() {
+				msg += " See your balance and buy more under Credits."
+			} else {
+				msg += " See your balance under Credits. Credits are added by whoever runs this service for you: ask them for more."
+			}
 		}
 		refuse(msg)
 		return

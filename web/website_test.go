@@ -497,3 +497,29 @@ func TestTwoRunsSideBySide(t *testing.T) {
 		t.Fatalf("another account's comparison: %d", p.Status)
 	}
 }
+
+// Where buying is not turned on, the credits page and a run refused for
+// want of Credits say so in the customer's words: never an admin
+// command.
+func TestWithoutBuyingTheCustomerIsToldInTheirWords(t *testing.T) {
+	t.Parallel()
+	h := Start(t, WithLimits(NoLimits), WithSignupCredits(10))
+	b := h.Browser(t)
+	b.SignUp("few@example.com")
+	credits := b.Get("/credits").Body
+	if !strings.Contains(credits, "Buying Credits here is not turned on") {
+		t.Fatalf("the credits page does not say buying is off:\n%s", credits)
+	}
+	if p := b.Post("/apps/cold-email-writer/runs", url.Values{"product_description": {"Acme"}, "target_role": {"Founders"}}); p.Status != http.StatusSeeOther {
+		t.Fatalf("a run form with too few Credits: %d", p.Status)
+	}
+	form := b.Get("/apps/cold-email-writer").Body
+	if !strings.Contains(form, "ask them for more") {
+		t.Fatalf("the refused form does not say where Credits come from:\n%s", form)
+	}
+	for page, body := range map[string]string{"/credits": credits, "the refused run form": form} {
+		if strings.Contains(body, "apprun admin") {
+			t.Errorf("%s names an admin command", page)
+		}
+	}
+}
