@@ -175,6 +175,8 @@ type compiled struct {
 	// strict is the output schema converted for strict structured
 	// outputs (llm.StrictSchema); empty when it cannot be.
 	strict json.RawMessage
+	// shape orders the output's members and reads a strict reply's nulls.
+	shape *outputShape
 }
 
 // check validates a definition and compiles its schemas and templates.
@@ -202,6 +204,7 @@ func check(d Definition) (*compiled, error) {
 		return nil, fmt.Errorf("output_schema: %v", orMissing(err))
 	}
 	c.strict, _ = llm.StrictSchema(d.OutputSchema) // a root other than an object: the prompt alone asks
+	c.shape = shapeOf(d.OutputSchema)
 	if err := checkKeywords(d.InputSchema, "input_schema"); err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ func (c *compiled) executor(env *Env) engine.Executor {
 		if err := c.summaryFor(job.Input).Execute(&summary, summaryData{Input: job.Input, Output: out}); err != nil {
 			return engine.Result{}, fmt.Errorf("summary: %w", err)
 		}
-		ordered, err := orderedJSON(out, c.def.OutputSchema)
+		ordered, err := orderedJSON(out, c.shape)
 		if err != nil {
 			return engine.Result{}, fmt.Errorf("output: %w", err)
 		}
@@ -120,7 +120,7 @@ func (c *compiled) readReply(text, step string, data promptData) (map[string]any
 	if bad != nil {
 		return nil, bad, nil
 	}
-	llm.DropNullOptionals(reply, c.def.OutputSchema) // a strict reply's null for a member it leaves out
+	c.shape.dropNulls(reply) // a strict reply's null for a member it leaves out
 	for k, st := range c.set[step] {
 		var v strings.Builder
 		if err := st.Execute(&v, data); err != nil {

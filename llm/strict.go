@@ -14,9 +14,9 @@ import (
 // are allowed. StrictSchema converts an App's output schema to that
 // subset:
 //
-//   - an optional member becomes required and nullable (a null reply
-//     member is then dropped again by DropNullOptionals before the reply
-//     is checked against the original schema);
+//   - an optional member becomes required and nullable (the caller
+//     drops a null for a member the original schema does not require
+//     before it checks the reply against that schema: apps/order.go);
 //   - every object gets additionalProperties: false;
 //   - a keyword strict mode does not take (minLength, maxLength, pattern,
 //     default, title…) is left out of the strict schema and said in the
@@ -180,60 +180,4 @@ func nullable(n map[string]any) map[string]any {
 		return n
 	}
 	return map[string]any{"anyOf": []any{n, map[string]any{"type": "null"}}}
-}
-
-// DropNullOptionals removes, in v, every member that is null where schema
-// does not require it and does not take null: what a strict reply says
-// for a member it leaves out. v is changed in place.
-func DropNullOptionals(v any, schema json.RawMessage) {
-	var s map[string]any
-	if json.Unmarshal(schema, &s) == nil {
-		dropNulls(v, s)
-	}
-}
-
-func dropNulls(v any, s map[string]any) {
-	switch x := v.(type) {
-	case map[string]any:
-		props, _ := s["properties"].(map[string]any)
-		required := map[string]bool{}
-		if r, ok := s["required"].([]any); ok {
-			for _, name := range r {
-				if n, ok := name.(string); ok {
-					required[n] = true
-				}
-			}
-		}
-		for k, val := range x {
-			ps, _ := props[k].(map[string]any)
-			if val == nil && !required[k] && !takesNull(ps) {
-				delete(x, k)
-				continue
-			}
-			if ps != nil {
-				dropNulls(val, ps)
-			}
-		}
-	case []any:
-		if items, ok := s["items"].(map[string]any); ok {
-			for _, e := range x {
-				dropNulls(e, items)
-			}
-		}
-	}
-}
-
-// takesNull is whether a schema node admits null.
-func takesNull(s map[string]any) bool {
-	switch t := s["type"].(type) {
-	case string:
-		return t == "null"
-	case []any:
-		for _, x := range t {
-			if x == "null" {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -62,15 +62,3 @@ func TestCheckStrictRefusesWhatOpenAIRefuses(t *testing.T) {
 		}
 	}
 }
-
-func TestDropNullOptionalsLeavesWhatTheSchemaTakes(t *testing.T) {
-	t.Parallel()
-	schema := json.RawMessage(`{"type":"object","required":["a"],"properties":{"a":{"type":["string","null"]},"b":{"type":"string"},
-		"list":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string"}}}}}}`)
-	v := map[string]any{"a": nil, "b": nil, "list": []any{map[string]any{"x": nil}}}
-	llm.DropNullOptionals(v, schema)
-	want := map[string]any{"a": nil, "list": []any{map[string]any{}}}
-	if !reflect.DeepEqual(v, want) {
-		t.Fatalf("got %v, want %v", v, want)
-	}
-}
