@@ -82,12 +82,15 @@ func fetchRepository(ctx context.Context, env *Env, job engine.Job, field string
 	case errors.Is(err, errTooBig):
 		return nil, unavailable("GitHub's answer for %s/%s is larger than %d KiB", owner, name, env.SourceMaxBytes>>10)
 	case err != nil:
-		return nil, withDetails(unavailable("GitHub could not be reached for %s/%s: %s", owner, name, outbound.Describe(err)), err.Error())
+		ue := unavailable("GitHub could not be reached for %s/%s: %s", owner, name, outbound.Describe(err))
+		ue.Details = err.Error()
+		return nil, ue
 	case status == http.StatusNotFound:
 		return nil, unavailable("GitHub has no public repository %s/%s", owner, name)
 	case status == http.StatusForbidden || status == http.StatusTooManyRequests:
-		return nil, withDetails(unavailable("GitHub refused to answer for %s/%s for now (%d: its rate limit)", owner, name, status),
-			"without GITHUB_TOKEN, GitHub allows 60 requests an hour from one address")
+		ue := unavailable("GitHub refused to answer for %s/%s for now (%d: its rate limit)", owner, name, status)
+		ue.Details = "without GITHUB_TOKEN, GitHub allows 60 requests an hour from one address"
+		return nil, ue
 	case status != http.StatusOK:
 		return nil, unavailable("GitHub answered %d for %s/%s", status, owner, name)
 	}
@@ -229,14 +232,6 @@ func githubLive(ctx context.Context, env *Env, url, accept string, attempt int) 
 	return 0, nil, err
 }
 
-// withDetails is a run error with its technical account.
-func withDetails(err error, details string) error {
-	if re, ok := err.(*engine.RunError); ok {
-		re.Details = details
-	}
-	return err
-}
-
-func unavailable(format string, args ...any) error {
+func unavailable(format string, args ...any) *engine.RunError {
 	return &engine.RunError{Code: engine.FailSourceUnavailable, Message: fmt.Sprintf(format, args...)}
 }
