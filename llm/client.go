@@ -3,7 +3,6 @@ package llm
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -80,10 +79,10 @@ func New(cfg Config) (*Client, error) {
 	if cfg.BaseURL == "" || cfg.Model == "" {
 		return nil, errors.New("llm: a base URL and a model are required")
 	}
-	modes, err := modeChain(cfg.JSONMode)
-	if err != nil {
+	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
+	modes, _ := modeChain(cfg.JSONMode)
 	cfg.JSONMode = modes[0]
 	if len(modes) > 1 {
 		cfg.JSONMode = JSONAuto
@@ -114,17 +113,12 @@ func New(cfg Config) (*Client, error) {
 		cfg.Provider = ProviderOpenAI
 		opts = append(opts, option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/")+"/"), option.WithAPIKey(key))
 	case ProviderAzure:
-		if cfg.APIVersion == "" {
-			return nil, errors.New("llm: Azure OpenAI needs an api-version (APPRUN_LLM_API_VERSION), e.g. 2024-10-21")
-		}
 		// openai-go's azure package: the deployment path, api-version and
 		// api-key header, kept by OpenAI rather than by us.
 		opts = append(opts, azure.WithEndpoint(strings.TrimRight(cfg.BaseURL, "/"), cfg.APIVersion), azure.WithAPIKey(key))
 		if u, err := url.Parse(cfg.BaseURL); err == nil && u.Scheme == "http" {
 			opts = append(opts, azure.WithUnsafeAllowHTTP()) // the package allows it on loopback only
 		}
-	default:
-		return nil, fmt.Errorf("llm: provider %q: want %s or %s", cfg.Provider, ProviderOpenAI, ProviderAzure)
 	}
 	c := &Client{cfg: cfg, api: openai.NewClient(opts...)}
 	c.modes.Store(&modes)

@@ -45,7 +45,7 @@ func modeChain(setting string) ([]string, error) {
 	case jsonNone:
 		return []string{JSONPrompt}, nil
 	}
-	return nil, fmt.Errorf("llm: JSON mode %q: want %s, %s, %s or %s", setting, JSONAuto, JSONSchema, JSONObject, JSONPrompt)
+	return nil, fmt.Errorf("unknown JSON mode %q", setting)
 }
 
 // mode is the JSON mode requests use now.

@@ -350,28 +350,24 @@ func defaultMaxConns() int {
 	return int(min(max(int64(lim.Cur)-1024, 256), 16384))
 }
 
-// checkModelConfig refuses model settings the provider client would
-// refuse only once it is built, naming the setting: an unknown JSON mode
-// or provider, attempts below 1, Azure without its endpoint or version.
+// checkModelConfig refuses model settings the provider client cannot
+// use (llm.Config.Check), naming the flag and variable a user set, and
+// attempts below 1, which the client would read as its default.
 func checkModelConfig(m llm.Config) error {
-	switch m.JSONMode {
-	case llm.JSONAuto, llm.JSONSchema, llm.JSONObject, llm.JSONPrompt, "none":
-	default:
-		return fmt.Errorf("config: llm-json-mode (APPRUN_LLM_JSON_MODE) %q: want %s, %s, %s or %s", m.JSONMode, llm.JSONAuto, llm.JSONSchema, llm.JSONObject, llm.JSONPrompt)
-	}
-	switch m.Provider {
-	case llm.ProviderOpenAI, llm.ProviderAzure:
-	default:
-		return fmt.Errorf("config: llm-provider (APPRUN_LLM_PROVIDER) %q: want %s or %s", m.Provider, llm.ProviderOpenAI, llm.ProviderAzure)
-	}
 	if m.MaxAttempts < 1 {
 		return fmt.Errorf("config: llm-max-attempts (APPRUN_LLM_MAX_ATTEMPTS) %d: want 1 or more", m.MaxAttempts)
 	}
-	if m.Provider == llm.ProviderAzure && m.BaseURL == "" {
-		return errors.New("config: llm-provider (APPRUN_LLM_PROVIDER) azure needs the resource's endpoint in OPENAI_BASE_URL")
-	}
-	if m.Provider == llm.ProviderAzure && m.APIVersion == "" {
-		return errors.New("config: llm-provider (APPRUN_LLM_PROVIDER) azure needs an api-version in APPRUN_LLM_API_VERSION, e.g. 2024-10-21")
+	var se *llm.SettingError
+	if err := m.Check(); errors.As(err, &se) {
+		setting := map[string]string{"JSONMode": "llm-json-mode (APPRUN_LLM_JSON_MODE)", "Provider": "llm-provider (APPRUN_LLM_PROVIDER)",
+			"BaseURL": "with APPRUN_LLM_PROVIDER=azure, llm-base-url (OPENAI_BASE_URL)", "APIVersion": "with APPRUN_LLM_PROVIDER=azure, llm-api-version (APPRUN_LLM_API_VERSION)",
+			"MaxAttempts": "llm-max-attempts (APPRUN_LLM_MAX_ATTEMPTS)"}[se.Field]
+		if se.Value == "" {
+			return fmt.Errorf("config: %s is not set: want %s", setting, se.Want)
+		}
+		return fmt.Errorf("config: %s %q: want %s", setting, se.Value, se.Want)
+	} else if err != nil {
+		return fmt.Errorf("config: model provider: %w", err)
 	}
 	return nil
 }
