@@ -110,14 +110,12 @@ func (c *Client) params(req Request, mode string) openai.ChatCompletionNewParams
 		if len(strict) == 0 {
 			break // no schema given: the prompt asks
 		}
-		var schema any
-		_ = json.Unmarshal(strict, &schema)
 		name := req.SchemaName
 		if name == "" {
 			name = "output"
 		}
 		p.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: name, Schema: schema, Strict: openai.Bool(true)}}}
+			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: name, Schema: strict, Strict: openai.Bool(true)}}}
 	}
 	return p
 }
