@@ -333,7 +333,7 @@ func TestUnusableRepliesFailTheRunAfterOneRepair(t *testing.T) {
 			}
 			repairs := 0
 			for _, st := range steps {
-				if st.Tool == "repair_reply" {
+				if st.Tool == engine.ToolRepairReply {
 					repairs++
 				}
 			}

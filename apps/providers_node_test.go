@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apprun/apprun/engine"
 	. "github.com/apprun/apprun/node/nodetest"
 
 	"github.com/apprun/apprun/llm/llmtest"
@@ -107,7 +108,7 @@ func TestA500StormShowsWaitsOnTheStream(t *testing.T) {
 			evs := h.Collect(a, h.Create(a, ColdEmailRun()))
 			var waits []string
 			for _, ev := range evs {
-				if ev.Event == "tool_running" && ev.Data["tool"] == "waiting_for_model" {
+				if ev.Event == "tool_running" && ev.Data["tool"] == engine.ToolWaitingForModel {
 					waits = append(waits, ev.Data["message"].(string))
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apprun/apprun/engine"
 	. "github.com/apprun/apprun/node/nodetest"
 
 	"github.com/apprun/apprun/apps"
@@ -68,7 +69,7 @@ func definitions(t *testing.T) map[string]apps.Definition {
 func repairSteps(evs []SSEEvent) int {
 	n := 0
 	for _, ev := range evs {
-		if ev.Event == "tool_running" && ev.Data["tool"] == "repair_reply" {
+		if ev.Event == "tool_running" && ev.Data["tool"] == engine.ToolRepairReply {
 			n++
 		}
 	}

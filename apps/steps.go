@@ -105,7 +105,7 @@ func (c *compiled) callModel(ctx context.Context, env *Env, s StepDef, job engin
 		if repair == repairs {
 			return nil, &engine.RunError{Code: engine.FailModelReply, Message: bad.words(), Details: bad.details}
 		}
-		report(engine.Step{Index: 1, Total: 1, Tool: "repair_reply", Message: fmt.Sprintf(
+		report(engine.Step{Index: 1, Total: 1, Tool: engine.ToolRepairReply, Message: fmt.Sprintf(
 			"The model's reply did not fit (%s): asking it to correct it (repair %d of %d)", bad.short(), repair+1, repairs)})
 		reply1, _ := withinBound(text)
 		req.Turns = append(req.Turns, llm.Turn{Role: "assistant", Content: reply1}, llm.Turn{Role: "user", Content: bad.repairMessage()})
@@ -228,7 +228,7 @@ func (c *compiled) watch(env *Env, step string, report func(engine.Step)) llm.Wa
 		Waiting: func(w llm.Wait) {
 			if now := time.Now(); lastWait.IsZero() || now.Sub(lastWait) >= env.WaitEvery {
 				lastWait = now
-				say("waiting_for_model", waitWords(w))
+				say(engine.ToolWaitingForModel, waitWords(w))
 			}
 		},
 	}

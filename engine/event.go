@@ -2,7 +2,10 @@ package engine
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // RunEventType names what happened to a run, in the past tense where it can.
@@ -95,6 +98,13 @@ type Failed struct {
 	Refunded int64     `json:"refunded,omitempty"`
 }
 
+// Tools a model step reports besides its own name: a reply sent back to
+// the model to be corrected, and a wait before another try of a call.
+const (
+	ToolRepairReply     = "repair_reply"
+	ToolWaitingForModel = "waiting_for_model"
+)
+
 // Step describes one step of a run while it executes.
 type Step struct {
 	Index   int    `json:"index"`
@@ -113,6 +123,19 @@ type RunError struct {
 }
 
 func (e *RunError) Error() string { return e.Code + ": " + e.Message }
+
+// Sentence is the message as a sentence for a person: its first letter
+// upper case, a full stop at its end.
+func (e *RunError) Sentence() string {
+	msg := strings.TrimSpace(e.Message)
+	if r, size := utf8.DecodeRuneInString(msg); size > 0 && unicode.IsLower(r) {
+		msg = string(unicode.ToUpper(r)) + msg[size:]
+	}
+	if msg != "" && !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	return msg
+}
 
 // Run failure codes. Every failed run is refunded.
 const (

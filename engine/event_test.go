@@ -103,3 +103,16 @@ func TestEveryRunEventFieldHasAJSONNameOfItsOwn(t *testing.T) {
 		t.Fatalf("found %d JSON names: the walk is wrong", len(seen))
 	}
 }
+
+func TestARunErrorSaysItsMessageAsASentence(t *testing.T) {
+	t.Parallel()
+	for msg, want := range map[string]string{
+		"the run exceeded the App's timeout of 15m0s": "The run exceeded the App's timeout of 15m0s.",
+		"The model's reply was empty.":                "The model's reply was empty.",
+		"  ":                                          "", "écrit": "Écrit.",
+	} {
+		if got := (&engine.RunError{Message: msg}).Sentence(); got != want {
+			t.Errorf("Sentence(%q) = %q, want %q", msg, got, want)
+		}
+	}
+}

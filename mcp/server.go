@@ -135,15 +135,6 @@ func runOutputSchema(output json.RawMessage) json.RawMessage {
 		`"anyOf":[{"required":["run_no","app_slug","status","credit_cost"]},{"required":["error"]}]}`)
 }
 
-// sentence is msg ending with a full stop.
-func sentence(msg string) string {
-	msg = strings.TrimSpace(msg)
-	if !strings.HasSuffix(msg, ".") {
-		msg += "."
-	}
-	return msg
-}
-
 // describe is an App tool's description, with the current price.
 func (s *surface) describe(a *engine.App) string {
 	price := "It has no price yet, so it cannot run now."
@@ -253,7 +244,7 @@ func runResult(r engine.Run) *sdk.CallToolResult {
 		text = r.Summary + "\n\n" + string(r.Output)
 	case engine.StatusFailed:
 		out["error"], out["refunded_credits"] = r.Error, r.Refunded
-		res := jsonResult(fmt.Sprintf("Run %s failed (%s). %s %d Credits were refunded.", r.RunNo, r.Error.Code, sentence(r.Error.Message), r.Refunded), out)
+		res := jsonResult(fmt.Sprintf("Run %s failed (%s). %s %d Credits were refunded.", r.RunNo, r.Error.Code, r.Error.Sentence(), r.Refunded), out)
 		res.IsError = true
 		return res
 	default:

@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/apprun/apprun/engine"
 )
@@ -11,10 +10,6 @@ import (
 // above a short list of its steps: a step that reports again (the model
 // writing, a wait for the provider) changes its line, not the list.
 // static/site.js does the same with the events that follow.
-
-// waitTool is the tool of the progress events that say the run waits on
-// the model provider (apps/steps.go): said on the line, not listed.
-const waitTool = "waiting_for_model"
 
 // maxLiveSteps bounds the list.
 const maxLiveSteps = 12
@@ -25,7 +20,7 @@ func liveSteps(steps []engine.Step) ([]engine.Step, string) {
 	now := ""
 	for _, st := range steps {
 		now = stepText(st)
-		if st.Tool == waitTool {
+		if st.Tool == engine.ToolWaitingForModel { // said on the line, not listed
 			continue
 		}
 		if n := len(out); n > 0 && out[n-1].Tool == st.Tool {
@@ -70,19 +65,12 @@ var genericWords = map[string]string{
 }
 
 func failureWords(e *engine.RunError) failure {
-	words := strings.TrimSpace(e.Message)
+	words := e.Sentence()
 	if g, ok := genericWords[e.Code]; ok && (e.Details == "" || e.Code == engine.FailExecution) {
 		words = g // written before failures were worded, or the code's own error
 	}
 	if words == "" {
 		words = "It failed."
-	}
-	if !strings.HasSuffix(words, ".") {
-		words += "."
-	}
-	r := []rune(words)
-	if len(r) > 1 && r[0] >= 'a' && r[0] <= 'z' {
-		words = strings.ToUpper(string(r[0])) + string(r[1:])
 	}
 	return failure{Words: words, Code: e.Code}
 }

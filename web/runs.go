@@ -141,6 +141,7 @@ func (s *Site) runPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	if d, err := s.cfg.Engine.RunDetail(r.Context(), v.AccountID, run.RunNo); err == nil {
 		data["Steps"] = d.Steps
 		data["LiveSteps"], data["Now"] = liveSteps(d.Steps)
+		data["WaitTool"] = engine.ToolWaitingForModel
 		data["LastSeq"] = d.Run.LastSeq // the live view follows from the steps shown
 		var in map[string]any
 		_ = json.Unmarshal(d.Input, &in)

@@ -31,14 +31,15 @@ if (live && live.dataset.follow === "1") {
   src.addEventListener("started", () => show("running"));
   // One line says what the run does now, updated in place; the list has
   // each step once (a step that reports again updates its item), and a
-  // wait for the model is said on the line only (web/runlive.go).
+  // wait for the model (its tool in data-wait-tool) is said on the line
+  // only (web/runlive.go).
   const line = document.getElementById("progress-line");
   src.addEventListener("tool_running", (e) => {
     const d = JSON.parse(e.data);
     show("running");
     const text = (d.steps > 1 ? "Step " + d.step + " of " + d.steps + ": " : "") + (d.message || d.tool || "working");
     if (line) line.textContent = text;
-    if (d.tool === "waiting_for_model") return;
+    if (d.tool === live.dataset.waitTool) return;
     const last = progress.lastElementChild;
     if (last && last.dataset.tool === d.tool) {
       last.textContent = text;
