@@ -60,8 +60,8 @@ type Received struct {
 	Query url.Values `json:"-"`
 }
 
-// format is the response_format type asked for ("" for none).
-func (r Received) format() string {
+// Format is the response_format type asked for ("" for none).
+func (r Received) Format() string {
 	var rf struct {
 		Type string `json:"type"`
 	}
@@ -69,8 +69,9 @@ func (r Received) format() string {
 	return rf.Type
 }
 
-// jsonSchema is the response_format's json_schema member.
-func (r Received) jsonSchema() (js struct {
+// JSONSchema is the response_format's json_schema member: its name,
+// whether it is strict, and the schema.
+func (r Received) JSONSchema() (js struct {
 	Name   string          `json:"name"`
 	Strict bool            `json:"strict"`
 	Schema json.RawMessage `json:"schema"`
@@ -83,20 +84,12 @@ func (r Received) jsonSchema() (js struct {
 	return js
 }
 
-func (r Received) strict() bool            { return r.jsonSchema().Strict }
-func (r Received) schema() json.RawMessage { return r.jsonSchema().Schema }
-func (r Received) schemaName() string      { return r.jsonSchema().Name }
-func (r Received) strictSchema() (json.RawMessage, bool) {
-	js := r.jsonSchema()
-	return js.Schema, js.Strict && r.format() == "json_schema"
-}
-
 // StrictSchema is the schema of a strict json_schema request, and
 // whether the request was one.
-func (r Received) StrictSchema() (json.RawMessage, bool) { return r.strictSchema() }
-
-// Format is the response_format type asked for ("" for none).
-func (r Received) Format() string { return r.format() }
+func (r Received) StrictSchema() (json.RawMessage, bool) {
+	js := r.JSONSchema()
+	return js.Schema, js.Strict && r.Format() == "json_schema"
+}
 
 // System is the request's system message.
 func (r Received) System() string { return r.role("system") }

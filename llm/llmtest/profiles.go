@@ -85,7 +85,7 @@ func (p Profile) refusal(req Received) (int, map[string]any) {
 	if p.RefusesStreamOptions && req.StreamOptions != nil {
 		return http.StatusBadRequest, openAIError("Unrecognized request argument supplied: stream_options", "invalid_request_error", "")
 	}
-	format := req.format()
+	format := req.Format()
 	switch {
 	case format == "json_object" && p.NoJSONObject:
 		return http.StatusBadRequest, openAIError(`response_format type must be one of "text" or "json_schema"`, "invalid_request_error", "response_format")
@@ -96,9 +96,9 @@ func (p Profile) refusal(req Received) (int, map[string]any) {
 		}
 		return http.StatusBadRequest, map[string]any{"error": map[string]any{"code": 400, "type": "invalid_request_error",
 			"message": `response_format type must be one of "text" or "json_object", but got: json_schema`}}
-	case format == "json_schema" && p.Strict == StrictChecked && req.strict():
-		if err := CheckStrict(req.schema()); err != nil {
-			return http.StatusBadRequest, openAIError("Invalid schema for response_format '"+req.schemaName()+"': "+err.Error(),
+	case format == "json_schema" && p.Strict == StrictChecked && req.JSONSchema().Strict:
+		if err := CheckStrict(req.JSONSchema().Schema); err != nil {
+			return http.StatusBadRequest, openAIError("Invalid schema for response_format '"+req.JSONSchema().Name+"': "+err.Error(),
 				"invalid_request_error", "response_format")
 		}
 	}
