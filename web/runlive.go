@@ -77,21 +77,10 @@ func failureWords(e *engine.RunError) failure {
 
 // usageWords is a run's model usage as its page says it.
 func usageWords(u *engine.RunUsage) string {
-	calls := "1 model call"
-	if u.ModelCalls != 1 {
-		calls = fmt.Sprintf("%d model calls", u.ModelCalls)
-	}
+	calls := plural(u.ModelCalls, "model call", "model calls")
 	if u.Tokens == nil {
 		return calls + " (the provider reported no token counts)"
 	}
-	return fmt.Sprintf("%s, %s tokens (%s in, %s out)", calls, thousands(u.Tokens.Total), thousands(u.Tokens.Prompt), thousands(u.Tokens.Completion))
-}
-
-// thousands is n with thousands separated by commas.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return fmt.Sprintf("%s, %s tokens (%s in, %s out)", calls, groupThousands(u.Tokens.Total), groupThousands(u.Tokens.Prompt),
+		groupThousands(u.Tokens.Completion))
 }
