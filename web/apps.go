@@ -45,7 +45,7 @@ func (s *Site) view(a *engine.App, host string) (appView, error) {
 		}
 	}
 	body, _ := json.Marshal(map[string]any{"app_slug": a.Slug, "input": example})
-	v.Curl = fmt.Sprintf("curl -s -X POST %s/api/v1/runs \\\n  -H \"Authorization: Bearer $APPRUN_API_KEY\" \\\n  -H 'Content-Type: application/json' \\\n  -d '%s'",
+	v.Curl = fmt.Sprintf("curl -s -X POST %s/api/v1/runs \\\n  -H \"Authorization: Bearer $API_KEY\" \\\n  -H 'Content-Type: application/json' \\\n  -d '%s'",
 		host, strings.ReplaceAll(string(body), "'", `'\''`))
 	return v, nil
 }

@@ -84,9 +84,9 @@ func text(v any) string {
 		return "—"
 	case bool:
 		if t {
-			return "yes"
+			return "Yes"
 		}
-		return "no"
+		return "No"
 	case float64:
 		return fmt.Sprintf("%g", t)
 	}

@@ -183,7 +183,7 @@ func (s *Site) inputLines(slug string, in map[string]any) []inputLine {
 		if ps, err := params(a.InputSchema); err == nil {
 			for _, p := range ps {
 				if v, ok := in[p.Name]; ok {
-					out = append(out, inputLine{p.Label(), fmt.Sprint(v)})
+					out = append(out, inputLine{p.Label(), inputText(v)})
 					seen[p.Name] = true
 				}
 			}
@@ -191,7 +191,7 @@ func (s *Site) inputLines(slug string, in map[string]any) []inputLine {
 	}
 	for k, v := range in {
 		if !seen[k] {
-			out = append(out, inputLine{k, fmt.Sprint(v)})
+			out = append(out, inputLine{words(k), inputText(v)})
 		}
 	}
 	return out

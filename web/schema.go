@@ -54,6 +54,17 @@ func (p param) Label() string {
 	return words(p.Name)
 }
 
+// DefaultText is the default for the table: a yes/no one in words.
+func (p param) DefaultText() string {
+	switch p.Default {
+	case "true":
+		return "Yes"
+	case "false":
+		return "No"
+	}
+	return p.Default
+}
+
 // Allowed describes the values a parameter takes, for the table.
 func (p param) Allowed() string {
 	switch {
@@ -191,13 +202,13 @@ func formInput(ps []param, get func(string) (string, bool)) (map[string]any, err
 		case "integer":
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s: a whole number, please", p.Name)
+				return nil, fmt.Errorf("%s: enter a whole number", p.Label())
 			}
 			in[p.Name] = n
 		case "number":
 			n, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s: a number, please", p.Name)
+				return nil, fmt.Errorf("%s: enter a number", p.Label())
 			}
 			in[p.Name] = n
 		default:

@@ -374,6 +374,7 @@ var funcs = template.FuncMap{
 	"money":       money,
 	"number":      groupThousands,
 	"plural":      plural,
+	"nameBreaks":  nameBreaks,
 	// signed shows a statement amount: +50, −25 (a true minus sign).
 	"signed": func(n int64) string {
 		if n < 0 {

@@ -284,7 +284,7 @@ func TestARunFormSentTwiceMakesOneRunAndOneCharge(t *testing.T) {
 func TestReferencePagesComeFromTheSchema(t *testing.T) {
 	h := Start(t, WithLimits(NoLimits))
 	p := h.Browser(t).Get("/apps/cold-email-writer")
-	for _, want := range []string{"25 Credits a run", "15 minutes", "30 days", "<code>product_description</code>", "2000",
+	for _, want := range []string{"25 Credits a run", "15 minutes", "30 days", `<code class="name">product_<wbr>description</code>`, "<code>cold-email-writer</code>", "2000",
 		`&#34;Interest check&#34;, &#34;Meeting&#34;, &#34;Introduction&#34;`, "curl -s -X POST http://", "/api/v1/runs"} {
 		if !strings.Contains(p.Body, want) {
 			t.Fatalf("reference page lacks %q:\n%s", want, p.Body)

@@ -208,7 +208,7 @@ func TestTheRunPageShowsItsInputsStepsAndRunsAgain(t *testing.T) {
 	page := b.Get("/runs/" + runNo).Body
 	for _, want := range []string{"Your product", "Acme Ledger automates bookkeeping.", "Who you are writing to", "Agency founders",
 		"<dt>Ran</dt>", "<dt>In all</dt>", `class="steps"`, `href="/apps/cold-email-writer?from=` + runNo + `#run-form"`,
-		"/api/v1/runs/" + runNo + ` -H "Authorization: Bearer $APPRUN_API_KEY"`, "← Back to runs",
+		"/api/v1/runs/" + runNo + ` -H "Authorization: Bearer $API_KEY"`, "← Back to runs",
 		`href="/runs/` + runNo + `/record.json"`, "Download record"} {
 		if !strings.Contains(page, want) {
 			t.Fatalf("the run page lacks %q\n%s", want, page)
