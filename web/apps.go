@@ -71,16 +71,13 @@ func human(d time.Duration) string {
 }
 
 func (s *Site) appsPage(w http.ResponseWriter, r *http.Request) {
-	var list []appView
-	for _, a := range s.cfg.Engine.Catalog().Runnable() {
-		v, err := s.view(a, origin(r))
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		list = append(list, v)
+	cat, err := s.catalog(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
 	}
-	s.render(w, r, http.StatusOK, "apps", "Apps", map[string]any{"Groups": groupApps(list), "Welcome": r.URL.Query().Get("welcome") == "1"})
+	s.render(w, r, http.StatusOK, "apps", "Apps", map[string]any{"Catalog": cat, "Welcome": r.URL.Query().Get("welcome") == "1",
+		"SignupCredits": s.cfg.SignupCredits})
 }
 
 func (s *Site) appPage(w http.ResponseWriter, r *http.Request) {

@@ -62,13 +62,12 @@ func (s *Site) home(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/runs", http.StatusSeeOther)
 		return
 	}
-	var list []appView
-	for _, a := range s.cfg.Engine.Catalog().Runnable() {
-		if v, err := s.view(a, origin(r)); err == nil {
-			list = append(list, v)
-		}
+	cat, err := s.catalog(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
 	}
-	s.render(w, r, http.StatusOK, "home", "apprun", map[string]any{"SignupCredits": s.cfg.SignupCredits, "Apps": list})
+	s.render(w, r, http.StatusOK, "home", "apprun", map[string]any{"SignupCredits": s.cfg.SignupCredits, "Catalog": cat})
 }
 
 type authForm struct {

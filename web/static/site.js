@@ -1,4 +1,4 @@
-// apprun's only script: copy buttons, and the live view of a run, which
+// apprun's only script: copy buttons, the App search, and the live view of a run, which
 // follows its event stream (EventSource sends the session cookie) and
 // reloads the page when the run ends, so the server renders the report.
 "use strict";
@@ -15,6 +15,34 @@ document.addEventListener("click", (ev) => {
     setTimeout(() => { b.textContent = label; }, 1500);
   }, () => { b.textContent = "Select and copy by hand"; });
 });
+
+// The App search narrows the cards as one types (the form still sends
+// ?q= without script, and the server narrows the same way: every word
+// must be in the card's data-search).
+const search = document.getElementById("app-search");
+if (search) {
+  const count = document.getElementById("app-count");
+  const none = document.getElementById("app-none");
+  const nav = document.querySelector("nav.categories");
+  const total = document.querySelectorAll("[data-search]").length;
+  search.addEventListener("input", () => {
+    const words = search.value.toLowerCase().split(/\s+/).filter(Boolean);
+    let shown = 0;
+    document.querySelectorAll("section.category").forEach((sec) => {
+      let inSec = 0;
+      sec.querySelectorAll("[data-search]").forEach((card) => {
+        const hit = words.every((w) => card.dataset.search.includes(w));
+        card.hidden = !hit;
+        if (hit) inSec++;
+      });
+      sec.hidden = inSec === 0;
+      shown += inSec;
+    });
+    if (nav) nav.hidden = words.length > 0;
+    if (none) none.hidden = shown > 0;
+    if (count) count.textContent = words.length ? shown + (shown === 1 ? " App matches" : " Apps match") + " “" + search.value.trim() + "”." : total + " Apps";
+  });
+}
 
 const live = document.getElementById("live");
 if (live && live.dataset.follow === "1") {
