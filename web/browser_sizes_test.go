@@ -229,7 +229,10 @@ func (d *webDriver) flow(h *Harness) {
 	d.do("start a held run", chromedp.Navigate(d.base+"/apps/"+TestAppSlug), chromedp.WaitVisible(css("#run-form")),
 		chromedp.SetValue(css("#f-mode"), "hold"), chromedp.Submit(css("#run-form")), chromedp.WaitVisible(css("#cancel-form")))
 	d.check("run-active")
-	d.do("cancel it", chromedp.Submit(css("#cancel-form")), chromedp.WaitVisible(css("#refund")))
+	// Cancel asks once.
+	d.do("cancel it", chromedp.Submit(css("#cancel-form")), chromedp.WaitVisible(css("#confirm-cancel")))
+	d.check("cancel-confirm")
+	d.do("confirm the cancel", chromedp.Submit(css("#confirm-cancel")), chromedp.WaitVisible(css("#refund")))
 	if got := eval[string](d, `document.querySelector("#refund").textContent`); !strings.Contains(got, "10 Credits were refunded") {
 		t.Errorf("after the cancel: %q", got)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,72 +18,6 @@ import (
 	"github.com/apprun/apprun/service"
 	"github.com/gorilla/mux"
 )
-
-// runsPerPage is the length of a page of the run history.
-const runsPerPage = 25
-
-// runRow is a line of the run history.
-type runRow struct {
-	engine.Run
-	AppName string
-}
-
-// runsPage is the run history, newest first: App names, a status filter,
-// and pages that follow the API's cursor (?cursor=).
-func (s *Site) runsPage(w http.ResponseWriter, r *http.Request, v viewer) {
-	q := r.URL.Query()
-	status := q.Get("status")
-	switch status {
-	case "", "active", "completed", "failed":
-	default:
-		status = ""
-	}
-	cursor, _ := strconv.ParseUint(q.Get("cursor"), 10, 64)
-	before := cursor
-	var rows []runRow
-	var next uint64
-	// A filter reads on until a page is full, bounded in what it scans.
-	for scanned := 0; len(rows) < runsPerPage && scanned < 2000; {
-		runs, more, err := s.cfg.Reads.RunsOf(v.AccountID, before, runsPerPage)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		scanned += len(runs)
-		for i, run := range runs {
-			if !statusMatches(run, status) {
-				continue
-			}
-			rows = append(rows, runRow{Run: run, AppName: s.appName(run.AppSlug)})
-			if len(rows) == runsPerPage {
-				if i < len(runs)-1 {
-					more = run.CreatedSeq // the next page starts after this run
-				}
-				break
-			}
-		}
-		next, before = more, more
-		if more == 0 {
-			break
-		}
-	}
-	nextURL := ""
-	if next != 0 {
-		nextURL = "/runs?" + url.Values{"status": {status}, "cursor": {strconv.FormatUint(next, 10)}}.Encode()
-	}
-	s.render(w, r, http.StatusOK, "runs", "Runs", map[string]any{"Runs": rows, "Status": status, "Next": nextURL,
-		"First": cursor != 0}) // a later page links back to the newest
-}
-
-func statusMatches(run engine.Run, status string) bool {
-	switch status {
-	case "active":
-		return !run.Terminal()
-	case "completed", "failed":
-		return string(run.Status) == status
-	}
-	return true
-}
 
 func (s *Site) appName(slug string) string {
 	if a, err := s.cfg.Engine.Catalog().Lookup(slug); err == nil {
@@ -227,8 +160,34 @@ func short(d time.Duration) string {
 
 // cancelRun cancels a queued or running run from its page, then shows the
 // page again with what happened (post-redirect-get).
+// cancelPage asks once before a run is canceled: what stops and what
+// comes back.
+func (s *Site) cancelPage(w http.ResponseWriter, r *http.Request, v viewer) {
+	runNo := mux.Vars(r)["run_no"]
+	d, err := s.cfg.Engine.RunDetail(r.Context(), v.AccountID, runNo)
+	var e *engine.Error
+	switch {
+	case errors.As(err, &e) && e.Code == engine.CodeRunNotFound:
+		s.problem(w, r, http.StatusNotFound, "There is no such run on your account.")
+		return
+	case err != nil:
+		s.fail(w, r, err)
+		return
+	case d.Run.Terminal():
+		s.redirectWith(w, r, "/runs/"+runNo, flash{Notice: "The run has already finished, so there is nothing to cancel."})
+		return
+	}
+	s.render(w, r, http.StatusOK, "cancel", "Cancel a run", map[string]any{"Run": d.Run, "AppName": s.appName(d.Run.AppSlug)})
+}
+
+// cancelRun cancels a run, once asked (cancelPage's form says
+// confirm=yes; a post without it is shown the question).
 func (s *Site) cancelRun(w http.ResponseWriter, r *http.Request, v viewer) {
 	runNo := mux.Vars(r)["run_no"]
+	if r.PostFormValue("confirm") != "yes" {
+		http.Redirect(w, r, "/runs/"+url.PathEscape(runNo)+"/cancel", http.StatusSeeOther)
+		return
+	}
 	_, seq, err := s.cfg.Engine.CancelRun(r.Context(), v.AccountID, runNo)
 	var e *engine.Error
 	switch {

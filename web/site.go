@@ -180,6 +180,7 @@ func (s *Site) routes() {
 	r.HandleFunc("/credits/buy", s.signedIn(s.buy)).Methods(http.MethodPost)
 	r.HandleFunc("/runs", s.signedIn(s.runsPage)).Methods(http.MethodGet)
 	r.HandleFunc("/runs/{run_no}", s.signedIn(s.runPage)).Methods(http.MethodGet)
+	r.HandleFunc("/runs/{run_no}/cancel", s.signedIn(s.cancelPage)).Methods(http.MethodGet)
 	r.HandleFunc("/runs/{run_no}/cancel", s.signedIn(s.cancelRun)).Methods(http.MethodPost)
 	r.HandleFunc("/runs/{run_no}/record.json", s.signedIn(s.downloadRecord)).Methods(http.MethodGet)
 	r.HandleFunc("/runs/{run_no}/compare", s.signedIn(s.comparePage)).Methods(http.MethodGet)

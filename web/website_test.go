@@ -165,7 +165,20 @@ func TestCancelFromTheRunPageShowsTheRefundAndLogsNoError(t *testing.T) {
 	if page := b.Get(p.Location).Body; !strings.Contains(page, `action="/runs/`+runNo+`/cancel"`) {
 		t.Fatal("no cancel button on an active run's page")
 	}
-	c := b.Post("/runs/"+runNo+"/cancel", url.Values{})
+	// Cancel asks once: a post that has not been confirmed is shown the
+	// question, and the run goes on.
+	if c := b.Post("/runs/"+runNo+"/cancel", url.Values{}); c.Status != http.StatusSeeOther || c.Location != "/runs/"+runNo+"/cancel" {
+		t.Fatalf("an unconfirmed cancel: %d %s", c.Status, c.Location)
+	}
+	ask := b.Get("/runs/" + runNo + "/cancel").Body
+	if !strings.Contains(ask, "Cancel this Test App run?") || !strings.Contains(ask, "10 Credits are refunded in full") ||
+		!strings.Contains(ask, `name="confirm" value="yes"`) {
+		t.Fatalf("the question: %s", ask)
+	}
+	if !strings.Contains(b.Get("/runs/"+runNo).Body, ">queued<") && !strings.Contains(b.Get("/runs/"+runNo).Body, ">running<") {
+		t.Fatal("the run stopped before the cancel was confirmed")
+	}
+	c := b.Post("/runs/"+runNo+"/cancel", url.Values{"confirm": {"yes"}})
 	if c.Status != http.StatusSeeOther || c.Location != "/runs/"+runNo {
 		t.Fatalf("cancel: %d %s", c.Status, c.Location)
 	}

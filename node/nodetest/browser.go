@@ -104,12 +104,23 @@ var FormToken = regexp.MustCompile(`name="idempotency_key" value="([^"]+)"`)
 // StartColdEmail sends the cold email writer's form and returns the run.
 func (b *Browser) StartColdEmail() string {
 	b.t.Helper()
-	tok := FormToken.FindStringSubmatch(b.Get("/apps/cold-email-writer").Body)
+	return b.StartApp("cold-email-writer", url.Values{"product_description": {"Acme Ledger automates bookkeeping."},
+		"target_role": {"Agency founders"}})
+}
+
+// StartApp sends an App's run form with the fields given and returns the
+// run.
+func (b *Browser) StartApp(slug string, fields url.Values) string {
+	b.t.Helper()
+	tok := FormToken.FindStringSubmatch(b.Get("/apps/" + slug).Body)
 	if tok == nil {
 		b.t.Fatal("no form on the reference page")
 	}
-	p := b.Post("/apps/cold-email-writer/runs", url.Values{"idempotency_key": {tok[1]},
-		"product_description": {"Acme Ledger automates bookkeeping."}, "target_role": {"Agency founders"}})
+	form := url.Values{"idempotency_key": {tok[1]}}
+	for k, v := range fields {
+		form[k] = v
+	}
+	p := b.Post("/apps/"+slug+"/runs", form)
 	if p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Location, "/runs/run_") {
 		b.t.Fatalf("start run: %d %s %s", p.Status, p.Location, p.Body)
 	}
