@@ -13,6 +13,8 @@ import (
 	. "github.com/apprun/apprun/node/nodetest"
 
 	"github.com/apprun/apprun/llm/llmtest"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 )
 
@@ -82,6 +84,7 @@ type webDriver struct {
 	widths      []int64
 	axe         string
 	n           int
+	visited     int // pages grepped for operator talk
 }
 
 func (d *webDriver) do(what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -118,30 +121,78 @@ func (d *webDriver) check(name string) {
 			d.do("widen", chromedp.EmulateViewport(d.w, d.h))
 		}
 	}
-	if d.axe != "" {
-		if !eval[bool](d, `typeof axe !== "undefined"`) {
-			eval[bool](d, d.axe+";true")
-		}
-		raw, err := chromedp.Run(d.ctx, chromedp.Evaluate[string](`axe.run(document, {resultTypes: ["violations"]}).then(r =>
-			JSON.stringify(r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.target.join(" ")).slice(0, 3)}))))`,
-			chromedp.EvalAwaitPromise))
-		if err != nil {
-			d.t.Fatalf("axe on %s: %v", name, err)
-		}
-		var violations []map[string]any
-		_ = json.Unmarshal([]byte(raw), &violations)
-		if len(violations) > 0 {
-			d.t.Errorf("axe on %s (%s): %s", name, d.size, raw)
-		}
-	}
+	d.noOperatorTalk(name)
 	d.n++
-	buf, err := d.screenshot()
+	// Light, then dark (the system setting): axe on each, a screenshot of each.
+	for _, scheme := range []string{"light", "dark"} {
+		d.do("colour scheme "+scheme, colourScheme(scheme))
+		if got := eval[bool](d, `matchMedia("(prefers-color-scheme: dark)").matches`); got != (scheme == "dark") {
+			d.t.Fatalf("the page did not take the %s scheme", scheme)
+		}
+		d.axeCheck(name, scheme)
+		buf, err := d.screenshot()
+		if err != nil {
+			d.t.Fatalf("screenshot %s: %v", name, err)
+		}
+		file := fmt.Sprintf("%s-%02d-%s.png", d.size, d.n, name)
+		if scheme == "dark" {
+			file = fmt.Sprintf("%s-%02d-%s-dark.png", d.size, d.n, name)
+		}
+		if err := os.WriteFile(filepath.Join(d.shots, file), buf, 0o644); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	d.do("colour scheme back", colourScheme("light"))
+}
+
+// colourScheme sets the system's colour scheme the page sees.
+func colourScheme(scheme string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})
+		return err
+	})
+}
+
+// axeCheck runs axe-core on the page: no violation.
+func (d *webDriver) axeCheck(name, scheme string) {
+	d.t.Helper()
+	if d.axe == "" {
+		return
+	}
+	if !eval[bool](d, `typeof axe !== "undefined"`) {
+		eval[bool](d, d.axe+";true")
+	}
+	raw, err := chromedp.Run(d.ctx, chromedp.Evaluate[string](`axe.run(document, {resultTypes: ["violations"]}).then(r =>
+		JSON.stringify(r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.target.join(" ")).slice(0, 3)}))))`,
+		chromedp.EvalAwaitPromise))
 	if err != nil {
-		d.t.Fatalf("screenshot %s: %v", name, err)
+		d.t.Fatalf("axe on %s: %v", name, err)
 	}
-	if err := os.WriteFile(filepath.Join(d.shots, fmt.Sprintf("%s-%02d-%s.png", d.size, d.n, name)), buf, 0o644); err != nil {
-		d.t.Fatal(err)
+	var violations []map[string]any
+	_ = json.Unmarshal([]byte(raw), &violations)
+	if len(violations) > 0 {
+		d.t.Errorf("axe on %s (%s, %s): %s", name, d.size, scheme, raw)
 	}
+}
+
+// operatorTalk is what no page may show a customer: our commands and
+// variables, and the texts of Go and JSON errors.
+var operatorTalk = []string{"apprun admin", "APPRUN_", "invalid character", "cannot unmarshal", "unexpected end of JSON", "json:",
+	"goroutine", "<nil>", "%!", "context deadline exceeded", "context canceled", "dial tcp", "connection refused", "map[", "runtime error"}
+
+// noOperatorTalk greps the page's text and its attributes a person may
+// read (titles, placeholders, alt and labels) for operatorTalk.
+func (d *webDriver) noOperatorTalk(name string) {
+	d.t.Helper()
+	text := eval[string](d, `document.body.innerText + "\n" + [...document.querySelectorAll("[title],[placeholder],[alt],[aria-label]")]
+		.map(e => [e.title, e.placeholder, e.alt, e.getAttribute("aria-label")].filter(Boolean).join(" ")).join("\n")`)
+	for _, bad := range operatorTalk {
+		if i := strings.Index(text, bad); i >= 0 {
+			d.t.Errorf("%s (%s) shows %q: …%s…; %s", name, d.size, bad, text[max(0, i-80):min(len(text), i+80)], d.where())
+		}
+	}
+	d.visited++
 }
 
 // screenshot takes a full-page screenshot within 30 s, trying once more
@@ -255,6 +306,14 @@ func (d *webDriver) flow(h *Harness) {
 		chromedp.WaitVisible(css("#live ~ .cards .card")))
 	d.check("run-completed")
 
+	// The App search narrows the cards as one types.
+	d.do("search the Apps", chromedp.Navigate(d.base+"/apps"), chromedp.WaitVisible(css("#app-search")),
+		chromedp.SendKeys(css("#app-search"), "battlecard"))
+	if n, count := eval[int](d, `[...document.querySelectorAll("[data-search]")].filter(c => c.offsetParent !== null).length`),
+		eval[string](d, `document.querySelector("#app-count").textContent`); n != 1 || count != "1 App matches “battlecard”." {
+		t.Errorf("typing battlecard leaves %d cards shown, %q", n, count)
+	}
+	d.check("apps-search")
 	for _, p := range []struct{ name, path string }{
 		{"apps", "/apps"}, {"app", "/apps/cold-email-writer"}, {"app-reads-a-page", "/apps/landing-page-audit"},
 		{"runs", "/runs"}, {"credits", "/credits"}, {"signout", "/signout"},

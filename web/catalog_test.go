@@ -43,6 +43,9 @@ func TestTheCatalogIsByNameWithinCategoriesAndSearchable(t *testing.T) {
 				t.Errorf("%s: %s is not by name: %v", path, cat, names)
 			}
 		}
+		if !strings.Contains(p.Body, `<div id="app-none" hidden>`) {
+			t.Errorf("%s: the no-match message is not hidden", path)
+		}
 		if !strings.Contains(p.Body, `id="app-search"`) || !strings.Contains(p.Body, `data-search="`) {
 			t.Errorf("%s: no search box, or cards without their search text", path)
 		}
