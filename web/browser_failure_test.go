@@ -17,22 +17,36 @@ import (
 // watched in Chromium: the waits are said on one progress line, updated
 // in place (never added to the step list), and the failed run's page
 // says what happened in words, with the refund and the code, and shows
-// no parser's or Go's message. axe finds nothing on either page.
+// no parser's or Go's message. axe finds nothing on either page. At
+// 1280×900 and at 390×844, one after the other.
 func TestBrowserShowsWaitsInPlaceAndAFailureInWords(t *testing.T) {
 	t.Parallel()
 	bin := ChromiumOrSkip(t)
 	fake := llmtest.New()
 	defer fake.Close()
-	busy := llmtest.Reply{Status: 429, Header: http.Header{"Retry-After": {"1"}}}
-	fake.Script(busy, busy, busy, llmtest.Reply{Text: "Sure! Here are your emails, I hope you like them."},
-		llmtest.Reply{Text: "Sorry, here they are again: 1. Hello"})
 	h := Start(t, WithLimits(NoLimits), WithSignupCredits(500), WithModel(fake), func(c *node.Config) { c.Model.MaxAttempts = 5 })
-	ctx := StartChromium(t, bin, 1280, 900, 90*time.Second)
-	d := &webDriver{t: t, ctx: ctx, fake: fake, base: h.Srv.URL, shots: shotsDir(t), size: "desktop", w: 1280, h: 900, axe: axeSource(t)}
+	shots, axe := shotsDir(t), axeSource(t)
+	// One size after the other: the fake answers each run's calls in turn.
+	for _, size := range []struct {
+		name string
+		w, h int64
+	}{{"desktop", 1280, 900}, {"phone", 390, 844}} {
+		t.Run(size.name, func(t *testing.T) {
+			ctx := StartChromium(t, bin, size.w, size.h, 90*time.Second)
+			d := &webDriver{t: t, ctx: ctx, fake: fake, base: h.Srv.URL, shots: shots, size: size.name + "-failure", w: size.w, h: size.h, axe: axe}
+			watchAWaitAndAFailure(t, d)
+		})
+	}
+}
+
+func watchAWaitAndAFailure(t *testing.T, d *webDriver) {
+	busy := llmtest.Reply{Status: 429, Header: http.Header{"Retry-After": {"1"}}}
+	d.fake.Script(busy, busy, busy, llmtest.Reply{Text: "Sure! Here are your emails, I hope you like them."},
+		llmtest.Reply{Text: "Sorry, here they are again: 1. Hello"})
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	d.do("sign up",
 		chromedp.Navigate(d.base+"/signup"), chromedp.WaitVisible(css("#email")),
-		chromedp.SendKeys(css("#email"), "waits@example.com"), chromedp.SendKeys(css("#password"), WebPassword),
+		chromedp.SendKeys(css("#email"), d.size+"@example.com"), chromedp.SendKeys(css("#password"), WebPassword),
 		chromedp.SendKeys(css("#password_again"), WebPassword), chromedp.Submit(css("#email")),
 		chromedp.WaitVisible(css(".apps")))
 	d.do("start a run",
