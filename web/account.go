@@ -122,26 +122,30 @@ type statementRow struct {
 	AppName string
 }
 
+// statementPerPage is the length of a page of the Credits statement.
+const statementPerPage = 50
+
 // statement reads the account's statement newest first between from and
-// to (dates, inclusive; empty: open), up to max lines.
-func (s *Site) statement(accountID string, from, to time.Time, max int) ([]statementRow, bool, error) {
-	var rows []statementRow
-	var before uint64
+// to (dates, inclusive; zero: open), from the line below the one at log
+// sequence before (0: the newest), up to max lines; next is the cursor of
+// the page after (0: none). A cursor is a line's place in the log, so a
+// page holds the same lines however many come after it.
+func (s *Site) statement(accountID string, from, to time.Time, before uint64, max int) (rows []statementRow, next uint64, err error) {
 	apps := map[string]string{}
 	for {
-		lines, next, err := s.cfg.Reads.Statement(accountID, before, 200)
+		lines, more, err := s.cfg.Reads.Statement(accountID, before, 200)
 		if err != nil {
-			return nil, false, err
+			return nil, 0, err
 		}
 		for _, l := range lines {
 			if !to.IsZero() && !l.At.Before(to.AddDate(0, 0, 1)) {
 				continue
 			}
 			if !from.IsZero() && l.At.Before(from) {
-				return rows, false, nil // newest first: the rest is older still
+				return rows, 0, nil // newest first: the rest is older still
 			}
 			if len(rows) == max {
-				return rows, true, nil
+				return rows, rows[len(rows)-1].Seq, nil
 			}
 			row := statementRow{Line: l}
 			if l.AppSlug != "" { // the ledger keeps it: named after the run expired
@@ -158,27 +162,33 @@ func (s *Site) statement(accountID string, from, to time.Time, max int) ([]state
 			}
 			rows = append(rows, row)
 		}
-		if next == 0 {
-			return rows, false, nil
+		if more == 0 {
+			return rows, 0, nil
 		}
-		before = next
+		before = more
 	}
 }
 
-// dateRange reads ?from= and ?to= (YYYY-MM-DD, UTC).
+// dateRange reads ?from= and ?to= (YYYY-MM-DD, UTC, both days included).
+// A date that is not one is left out, and a range that ends before it
+// starts is kept (it holds nothing); either way problem says so.
 func dateRange(r *http.Request) (from, to time.Time, problem string) {
-	parse := func(name string) time.Time {
+	parse := func(name, label string) time.Time {
 		v := r.URL.Query().Get(name)
 		if v == "" {
 			return time.Time{}
 		}
 		t, err := time.Parse(time.DateOnly, v)
-		if err != nil {
-			problem = fmt.Sprintf("The %s date %q is not a date like 2026-11-23; it was left out.", name, v)
+		if err != nil && problem == "" {
+			problem = fmt.Sprintf("The %s date %q is not a date: write it like 2026-11-23 (year, month, day). It was left out.", label, v)
 		}
 		return t
 	}
-	from, to = parse("from"), parse("to")
+	from, to = parse("from", "From"), parse("to", "To")
+	if !from.IsZero() && !to.IsZero() && to.Before(from) && problem == "" {
+		problem = fmt.Sprintf("The From date (%s) is after the To date (%s), so no line can fall between them: swap the two dates.",
+			from.Format(time.DateOnly), to.Format(time.DateOnly))
+	}
 	return from, to, problem
 }
 
@@ -189,7 +199,8 @@ func (s *Site) creditsPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		return
 	}
 	from, to, problem := dateRange(r)
-	rows, more, err := s.statement(v.AccountID, from, to, 500)
+	before, _ := strconv.ParseUint(r.URL.Query().Get("before"), 10, 64)
+	rows, next, err := s.statement(v.AccountID, from, to, before, statementPerPage)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -201,8 +212,16 @@ func (s *Site) creditsPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	if !to.IsZero() {
 		q.Set("to", to.Format(time.DateOnly))
 	}
+	pages := map[string]string{}
+	if before != 0 { // a later page links back to the newest of the range
+		pages["Newest"] = "/credits?" + q.Encode()
+	}
+	if next != 0 {
+		older := url.Values{"before": {strconv.FormatUint(next, 10)}, "from": q["from"], "to": q["to"]}
+		pages["Older"] = "/credits?" + older.Encode()
+	}
 	f, _ := s.sessions.takeFlash(r.Context(), r)
-	data := map[string]any{"Account": acct, "Lines": rows, "More": more, "From": q.Get("from"), "To": q.Get("to"),
+	data := map[string]any{"Account": acct, "Lines": rows, "Pages": pages, "From": q.Get("from"), "To": q.Get("to"),
 		"CSV": "/credits/statement.csv?" + q.Encode(), "Selling": s.selling(), "Notice": purchaseNotice(r.URL.Query().Get("purchase"))}
 	if s.selling() {
 		data["Packs"] = s.cfg.Seller.Packs()
@@ -225,7 +244,7 @@ func (s *Site) statementCSV(w http.ResponseWriter, r *http.Request, v viewer) {
 		s.problem(w, r, http.StatusBadRequest, problem)
 		return
 	}
-	rows, _, err := s.statement(v.AccountID, from, to, 100_000)
+	rows, _, err := s.statement(v.AccountID, from, to, 0, 100_000)
 	if err != nil {
 		s.fail(w, r, err)
 		return

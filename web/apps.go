@@ -77,7 +77,7 @@ func (s *Site) appsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.render(w, r, http.StatusOK, "apps", "Apps", map[string]any{"Catalog": cat, "Welcome": r.URL.Query().Get("welcome") == "1",
-		"SignupCredits": s.cfg.SignupCredits})
+		"FirstRun": firstRun{SignedIn: true, Credits: s.cfg.SignupCredits}})
 }
 
 func (s *Site) appPage(w http.ResponseWriter, r *http.Request) {

@@ -19,7 +19,7 @@ const maxNext = 2048
 // signInFor is the sign-in page that returns to r's path and query. The
 // Location header echoes what the request sent, so it is bounded: a
 // return over maxNext bytes once escaped returns to the path alone, and
-// a path over it too to /runs (no next).
+// a path over it too to the dashboard (no next).
 func signInFor(r *http.Request) string {
 	for _, next := range []string{r.URL.RequestURI(), r.URL.EscapedPath()} {
 		if q := url.QueryEscape(next); len(q) <= maxNext {
@@ -30,14 +30,14 @@ func signInFor(r *http.Request) string {
 }
 
 // safeNext keeps a post-sign-in redirect on this site: a path of this
-// origin, as a browser would resolve it, or /runs. Browsers follow the
-// WHATWG URL rules: they drop tabs and newlines anywhere, strip leading
+// origin, as a browser would resolve it, or / (the dashboard). Browsers
+// follow the WHATWG URL rules: they drop tabs and newlines anywhere, strip leading
 // control characters and spaces, and read a backslash as a slash, so
 // "/\t/evil.com" and "/\\evil.com" are "//evil.com", another host. Any
 // such character is refused outright, then the rest must parse as a bare
 // path that does not start with two slashes.
 func safeNext(next string) string {
-	const fallback = "/runs"
+	const fallback = "/"
 	if next == "" || len(next) > maxNext {
 		return fallback
 	}
@@ -59,7 +59,7 @@ func safeNext(next string) string {
 
 func (s *Site) home(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.viewerOf(r); ok {
-		http.Redirect(w, r, "/runs", http.StatusSeeOther)
+		s.signedIn(s.dashboard)(w, r)
 		return
 	}
 	cat, err := s.catalog(r)
@@ -67,7 +67,8 @@ func (s *Site) home(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "home", "apprun", map[string]any{"SignupCredits": s.cfg.SignupCredits, "Catalog": cat})
+	s.render(w, r, http.StatusOK, "home", "apprun", map[string]any{"SignupCredits": s.cfg.SignupCredits, "Catalog": cat,
+		"FirstRun": firstRun{Credits: s.cfg.SignupCredits}})
 }
 
 type authForm struct {

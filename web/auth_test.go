@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// The WHATWG URL cases a browser resolves to another host, and the
-// same-origin paths that must be kept.
+// The WHATWG URL cases a browser resolves to another host, which land on
+// the dashboard instead, and the same-origin paths that must be kept.
 func TestSafeNextKeepsRedirectsOnThisOrigin(t *testing.T) {
 	t.Parallel()
 	refused := []string{
@@ -18,8 +18,8 @@ func TestSafeNextKeepsRedirectsOnThisOrigin(t *testing.T) {
 		"https:evil.com", "/\\/evil.com", "%2F%2Fevil.com", "/%2F/evil.com", "\u3000//evil.com",
 	}
 	for _, next := range refused {
-		if got := safeNext(next); got != "/runs" {
-			t.Errorf("safeNext(%q) = %q, want /runs", next, got)
+		if got := safeNext(next); got != "/" {
+			t.Errorf("safeNext(%q) = %q, want / (the dashboard)", next, got)
 		}
 	}
 	kept := []string{"/runs", "/apps/cold-email-writer", "/runs/run_abc?tab=output", "/a//b", "/settings/keys#new"}

@@ -244,6 +244,7 @@ func (d *webDriver) flow(h *Harness) {
 		chromedp.SendKeys(css("#password_again"), WebPassword), chromedp.Submit(css("#email")),
 		chromedp.WaitVisible(css(".apps")))
 	d.check("apps-welcome")
+	d.visit("dashboard-new", "/") // the first-run guide at the top
 
 	// Bug 1: a reload after creating a key makes no key and shows none.
 	d.do("create a key", chromedp.Navigate(d.base+"/settings/keys"), chromedp.WaitVisible(css("#name")),
@@ -316,9 +317,13 @@ func (d *webDriver) flow(h *Harness) {
 	d.check("apps-search")
 	for _, p := range []struct{ name, path string }{
 		{"apps", "/apps"}, {"app", "/apps/cold-email-writer"}, {"app-reads-a-page", "/apps/landing-page-audit"},
-		{"runs", "/runs"}, {"credits", "/credits"}, {"signout", "/signout"},
+		{"runs", "/runs"}, {"credits", "/credits"}, {"dashboard", "/"}, {"usage", "/usage"}, {"signout", "/signout"},
 	} {
 		d.visit(p.name, p.path)
+		if p.name == "usage" { // its tables, in <details> under the charts
+			eval[bool](d, `document.querySelectorAll("details").forEach(e => e.open = true); true`)
+			d.check("usage-tables")
+		}
 	}
 	files, _ := filepath.Glob(filepath.Join(d.shots, d.size+"-*.png"))
 	if len(files) < 21 {

@@ -178,6 +178,7 @@ func (s *Site) routes() {
 	r.HandleFunc("/credits", s.signedIn(s.creditsPage)).Methods(http.MethodGet)
 	r.HandleFunc("/credits/statement.csv", s.signedIn(s.statementCSV)).Methods(http.MethodGet)
 	r.HandleFunc("/credits/buy", s.signedIn(s.buy)).Methods(http.MethodPost)
+	r.HandleFunc("/usage", s.signedIn(s.usagePage)).Methods(http.MethodGet)
 	r.HandleFunc("/runs", s.signedIn(s.runsPage)).Methods(http.MethodGet)
 	r.HandleFunc("/runs/{run_no}", s.signedIn(s.runPage)).Methods(http.MethodGet)
 	r.HandleFunc("/runs/{run_no}/cancel", s.signedIn(s.cancelPage)).Methods(http.MethodGet)
