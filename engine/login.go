@@ -9,9 +9,18 @@ import (
 // first sign-up of an email wins everywhere (a compare-and-set on "no
 // message yet") and sign-in reads it directly, with no read model.
 
+// The kinds of a login's events. A login's last event holds its current
+// password hash, whichever kind it is.
+const (
+	// LoginCreated is a sign-up: the login's first event.
+	LoginCreated = "login_created"
+	// PasswordChanged is a new password set through a reset link.
+	PasswordChanged = "password_changed"
+)
+
 // LoginEvent is one entry of a login's log.
 type LoginEvent struct {
-	Type      string    `json:"type"` // "login_created"
+	Type      string    `json:"type"` // LoginCreated or PasswordChanged
 	V         int       `json:"v"`
 	At        time.Time `json:"at"`
 	AccountID string    `json:"account_id"`

@@ -132,8 +132,17 @@ type Config struct {
 	// (APPRUN_CREDIT_PACKS). Without the keys nothing is sold.
 	Billing billing.Config
 	// PublicURL is where buyers come back to after Checkout
-	// (APPRUN_PUBLIC_URL; default http:// + the listen address).
+	// (APPRUN_PUBLIC_URL; default http:// + the listen address), and the
+	// origin of the links in mail (required with SMTPURL).
 	PublicURL string
+	// SMTPURL and SMTPFrom are the mail server and the sender of the
+	// website's password reset links (APPRUN_SMTP_URL, APPRUN_SMTP_FROM;
+	// mail.go). Without them, dev mode keeps the mail in an outbox shown
+	// at /dev/mail, and elsewhere reset by email is not offered.
+	SMTPURL, SMTPFrom string
+	// SiteClock is the website's clock (nil: time.Now). A test option
+	// (tests move it past a reset link's lifetime): no flag sets it.
+	SiteClock func() time.Time
 	// Apps replaces the shipped catalog (tests add Apps that fail).
 	Apps []engine.App
 	// BeforeServe, when set, runs once the node is up and before its HTTP
@@ -253,7 +262,7 @@ func (c Config) validate() error {
 	if _, err := billing.New(c.Billing, nil); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	return nil
+	return c.checkMail() // mail.go
 }
 
 // models are the models a rerun may ask for: the configured one and the

@@ -28,6 +28,7 @@ import (
 	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/inputschema"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/mailer"
 	"github.com/apprun/apprun/mcp"
 	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/projections"
@@ -61,6 +62,8 @@ type Node struct {
 	lock  *dataLock
 	// apps and runnable count the catalog's Apps, for the start log.
 	apps, runnable int
+	// outbox is dev mode's outbox of mail (mail.go), or nil.
+	outbox *mailer.Outbox
 }
 
 // New checks cfg; Start brings the node up.
@@ -196,8 +199,13 @@ func (n *Node) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if n.site, err = web.New(web.Config{Engine: n.eng, Reads: n.reads, Sessions: kv, SessionTTL: n.cfg.SessionTTL,
-		SignupCredits: n.cfg.SignupCredits, SecureCookies: n.cfg.SecureCookies, Examples: exampleIn, ExampleOutputs: exampleOut, Seller: seller, Logger: n.cfg.Logger}); err != nil {
+	siteCfg := web.Config{Engine: n.eng, Reads: n.reads, Sessions: kv, SessionTTL: n.cfg.SessionTTL,
+		SignupCredits: n.cfg.SignupCredits, SecureCookies: n.cfg.SecureCookies, Examples: exampleIn, ExampleOutputs: exampleOut, Seller: seller, Logger: n.cfg.Logger,
+		Now: n.cfg.SiteClock}
+	if err := n.siteMail(ctx, js, &siteCfg); err != nil { // mail.go
+		return err
+	}
+	if n.site, err = web.New(siteCfg); err != nil {
 		return err
 	}
 	n.api, err = httpapi.New(httpapi.Config{Engine: n.eng, Reads: n.reads, AdminToken: n.cfg.AdminToken, AdminTokens: n.cfg.AdminTokens, LedgerKey: n.signer.PublicKey(), Sessions: n.site, Billing: seller,

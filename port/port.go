@@ -1,7 +1,8 @@
 // Package port names what the service needs from the infrastructure it
 // runs on: the event Log (per-subject compare-and-set appends, atomic when
 // there are several entries), the work Queue, the Live feed of run events,
-// the rate-limit Windows and the WebhookSender. A log operation ends in
+// the rate-limit Windows and the WebhookSender; and what the website needs
+// to send mail, the Mailer (mail.go). A log operation ends in
 // success or one of four outcomes: ErrConflict (a check failed, nothing
 // stored), ErrUnavailable (nothing stored), ErrNoMessage, or ErrAmbiguous
 // (sent, outcome unknown), which the service resolves before it answers.

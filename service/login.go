@@ -28,8 +28,8 @@ func (s *Service) SignUp(ctx context.Context, email, password string, credits in
 	if err != nil {
 		return "", 0, err
 	}
-	if len(password) < MinPassword || len(password) > MaxPassword {
-		return "", 0, engine.Errorf(engine.CodeInvalidInput, "password: %d to %d characters", MinPassword, MaxPassword)
+	if err := CheckPassword(password); err != nil {
+		return "", 0, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.cfg.PasswordCost)
 	if err != nil {
@@ -40,7 +40,7 @@ func (s *Service) SignUp(ctx context.Context, email, password string, credits in
 	if err != nil {
 		return "", 0, engine.Errorf(engine.CodeInvalidInput, "credits: must be between 0 and %d", ledger.MaxGrant)
 	}
-	login := engine.LoginEvent{Type: "login_created", V: engine.EventVersion, At: s.now(), AccountID: id, Email: email, Hash: string(hash)}
+	login := engine.LoginEvent{Type: engine.LoginCreated, V: engine.EventVersion, At: s.now(), AccountID: id, Email: email, Hash: string(hash)}
 	seq, err := s.appendResolved(ctx,
 		store.Entry{Subject: loginSubject(email), Value: login, Expect: store.ExpectSeq(0)},
 		store.Entry{Subject: subjects.Account(id), Value: open, Expect: store.ExpectSeq(0)},
@@ -104,6 +104,19 @@ const (
 	MinPassword = 10
 	MaxPassword = 72 // bcrypt reads no further
 )
+
+// CheckPassword checks a new password against the password rules:
+// MinPassword to MaxPassword bytes.
+func CheckPassword(password string) error {
+	if len(password) < MinPassword || len(password) > MaxPassword {
+		return engine.Errorf(engine.CodeInvalidInput, "password: %d to %d characters", MinPassword, MaxPassword)
+	}
+	return nil
+}
+
+// NormalEmail checks an email address as a login takes it and returns
+// it normalised (trimmed, lower case).
+func NormalEmail(email string) (string, error) { return normalEmail(email) }
 
 // normalEmail checks and normalises an email address for a login.
 func normalEmail(email string) (string, error) {

@@ -98,3 +98,35 @@ func (s *sessions) end(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true, MaxAge: -1, SameSite: http.SameSiteLaxMode})
 }
+
+// endAccount deletes every session of the account (a password reset
+// signs out every browser). Sessions are stored by their cookie's hash,
+// so it reads the whole bucket: rare, and bounded by the live sessions.
+func (s *sessions) endAccount(ctx context.Context, accountID string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return err
+	}
+	var keys []string
+	for e := range w.Updates() {
+		if e == nil { // every current value has come
+			break
+		}
+		var sess session
+		if json.Unmarshal(e.Value(), &sess) == nil && sess.AccountID == accountID {
+			keys = append(keys, e.Key())
+		}
+	}
+	_ = w.Stop()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := s.kv.Delete(ctx, k); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return err
+		}
+	}
+	return nil
+}

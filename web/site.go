@@ -17,6 +17,7 @@ import (
 	"github.com/apprun/apprun/engine"
 	"github.com/apprun/apprun/httpapi"
 	"github.com/apprun/apprun/ledger"
+	"github.com/apprun/apprun/port"
 	"github.com/apprun/apprun/service"
 	"github.com/gorilla/mux"
 	"github.com/nats-io/nats.go/jetstream"
@@ -40,6 +41,8 @@ type Engine interface {
 	RunDetail(ctx context.Context, accountID, runNo string) (service.RunDetail, error)
 	RunRecord(ctx context.Context, accountID, runNo string) (service.RunRecord, error)
 	Compare(ctx context.Context, accountID, runNo, with string) (service.Comparison, error)
+	PasswordResetTicket(ctx context.Context, email string) (service.ResetTicket, error)
+	ResetPassword(ctx context.Context, t service.ResetTicket, password string) (uint64, error)
 }
 
 // Reads is what the website reads: the projections.
@@ -73,7 +76,16 @@ type Config struct {
 	// Seller sells Credits on the Credits page (nil or not selling: the
 	// page says how Credits are added).
 	Seller Seller
-	Logger *slog.Logger
+	// Mailer sends password reset links, kept in ResetTokens (ResetBucket);
+	// without both, the site says reset by email is not set up. PublicURL,
+	// when set, is the origin of the links (else the request's).
+	Mailer      port.Mailer
+	ResetTokens jetstream.KeyValue
+	PublicURL   string
+	// DevMail, in dev mode, is the outbox shown at /dev/mail (nil: no
+	// such page).
+	DevMail DevMail
+	Logger  *slog.Logger
 	// Now is the clock (tests move it).
 	Now func() time.Time
 }
@@ -88,6 +100,7 @@ type Site struct {
 	// hashSlots bounds the bcrypt work done at once (throttle.go).
 	hashSlots chan struct{}
 	handler   http.Handler
+	reset     passwordReset // password.go
 }
 
 // New builds the website.
@@ -107,6 +120,9 @@ func New(cfg Config) (*Site, error) {
 	s := &Site{cfg: cfg, sessions: &sessions{kv: cfg.Sessions, ttl: cfg.SessionTTL, now: cfg.Now},
 		router: mux.NewRouter(), throttle: newThrottle(cfg.Now),
 		hashSlots: make(chan struct{}, hashSlots)}
+	if cfg.ResetTokens != nil {
+		s.reset.tokens = &resetTokens{kv: cfg.ResetTokens, now: cfg.Now}
+	}
 	var err error
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
@@ -170,6 +186,13 @@ func (s *Site) routes() {
 	r.HandleFunc("/signin", s.signIn).Methods(http.MethodPost)
 	r.HandleFunc("/signout", s.signOut).Methods(http.MethodPost)
 	r.HandleFunc("/signout", s.signOutPage).Methods(http.MethodGet)
+	r.HandleFunc("/password/forgot", s.forgotPage).Methods(http.MethodGet)
+	r.HandleFunc("/password/forgot", s.forgot).Methods(http.MethodPost)
+	r.HandleFunc("/password/sent", s.sentPage).Methods(http.MethodGet)
+	r.HandleFunc("/password/reset", s.resetPage).Methods(http.MethodGet)
+	r.HandleFunc("/password/reset", s.setPassword).Methods(http.MethodPost)
+	r.HandleFunc("/password/changed", s.signedIn(s.changedPage)).Methods(http.MethodGet)
+	r.HandleFunc("/dev/mail", s.devMailPage).Methods(http.MethodGet)
 	r.HandleFunc("/favicon.ico", s.favicon).Methods(http.MethodGet)
 	r.HandleFunc("/settings/keys", s.signedIn(s.keysPage)).Methods(http.MethodGet)
 	r.HandleFunc("/settings/keys", s.signedIn(s.createKey)).Methods(http.MethodPost)
@@ -320,12 +343,13 @@ func (s *Site) Refuse(w http.ResponseWriter, r *http.Request, refusal edge.Refus
 // FormBodyLimit is the most a form of the site takes.
 const FormBodyLimit = 64 << 10
 
-// ReadsUnknown is the site's edge.Surface.ReadsUnknown: sign-in and
-// sign-up forms are read before their sender is known (the credentials
-// are the form), within forms.
+// ReadsUnknown is the site's edge.Surface.ReadsUnknown: sign-in,
+// sign-up and password reset forms are read before their sender is known
+// (the credentials, or the reset link, are the form), within forms.
 func ReadsUnknown(forms *edge.Budget) func(r *http.Request) *edge.Budget {
 	return func(r *http.Request) *edge.Budget {
-		if r.Method == http.MethodPost && (r.URL.Path == "/signin" || r.URL.Path == "/signup") {
+		if r.Method == http.MethodPost && (r.URL.Path == "/signin" || r.URL.Path == "/signup" ||
+			r.URL.Path == "/password/forgot" || r.URL.Path == "/password/reset") {
 			return forms
 		}
 		return nil

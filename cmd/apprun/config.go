@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"syscall"
@@ -215,6 +216,10 @@ func declareServe(fs *flag.FlagSet, vars *envFlags) *serveFlags {
 	vars.bind("sources-allow-private", "APPRUN_SOURCES_ALLOW_PRIVATE")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", false, "mark the session cookie Secure: TLS ends at a proxy in front (APPRUN_SECURE_COOKIES=1)")
 	vars.bind("secure-cookies", "APPRUN_SECURE_COOKIES")
+	fs.StringVar(&c.SMTPURL, "smtp-url", "", "mail server of the password reset links: smtp://user:password@host:587 (STARTTLS) or smtps://user:password@host:465 (TLS); empty: no reset by email, but for --dev's outbox at /dev/mail (APPRUN_SMTP_URL; a password goes in the variable: a flag shows in ps)")
+	vars.bind("smtp-url", "APPRUN_SMTP_URL")
+	fs.StringVar(&c.SMTPFrom, "smtp-from", "", "sender address of the mail, e.g. no-reply@example.com (APPRUN_SMTP_FROM)")
+	vars.bind("smtp-from", "APPRUN_SMTP_FROM")
 	return &serveFlags{&c, fs, routes, timeouts, retention, packs, record, rerunModels, admins}
 }
 
@@ -329,6 +334,11 @@ func (s *serveFlags) config() (node.Config, error) {
 	}
 	if c.SourceMaxBytes < 1024 || c.SourceTimeout < 100*time.Millisecond {
 		return c, errors.New("serve: source-max-bytes must be at least 1024 and source-timeout at least 100ms")
+	}
+	if u, err := url.Parse(c.SMTPURL); err == nil && isSet(fs, "smtp-url") {
+		if _, pass := u.User.Password(); pass {
+			return c, errors.New("serve: --smtp-url holds a password, which ps shows to every user of the machine: give the URL in APPRUN_SMTP_URL instead")
+		}
 	}
 	return c, nil
 }

@@ -18,8 +18,9 @@ import (
 
 // An apprun node on an external NATS whose account has exactly the
 // permissions docs/nats-account.conf documents: it starts, is ready,
-// creates, follows and cancels runs, signs a website user up, and the
-// audit of its log passes. No request is refused a permission.
+// creates, follows and cancels runs, signs a website user up and resets
+// a password (dev mode's mail), and the audit of its log passes. No
+// request is refused a permission.
 func TestTheDocumentedNATSPermissionsAreEnough(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a nats-server and an apprun process")
@@ -61,7 +62,7 @@ func TestTheDocumentedNATSPermissionsAreEnough(t *testing.T) {
 	c := newChaos(t)
 	c.env = append(c.env, "APPRUN_LEDGER_SIGNING_KEY="+LedgerKeyFile(t))
 	data := filepath.Join(c.dir, "node")
-	n := c.spawn(FreeAddr(t), "--data", data, "--nats-url", natsURL, "--test-apps")
+	n := c.spawn(FreeAddr(t), "--data", data, "--nats-url", natsURL, "--test-apps", "--dev")
 	c.waitHealthy(n, time.Now().Add(60*time.Second))
 	deadline := time.Now().Add(30 * time.Second)
 	for st := 0; st != 200; {
@@ -104,6 +105,7 @@ func TestTheDocumentedNATSPermissionsAreEnough(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther {
 		t.Fatalf("website sign-up (the sessions bucket): %d", resp.StatusCode)
 	}
+	resetThroughTheSite(t, n.base) // permissions_reset_test.go
 	n.stop()
 	actx, cancelAudit := context.WithTimeout(context.Background(), time.Minute)
 	defer cancelAudit()

@@ -45,11 +45,13 @@ var allowed = map[string][]string{
 	"embednats/natstest": {"embednats"},
 	"outbound":           {},
 	"webhook":            {"port", "outbound"},
+	"mailer":             {"port"},
 	"llm":                {},
 	"llm/llmtest":        {},
 	"apps":               {"engine", "llm", "outbound"},
 	"internal/jsconsume": {},
 	"internal/logbuf":    {},
+	"internal/mailpit":   {"internal/logbuf"},
 	"internal/layout":    {},
 	"billing":            {"engine", "service"},
 	"billing/stripemock": {},
@@ -65,7 +67,7 @@ var allowed = map[string][]string{
 	// What a stopped node's data is checked with.
 	"audit": {"engine", "ledger", "subjects", "port", "eventlog", "projections", "embednats"},
 	// The node: every part, wired.
-	"node": {"apps", "billing", "edge", "embednats", "engine", "eventlog", "httpapi", "inputschema", "ledger", "llm", "mcp",
+	"node": {"apps", "billing", "edge", "embednats", "engine", "eventlog", "httpapi", "inputschema", "ledger", "llm", "mailer", "mcp",
 		"outbound", "port", "projections", "service", "subjects", "web", "webhook"},
 	"node/nodetest": {"*"},
 	// The Go client, apart from the server.

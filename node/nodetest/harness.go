@@ -35,6 +35,9 @@ type Harness struct {
 	relOnce *sync.Once
 	faultMu sync.Mutex
 	faults  []string // contract faults (contract_test.go)
+	// sitePublic: Cfg.PublicURL is the harness's server's, taken by
+	// siteListener (mail.go), and taken again at each boot.
+	sitePublic bool
 }
 
 type Option func(*node.Config)
@@ -131,6 +134,7 @@ func (h *Harness) apps() []engine.App {
 func (h *Harness) Boot() {
 	h.T.Helper()
 	h.Cfg.Apps = h.apps()
+	site := h.siteListener() // mail.go
 	n, err := node.New(h.Cfg)
 	if err != nil {
 		h.T.Fatal(err)
@@ -142,6 +146,10 @@ func (h *Harness) Boot() {
 	}
 	h.Node = n
 	h.Srv = httptest.NewUnstartedServer(h.checked(n.Handler()))
+	if site != nil {
+		h.Srv.Listener.Close()
+		h.Srv.Listener = site
+	}
 	reuse := edge.Reuse(h.Srv.Listener) // as the node's own server (edge/reuse.go)
 	h.Srv.Listener, h.Srv.Config.ConnContext = reuse, reuse.ConnContext
 	h.Srv.Start()
