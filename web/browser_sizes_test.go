@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apprun/apprun/internal/mailpit"
 	. "github.com/apprun/apprun/node/nodetest"
 
 	"github.com/apprun/apprun/llm/llmtest"
@@ -57,7 +58,17 @@ func TestBrowserWebsiteAtDesktopAndPhone(t *testing.T) {
 	bin := ChromiumOrSkip(t)
 	fake := llmtest.New()
 	t.Cleanup(fake.Close) // after the sizes, which run side by side
-	h := Start(t, WithLimits(NoLimits), WithSignupCredits(500), WithModel(fake))
+	// Password reset mails go through a real SMTP catcher (CI installs
+	// it; without it, here, the reset walk is left out).
+	opts := []Option{WithLimits(NoLimits), WithSignupCredits(500), WithModel(fake)}
+	var mail *mailpit.Catcher
+	if mailpit.Binary() != "" || os.Getenv("CI") != "" {
+		mail = mailpit.Start(t)
+		opts = append(opts, WithSMTP(mail.SMTPURL()))
+	} else {
+		t.Log("no mailpit: the password reset walk is left out")
+	}
+	h := Start(t, opts...)
 	shots, axe := shotsDir(t), axeSource(t)
 	t.Logf("screenshots: %s", shots)
 	for _, size := range []struct {
@@ -68,7 +79,8 @@ func TestBrowserWebsiteAtDesktopAndPhone(t *testing.T) {
 		t.Run(size.name, func(t *testing.T) {
 			t.Parallel() // each size has its own browser and account; the model's replies are all alike
 			ctx := StartChromium(t, bin, size.w, size.h, 240*time.Second)
-			w := &webDriver{t: t, ctx: ctx, fake: fake, base: h.Srv.URL, shots: shots, size: size.name, w: size.w, h: size.h, widths: size.widths, axe: axe}
+			w := &webDriver{t: t, ctx: ctx, fake: fake, base: h.Srv.URL, shots: shots, size: size.name, w: size.w, h: size.h, widths: size.widths, axe: axe,
+				mail: mail}
 			w.flow(h)
 		})
 	}
@@ -83,6 +95,7 @@ type webDriver struct {
 	w, h        int64
 	widths      []int64
 	axe         string
+	mail        *mailpit.Catcher // nil: no reset walk
 	n           int
 	visited     int // pages grepped for operator talk
 }
@@ -185,6 +198,14 @@ var operatorTalk = []string{"apprun admin", "APPRUN_", "invalid character", "can
 // read (titles, placeholders, alt and labels) for operatorTalk.
 func (d *webDriver) noOperatorTalk(name string) {
 	d.t.Helper()
+	// A page that reloads itself (a run's page, when the run ends) may be
+	// between documents: wait for the next one.
+	for try := 0; !eval[bool](d, `document.body !== null`); try++ {
+		if try == 3 {
+			d.t.Fatalf("%s (%s) is not a page: %s", name, d.size, d.where())
+		}
+		d.settled()
+	}
 	text := eval[string](d, `document.body.innerText + "\n" + [...document.querySelectorAll("[title],[placeholder],[alt],[aria-label]")]
 		.map(e => [e.title, e.placeholder, e.alt, e.getAttribute("aria-label")].filter(Boolean).join(" ")).join("\n")`)
 	for _, bad := range operatorTalk {
@@ -325,10 +346,54 @@ func (d *webDriver) flow(h *Harness) {
 			d.check("usage-tables")
 		}
 	}
+
+	// The statement as CSV, as its link downloads it.
+	d.do("the statement", chromedp.Navigate(d.base+"/credits"), chromedp.WaitVisible(css(`a[href^="/credits/statement.csv"]`)))
+	csvText, err := chromedp.Run(d.ctx, chromedp.Evaluate[string](`fetch(document.querySelector('a[href^="/credits/statement.csv"]').href).then(async r => r.headers.get("content-type") + "\n" + await r.text())`,
+		chromedp.EvalAwaitPromise))
+	if lines := strings.Split(strings.TrimSpace(csvText), "\n"); err != nil || len(lines) < 4 || lines[0] != "text/csv; charset=utf-8" ||
+		lines[1] != "time_utc,type,amount,balance,run_no,app,reference" || !strings.Contains(csvText, ",Cold Email Writer,") {
+		t.Errorf("the statement CSV: %v\n%s", err, csvText)
+	}
+
+	if d.mail != nil {
+		d.resetPassword(email)
+	}
 	files, _ := filepath.Glob(filepath.Join(d.shots, d.size+"-*.png"))
 	if len(files) < 21 {
 		t.Errorf("%d screenshots at %s, want one per page", len(files), d.size)
 	}
+}
+
+// resetPassword signs out, asks for a reset link, reads the mail in
+// mailpit, follows its link, chooses a new password, and signs in with it.
+func (d *webDriver) resetPassword(email string) {
+	t, css := d.t, func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	const newPassword = "a new password, chosen after the mail"
+	d.do("sign out", chromedp.Navigate(d.base+"/signout"), chromedp.WaitVisible(css("main form button")),
+		chromedp.Click(css("main form button")), chromedp.WaitVisible(css(`a[href="/signup"]`)))
+	d.do("forgot", chromedp.Navigate(d.base+"/signin"), chromedp.WaitVisible(css(`a[href="/password/forgot"]`)),
+		chromedp.Click(css(`a[href="/password/forgot"]`)), chromedp.WaitVisible(css("#email")))
+	d.check("password-forgot")
+	d.do("ask for a link", chromedp.SendKeys(css("#email"), email), chromedp.Submit(css("#email")),
+		chromedp.WaitVisible(css(`main a[href="/signin"]`)))
+	d.check("password-sent")
+	m := d.mail.Latest(t, email)
+	link := ResetLink(t, m.Text)
+	if !strings.HasPrefix(link, d.base+"/password/reset?token=") {
+		t.Fatalf("the mail's link %q is not to this site", link)
+	}
+	d.do("follow the mail's link", chromedp.Navigate(link), chromedp.WaitVisible(css("#password_again")))
+	d.check("password-reset")
+	d.do("choose a new password", chromedp.SendKeys(css("#password"), newPassword), chromedp.SendKeys(css("#password_again"), newPassword),
+		chromedp.Submit(css("#password")), chromedp.WaitVisible(css("main h1")))
+	d.check("password-changed")
+	d.do("sign out again", chromedp.Navigate(d.base+"/signout"), chromedp.WaitVisible(css("main form button")),
+		chromedp.Click(css("main form button")), chromedp.WaitVisible(css(`a[href="/signup"]`)))
+	d.do("sign in with the new password", chromedp.Navigate(d.base+"/signin"), chromedp.WaitVisible(css("#email")),
+		chromedp.SendKeys(css("#email"), email), chromedp.SendKeys(css("#password"), newPassword), chromedp.Submit(css("#email")),
+		chromedp.WaitVisible(css("#dashboard-balance")))
+	d.check("signed-in-again")
 }
 
 // settled waits until the page the browser is on has loaded, its

@@ -74,10 +74,14 @@ func isFile(p string) bool {
 }
 
 // Start starts a mailpit for t and stops it at t's cleanup; it skips t
-// when no mailpit binary is found.
+// when no mailpit binary is found (and fails it under CI, which installs
+// one).
 func Start(t testing.TB) *Catcher {
 	t.Helper()
 	bin := Binary()
+	if bin == "" && os.Getenv("CI") != "" {
+		t.Fatal("no mailpit: .ci/run installs it with `go install github.com/axllent/mailpit@v1.27.11`")
+	}
 	if bin == "" {
 		t.Skip("no mailpit: `go install github.com/axllent/mailpit@v1.27.11`, or set APPRUN_MAILPIT to its path")
 	}
