@@ -322,26 +322,6 @@ func (e PriceEvent) Link() (string, string) { return e.Prev, e.Sig }
 // WithSig is the event signed with sig (ledger.Record).
 func (e PriceEvent) WithSig(sig string) any { e.Sig = sig; return e }
 
-// BrandContextEvent records a brand context created by an account.
-type BrandContextEvent struct {
-	Type string    `json:"type"` // "brand_context_created"
-	V    int       `json:"v"`
-	At   time.Time `json:"at"`
-	BrandContext
-}
-
-// BrandContext is what a brand context holds.
-type BrandContext struct {
-	ID          string    `json:"brand_context_id"`
-	AccountID   string    `json:"account_id"`
-	Name        string    `json:"name"`
-	Description string    `json:"description,omitempty"`
-	Voice       string    `json:"voice,omitempty"`
-	Audience    string    `json:"audience,omitempty"`
-	Website     string    `json:"website,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-}
-
 // SlotEvent claims or releases one platform-wide active-run slot.
 type SlotEvent struct {
 	Type  string `json:"type"` // "slot_claimed" | "slot_released"

@@ -125,7 +125,11 @@ func baseSchemas() obj {
 		"Redelivery":   object([]string{"queued"}, obj{"queued": obj{"const": true}}),
 		"BrandContextRequest": object([]string{"name"}, obj{
 			"name": str, "description": str, "voice": str, "audience": str, "website": str}),
-		"BrandContext": object([]string{"brand_context_id", "name", "created_at"}, obj{"brand_context_id": str, "name": str, "created_at": stamp}),
+		"BrandContextEdit": obj{"type": "object", "additionalProperties": false, "minProperties": 1,
+			"properties": obj{"name": str, "description": str, "voice": str, "audience": str, "website": str}},
+		"BrandContext": object([]string{"brand_context_id", "name", "created_at"}, obj{"brand_context_id": str, "name": str, "created_at": stamp,
+			"description": str, "voice": str, "audience": str, "website": str, "updated_at": stamp}),
+		"BrandContextList": list("BrandContext"),
 		"LedgerPublicKey": object([]string{"algorithm", "public_key", "pem", "key_id"}, obj{"algorithm": obj{"type": "string", "const": "Ed25519"},
 			"public_key": obj{"type": "string", "description": "the 32-byte key, base64"}, "pem": obj{"type": "string", "description": "the key as a PEM PUBLIC KEY file"},
 			"key_id": obj{"type": "string", "description": "the first 16 hex digits of the key's SHA-256"}}),

@@ -52,6 +52,8 @@ type Engine interface {
 	SetPrice(ctx context.Context, slug string, cost int64, recalibrating bool, by ledger.By) (engine.Price, uint64, error)
 	PriceHistory(ctx context.Context, slug string) ([]service.PricePoint, error)
 	CreateBrandContext(ctx context.Context, accountID string, bc engine.BrandContext) (engine.BrandContext, uint64, error)
+	UpdateBrandContext(ctx context.Context, accountID, id string, edit engine.BrandEdit) (engine.BrandContext, uint64, error)
+	DeleteBrandContext(ctx context.Context, accountID, id string) (uint64, error)
 	LogHead(ctx context.Context) (uint64, error)
 	Writable() bool
 	Unready() error
@@ -72,6 +74,7 @@ type ReadModel interface {
 	Lines(accountID string, limit int) ([]ledger.Line, bool, error)
 	Accounts(after string, limit int) ([]ledger.Account, string, error)
 	Price(slug string) (engine.Price, error)
+	BrandContextsOf(accountID string) ([]engine.BrandContext, error)
 	WaitFor(ctx context.Context, seq uint64) error
 	Ready() bool
 	// Failed is why the read models stopped applying the log for good

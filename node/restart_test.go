@@ -85,7 +85,7 @@ func TestProjectionsRebuildFromTheLogToTheSameState(t *testing.T) {
 	Activity(t, h)
 	h.Stop()
 	live := Dump(t, h.Dir)
-	if len(live["runs"]) != 3 || len(live["accounts"]) != 2 || len(live["keys"]) != 2 || len(live["brand_contexts"]) != 1 || len(live["prices"]) < 2 {
+	if len(live["runs"]) != 3 || len(live["accounts"]) != 2 || len(live["keys"]) != 2 || len(live["brand_contexts"]) != 1 || len(live["account_brand_contexts"]) != 1 || len(live["prices"]) < 2 {
 		t.Fatalf("activity left too little to compare: %v", live)
 	}
 	if err := os.Remove(filepath.Join(h.Dir, "projections.db")); err != nil {

@@ -203,7 +203,7 @@ func (b *batch) apply(m event) error {
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return err
 		}
-		return putJSON(tx.Bucket(bucketBrands), []byte(id), ev.BrandContext)
+		return applyBrand(tx, id, ev)
 	case subjects.KindPrice:
 		var ev engine.PriceEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
@@ -213,6 +213,29 @@ func (b *batch) apply(m event) error {
 		return putJSON(tx.Bucket(bucketPrices), []byte(id), p)
 	}
 	return nil // jobs and slots have no read model
+}
+
+// applyBrand keeps a brand context and its place in its account's list,
+// or removes both when it is deleted.
+func applyBrand(tx *bolt.Tx, id string, ev engine.BrandContextEvent) error {
+	var index []byte
+	if ev.AccountID != "" {
+		index = []byte(ev.AccountID + "/" + id)
+	}
+	if ev.Deleted() {
+		if index != nil {
+			if err := tx.Bucket(bucketAcctBrands).Delete(index); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketBrands).Delete([]byte(id))
+	}
+	if index != nil {
+		if err := put(tx.Bucket(bucketAcctBrands), index, []byte(id)); err != nil {
+			return err
+		}
+	}
+	return putJSON(tx.Bucket(bucketBrands), []byte(id), ev.BrandContext)
 }
 
 // accountSeqKey orders an account's entries (runs, statement) by sequence.

@@ -47,6 +47,9 @@ func addEventSeeds(f *testing.F) {
 		engine.KeyEvent{Type: engine.KeyCreated, V: 1, At: at, KeyID: "key_a", AccountID: "acct_a", Hash: "h", Prefix: "ak_", Name: "ci <&> é"},
 		engine.BrandContextEvent{Type: "brand_context_created", V: 1, At: at, BrandContext: engine.BrandContext{ID: "bc_a", AccountID: "acct_a",
 			Name: "Acme <&>", Description: "line\nbreak \u2028", Website: "https://acme.example/?a=1&b=2", CreatedAt: at}},
+		engine.BrandContextEvent{Type: engine.BrandContextUpdated, V: 1, At: at, BrandContext: engine.BrandContext{ID: "bc_a", AccountID: "acct_a",
+			Name: "Acme", Voice: "warm <&>", CreatedAt: at, UpdatedAt: at}},
+		engine.BrandContextEvent{Type: engine.BrandContextDeleted, V: 1, At: at, BrandContext: engine.BrandContext{ID: "bc_a", AccountID: "acct_a", Name: "Acme", CreatedAt: at}},
 		engine.PriceEvent{Type: "price_set", V: 1, At: at, Slug: "cold-email-writer", CreditCost: 25, Recalibrating: true},
 	}
 	for _, s := range seeds {

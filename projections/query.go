@@ -95,6 +95,30 @@ func (s *Store) BrandContext(_ context.Context, id string) (engine.BrandContext,
 	return bc, s.get(bucketBrands, id, &bc)
 }
 
+// BrandContextsOf lists an account's brand contexts (deleted ones are
+// gone), newest first.
+func (s *Store) BrandContextsOf(accountID string) ([]engine.BrandContext, error) {
+	var out []engine.BrandContext
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketAcctBrands).Cursor()
+		prefix := []byte(accountID + "/")
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			id, err := unseal(k, v)
+			if err != nil {
+				return err
+			}
+			var bc engine.BrandContext
+			if err := getJSON(tx.Bucket(bucketBrands), id, &bc); err != nil {
+				return err
+			}
+			out = append(out, bc)
+		}
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt.After(out[j].CreatedAt) })
+	return out, err
+}
+
 // FinishedBefore implements engine.Reads: runs that ended before t,
 // oldest first.
 func (s *Store) FinishedBefore(t time.Time, limit int) ([]engine.FinishedRun, error) {

@@ -27,18 +27,19 @@ var (
 	bucketRuns         = []byte("runs")
 	bucketAcctRuns     = []byte("account_runs") // account id + created seq → run_no
 	bucketBrands       = []byte("brand_contexts")
+	bucketAcctBrands   = []byte("account_brand_contexts") // account id + brand context id → brand context id
 	bucketPrices       = []byte("prices")
 	bucketLedger       = []byte("account_ledger")    // account id + seq → ledger.Line
 	bucketFinished     = []byte("finished_runs")     // finished-at + run_no → engine.FinishedRun
 	bucketStatusCounts = []byte("run_status_counts") // status → how many runs have it
 	keyApplied         = []byte("applied_seq")
 	keySchema          = []byte("schema_version")
-	allBuckets         = [][]byte{bucketMeta, bucketAccounts, bucketKeys, bucketKeyIDs, bucketAcctKeys, bucketRuns, bucketAcctRuns, bucketBrands, bucketPrices, bucketLedger, bucketFinished, bucketStatusCounts}
+	allBuckets         = [][]byte{bucketMeta, bucketAccounts, bucketKeys, bucketKeyIDs, bucketAcctKeys, bucketRuns, bucketAcctRuns, bucketBrands, bucketAcctBrands, bucketPrices, bucketLedger, bucketFinished, bucketStatusCounts}
 )
 
 // schemaVersion changes whenever the read models change shape; a file of
 // another version is emptied and rebuilt from the log.
-const schemaVersion = "8" // 8: statement lines carry their sequence, hash, actor and purchase
+const schemaVersion = "9" // 9: each account's brand contexts, and deleted ones gone
 
 // maxBatch bounds how many events one transaction applies.
 const maxBatch = 4096

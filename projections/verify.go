@@ -58,6 +58,9 @@ func (d Damage) Entity() string {
 		return fmt.Sprintf("account %s, statement line at sequence %d", acct, seq)
 	case string(bucketBrands):
 		return "brand context " + k
+	case string(bucketAcctBrands):
+		acct, bc, _ := strings.Cut(k, "/")
+		return "account " + acct + ", brand context " + bc
 	case string(bucketPrices):
 		return "price of App " + k
 	case string(bucketFinished):
@@ -178,6 +181,7 @@ var checkers = map[string]func(k, v []byte) error{
 	string(bucketKeyIDs):       nonEmpty,
 	string(bucketAcctKeys):     nonEmpty,
 	string(bucketAcctRuns):     nonEmpty,
+	string(bucketAcctBrands):   nonEmpty,
 	string(bucketStatusCounts): eightBytes,
 }
 

@@ -200,7 +200,7 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 	if err != nil {
 		return x.finish(ctx, w, nil, &engine.RunError{Code: engine.FailExecution, Message: "the App is no longer runnable"})
 	}
-	job, err := x.jobFor(ctx, app, created)
+	job, err := x.jobFor(ctx, app, created, events[0].Seq)
 	if errors.Is(err, port.ErrUnavailable) || store.IsAmbiguous(err) {
 		return err // the log is away: try again, do not fail a good run
 	}
@@ -270,13 +270,13 @@ func (x *executor) execute(ctx context.Context, runNo string, attempt uint64) er
 	return x.finish(ctx, w, &res, nil)
 }
 
-func (x *executor) jobFor(ctx context.Context, app *engine.App, created engine.RunEvent) (engine.Job, error) {
+func (x *executor) jobFor(ctx context.Context, app *engine.App, created engine.RunEvent, createdSeq uint64) (engine.Job, error) {
 	job := engine.Job{RunNo: created.RunNo, AppSlug: app.Slug, Model: created.Created.Model}
 	if err := json.Unmarshal(created.Created.Input, &job.Input); err != nil {
 		return engine.Job{}, fmt.Errorf("stored input unreadable: %w", err)
 	}
 	if created.Created.BrandContextID != "" {
-		bc, err := x.svc.brandContext(ctx, created.Created.BrandContextID)
+		bc, err := x.svc.brandContextAt(ctx, created.Created.BrandContextID, createdSeq)
 		if err != nil {
 			return engine.Job{}, fmt.Errorf("brand context %s unreadable: %w", created.Created.BrandContextID, err)
 		}

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -97,47 +96,57 @@ type Delivery struct {
 	UpdatedAt  time.Time `json:"updated_at"`
 }
 
-type secretEvent struct {
-	Type   string    `json:"type"` // "webhook_secret"
-	V      int       `json:"v"`
-	At     time.Time `json:"at"`
-	Secret string    `json:"secret"`
-}
-
-func hookSubject(runNo string) string       { return subjects.HookPrefix + runNo }
-func secretSubject(accountID string) string { return subjects.WHSecretPrefix + accountID }
+func hookSubject(runNo string) string { return subjects.HookPrefix + runNo }
 func deliverySubject(accountID, runNo string, target int) string {
 	return subjects.WHDeliveryPrefix + accountID + "." + runNo + "." + strconv.Itoa(target)
+}
+
+// The rules a webhook URL can break: the FieldError.Code of each of
+// CheckWebhookURL's refusals, for a surface to say in its own words.
+const (
+	URLNotHTTP     = "http_url"        // not an http(s) URL with a host, too long, or with credentials
+	URLBadPort     = "port"            // a port outside 1–65535
+	URLOddIPv4     = "ipv4_form"       // an IPv4 address not written a.b.c.d
+	URLThisMachine = "this_machine"    // localhost
+	URLPrivate     = "private_address" // a loopback, private or special-purpose address
+)
+
+// urlRefusal is a refusal of a webhook URL: the API's message, and the
+// rule as data.
+func urlRefusal(rule, format string, args ...any) error {
+	e := engine.Errorf(engine.CodeInvalidRequest, format, args...)
+	e.Fields = []engine.FieldError{{Field: "webhook_url", Code: rule, Message: e.Message}}
+	return e
 }
 
 // CheckWebhookURL refuses what a webhook_url may not be: another scheme,
 // no host, and (unless private addresses are allowed) a loopback or
 // private or special-purpose literal address (the sender's policy) or
-// localhost.
+// localhost. Each refusal names its rule (URLNotHTTP, …) in its Fields.
 func (s *Service) CheckWebhookURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(raw) > 2000 || u.User != nil {
-		return engine.Errorf(engine.CodeInvalidRequest, "webhook_url must be an http(s) URL without credentials")
+		return urlRefusal(URLNotHTTP, "webhook_url must be an http(s) URL without credentials")
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return engine.Errorf(engine.CodeInvalidRequest, "webhook_url's port must be from 1 to 65535, not %q", p)
+			return urlRefusal(URLBadPort, "webhook_url's port must be from 1 to 65535, not %q", p)
 		}
 	}
 	host := strings.TrimSuffix(u.Hostname(), ".") // the root's dot names the same host
 	if numericHost(host) {
 		if _, err := netip.ParseAddr(host); err != nil {
-			return engine.Errorf(engine.CodeInvalidRequest, "webhook_url's host %q is an IPv4 address written otherwise than as four decimal numbers (a.b.c.d), which resolvers read in different ways; write it a.b.c.d", host)
+			return urlRefusal(URLOddIPv4, "webhook_url's host %q is an IPv4 address written otherwise than as four decimal numbers (a.b.c.d), which resolvers read in different ways; write it a.b.c.d", host)
 		}
 	}
 	if s.cfg.Webhooks.AllowPrivate {
 		return nil
 	}
 	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return engine.Errorf(engine.CodeInvalidRequest, "webhook_url must not point at this machine")
+		return urlRefusal(URLThisMachine, "webhook_url must not point at this machine")
 	}
 	if ip, err := netip.ParseAddr(host); err == nil && s.cfg.Webhooks.Sender != nil && !s.cfg.Webhooks.Sender.Allowed(ip) {
-		return engine.Errorf(engine.CodeInvalidRequest, "webhook_url must not point at a loopback, private or special-purpose address")
+		return urlRefusal(URLPrivate, "webhook_url must not point at a loopback, private or special-purpose address")
 	}
 	return nil
 }
@@ -154,41 +163,6 @@ func numericHost(host string) bool {
 		return strings.Trim(last, "0123456789abcdefABCDEF") == ""
 	}
 	return last != "" && strings.Trim(last, "0123456789") == ""
-}
-
-// WebhookSecret returns the account's signing secret, made on first use
-// (compare-and-set: every node agrees on one).
-func (s *Service) WebhookSecret(ctx context.Context, accountID string) (string, error) {
-	if _, _, err := s.Account(ctx, accountID); err != nil {
-		return "", err
-	}
-	return s.secretOf(ctx, accountID)
-}
-
-// secretOf is WebhookSecret for an account known to exist (a delivery's:
-// its run exists), without reading the account again.
-func (s *Service) secretOf(ctx context.Context, accountID string) (string, error) {
-	for range s.casTries() {
-		var ev secretEvent
-		_, err := s.log.Last(ctx, secretSubject(accountID), &ev)
-		if err == nil {
-			return ev.Secret, nil
-		}
-		if !errors.Is(err, port.ErrNoMessage) {
-			return "", internal("read webhook secret", err)
-		}
-		b := make([]byte, 24)
-		_, _ = rand.Read(b)
-		ev = secretEvent{Type: "webhook_secret", V: engine.EventVersion, At: s.now(), Secret: "whsec_" + base64.StdEncoding.EncodeToString(b)}
-		_, err = s.log.Append(ctx, store.Entry{Subject: secretSubject(accountID), Value: ev, Expect: store.ExpectSeq(0)})
-		if err == nil {
-			return ev.Secret, nil
-		}
-		if !errors.Is(err, port.ErrConflict) {
-			return "", internal("store webhook secret", err)
-		}
-	}
-	return "", engine.Errorf(engine.CodeInternal, "webhook secret busy; retry")
 }
 
 // Sign is the Standard Webhooks signature of a delivery.

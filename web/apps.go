@@ -99,6 +99,9 @@ func (s *Site) appPage(w http.ResponseWriter, r *http.Request) {
 				for k, val := range in {
 					form.Values.Set(k, fmt.Sprint(val))
 				}
+				if d.Run.BrandContextID != "" {
+					form.Values.Set(brandParam, d.Run.BrandContextID)
+				}
 				form.From = from
 			}
 		}
@@ -143,6 +146,10 @@ func (s *Site) showApp(w http.ResponseWriter, r *http.Request, app *engine.App, 
 		fields = append(fields, f)
 	}
 	data := map[string]any{"App": v, "Fields": fields, "Token": newFormToken(), "From": form.From}
+	if data["Picker"], err = s.pickerFor(r, app, form); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if raw := s.cfg.ExampleOutputs[app.Slug]; len(raw) > 0 {
 		var out any
 		if json.Unmarshal(raw, &out) == nil {

@@ -60,7 +60,7 @@ func TestBrowserWebsiteAtDesktopAndPhone(t *testing.T) {
 	t.Cleanup(fake.Close) // after the sizes, which run side by side
 	// Password reset mails go through a real SMTP catcher (CI installs
 	// it; without it, here, the reset walk is left out).
-	opts := []Option{WithLimits(NoLimits), WithSignupCredits(500), WithModel(fake)}
+	opts := []Option{WithLimits(NoLimits), WithSignupCredits(500), WithModel(fake), WithWebhooks(50 * time.Millisecond)}
 	var mail *mailpit.Catcher
 	if mailpit.Binary() != "" || os.Getenv("CI") != "" {
 		mail = mailpit.Start(t)
@@ -278,6 +278,7 @@ func (d *webDriver) flow(h *Harness) {
 	d.check("keys")
 	revoke := eval[string](d, `document.querySelector('a[href$="/revoke"]').getAttribute("href")`)
 	d.visit("revoke-confirm", revoke)
+	d.brandsAndWebhooks()
 
 	// Bug 6: a field error beside its field; the values kept.
 	d.do("a form with errors", chromedp.Navigate(d.base+"/apps/cold-email-writer"), chromedp.WaitVisible(css("#run-form")),
@@ -346,6 +347,8 @@ func (d *webDriver) flow(h *Harness) {
 			d.check("usage-tables")
 		}
 	}
+
+	d.deliveries()
 
 	// The statement as CSV, as its link downloads it.
 	d.do("the statement", chromedp.Navigate(d.base+"/credits"), chromedp.WaitVisible(css(`a[href^="/credits/statement.csv"]`)))

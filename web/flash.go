@@ -23,6 +23,8 @@ import (
 type flash struct {
 	// Key is a key just created: shown once.
 	Key *service.NewKey `json:"key,omitempty"`
+	// Secret is a webhook signing secret just made or rotated: shown once.
+	Secret string `json:"secret,omitempty"`
 	// Notice says what a POST did ("Key ak_ab… was revoked.").
 	Notice string `json:"notice,omitempty"`
 	// A run form that was refused: its values, its field errors, and a

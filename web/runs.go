@@ -234,6 +234,10 @@ func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 			errs[p.Name] = msg
 		}
 	}
+	brand := pickedBrand(r, app)
+	if brand != nil {
+		form.Set(brandParam, *brand)
+	}
 	refuse := func(problem string) {
 		s.redirectWith(w, r, back, flash{Form: form, Errors: errs, Problem: problem})
 	}
@@ -255,7 +259,7 @@ func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 	// The form's token is its Idempotency-Key: a form sent twice makes one
 	// run. One that is not a key (altered) is refused, as the API refuses it.
 	req := service.CreateRunRequest{AccountID: v.AccountID, KeyID: service.SessionKeyID(v.AccountID), AppSlug: app.Slug, Input: in,
-		IdempotencyKey: r.PostFormValue("idempotency_key")}
+		IdempotencyKey: r.PostFormValue("idempotency_key"), BrandContextID: brand}
 	run, err := s.cfg.Engine.CreateRun(r.Context(), req)
 	var e *engine.Error
 	if errors.As(err, &e) {
@@ -270,6 +274,9 @@ func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 			if len(errs) > 0 {
 				msg = fmt.Sprintf("The run was not started: %s to fix below. Nothing was charged.", plural(len(errs), "field", "fields"))
 			}
+		case engine.CodeInvalidBrandContext:
+			errs[brandParam] = "This brand context is no longer on your account: choose another, or None."
+			msg = "The run was not started: 1 field to fix below. Nothing was charged."
 		case engine.CodeInsufficientCredits:
 			if s.selling() {
 				msg += " See your balance and buy more under Credits."

@@ -43,6 +43,19 @@ type Engine interface {
 	Compare(ctx context.Context, accountID, runNo, with string) (service.Comparison, error)
 	PasswordResetTicket(ctx context.Context, email string) (service.ResetTicket, error)
 	ResetPassword(ctx context.Context, t service.ResetTicket, password string) (uint64, error)
+	// Brand contexts (brands.go).
+	CreateBrandContext(ctx context.Context, accountID string, bc engine.BrandContext) (engine.BrandContext, uint64, error)
+	UpdateBrandContext(ctx context.Context, accountID, id string, edit engine.BrandEdit) (engine.BrandContext, uint64, error)
+	DeleteBrandContext(ctx context.Context, accountID, id string) (uint64, error)
+	// Webhooks (webhooks.go).
+	WebhookEndpoints(ctx context.Context, accountID string) ([]service.WebhookEndpoint, uint64, error)
+	AddWebhookEndpoint(ctx context.Context, accountID, url string) (service.WebhookEndpoint, error)
+	RemoveWebhookEndpoint(ctx context.Context, accountID, id string) error
+	WebhookSecret(ctx context.Context, accountID string) (string, error)
+	WebhookSecretMade(ctx context.Context, accountID string) (string, bool, error)
+	RotateWebhookSecret(ctx context.Context, accountID string) (string, error)
+	Deliveries(ctx context.Context, accountID string, limit int) ([]service.Delivery, error)
+	Redeliver(ctx context.Context, accountID, runNo string) error
 }
 
 // Reads is what the website reads: the projections.
@@ -53,6 +66,8 @@ type Reads interface {
 	Run(runNo string) (engine.Run, error)
 	KeysOf(accountID string) ([]engine.Key, error)
 	Price(slug string) (engine.Price, error)
+	BrandContext(ctx context.Context, id string) (engine.BrandContext, error)
+	BrandContextsOf(accountID string) ([]engine.BrandContext, error)
 	WaitFor(ctx context.Context, seq uint64) error
 }
 
@@ -198,6 +213,19 @@ func (s *Site) routes() {
 	r.HandleFunc("/settings/keys", s.signedIn(s.createKey)).Methods(http.MethodPost)
 	r.HandleFunc("/settings/keys/{key_id}/revoke", s.signedIn(s.revokePage)).Methods(http.MethodGet)
 	r.HandleFunc("/settings/keys/{key_id}/revoke", s.signedIn(s.revokeKey)).Methods(http.MethodPost)
+	r.HandleFunc("/settings/brands", s.signedIn(s.brandsPage)).Methods(http.MethodGet)
+	r.HandleFunc("/settings/brands", s.signedIn(s.createBrand)).Methods(http.MethodPost)
+	r.HandleFunc("/settings/brands/{brand_id}", s.signedIn(s.brandPage)).Methods(http.MethodGet)
+	r.HandleFunc("/settings/brands/{brand_id}", s.signedIn(s.updateBrand)).Methods(http.MethodPost)
+	r.HandleFunc("/settings/brands/{brand_id}/delete", s.signedIn(s.deleteBrandPage)).Methods(http.MethodGet)
+	r.HandleFunc("/settings/brands/{brand_id}/delete", s.signedIn(s.deleteBrand)).Methods(http.MethodPost)
+	r.HandleFunc("/settings/webhooks", s.signedIn(s.webhooksPage)).Methods(http.MethodGet)
+	r.HandleFunc("/settings/webhooks/endpoints", s.signedIn(s.addEndpoint)).Methods(http.MethodPost)
+	r.HandleFunc("/settings/webhooks/endpoints/{endpoint_id}/remove", s.signedIn(s.removeEndpointPage)).Methods(http.MethodGet)
+	r.HandleFunc("/settings/webhooks/endpoints/{endpoint_id}/remove", s.signedIn(s.removeEndpoint)).Methods(http.MethodPost)
+	r.HandleFunc("/settings/webhooks/secret/rotate", s.signedIn(s.rotateSecretPage)).Methods(http.MethodGet)
+	r.HandleFunc("/settings/webhooks/secret/rotate", s.signedIn(s.rotateSecret)).Methods(http.MethodPost)
+	r.HandleFunc("/settings/webhooks/deliveries/{run_no}/redeliver", s.signedIn(s.redeliver)).Methods(http.MethodPost)
 	r.HandleFunc("/credits", s.signedIn(s.creditsPage)).Methods(http.MethodGet)
 	r.HandleFunc("/credits/statement.csv", s.signedIn(s.statementCSV)).Methods(http.MethodGet)
 	r.HandleFunc("/credits/buy", s.signedIn(s.buy)).Methods(http.MethodPost)

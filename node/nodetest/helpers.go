@@ -3,6 +3,7 @@ package nodetest
 import (
 	"context"
 	"crypto/ed25519"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -130,12 +131,15 @@ func (h *Harness) AwaitReady(deadline time.Time, ready bool) (int, []string) {
 }
 
 // Activity leaves a node with accounts, keys, grants, prices, brand
-// contexts, completed and failed runs.
+// contexts (one edited, one deleted), completed and failed runs.
 func Activity(t *testing.T, h *Harness) (Account, []string) {
 	t.Helper()
 	a := h.Account(500)
 	h.Do("POST", "/admin/v1/accounts/"+a.ID+"/credits", AdminToken, map[string]any{"reason": "test", "amount": 50})
-	h.Do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme", "voice": "plain"})
+	acme := h.Do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Acme", "voice": "plain"}).JSON(t)["brand_context_id"]
+	h.Do("PATCH", fmt.Sprintf("/api/v1/brand-contexts/%v", acme), a.Key, map[string]any{"voice": "warm"})
+	gone := h.Do("POST", "/api/v1/brand-contexts", a.Key, map[string]any{"name": "Gone"}).JSON(t)["brand_context_id"]
+	h.Do("DELETE", fmt.Sprintf("/api/v1/brand-contexts/%v", gone), a.Key, nil)
 	h.Do("PUT", "/admin/v1/apps/cold-email-writer/price", AdminToken, map[string]any{"reason": "test", "credit_cost": 30})
 	var runs []string
 	for _, body := range []map[string]any{ColdEmailRun(), RunTestApp("ok"), RunTestApp("fail")} {
