@@ -16,7 +16,9 @@ import (
 // BenchmarkPagesWith1000Runs times the pages an account with 1,000 runs
 // in the last 30 days reads most (issue 49 asks each under 100 ms on the
 // dev node): the usage page, the home dashboard, the run history and the
-// statement. One run in ten fails and is refunded. The node is a real one
+// statement, and the run history filtered: by status, and by an App with
+// no runs (the filter reads every run for an empty page). One run in ten
+// fails and is refunded. The node is a real one
 // (embedded NATS, bbolt), as `apprun serve --dev` runs it.
 //
 //	go test ./web -run '^$' -bench PagesWith1000Runs -benchtime 50x
@@ -54,8 +56,9 @@ func BenchmarkPagesWith1000Runs(b *testing.B) {
 	WaitFor(b, 5*time.Minute, "1,000 runs to end", func() bool {
 		return strings.Contains(get("/usage"), `id="usage-total">9,000 Credits</strong> spent on 900 runs`)
 	})
-	for _, page := range []string{"/usage", "/", "/runs", "/credits"} {
-		b.Run(strings.ReplaceAll(page, "/", "_"), func(b *testing.B) {
+	pages := []string{"/usage", "/", "/runs", "/credits", "/runs?status=failed", "/runs?app=cold-email-writer"}
+	for _, page := range pages {
+		b.Run(strings.NewReplacer("/", "_", "?", "_", "=", "_").Replace(page), func(b *testing.B) {
 			for b.Loop() {
 				get(page)
 			}
