@@ -77,7 +77,9 @@ func (s *Service) CreateRun(ctx context.Context, req CreateRunRequest) (CreatedR
 		return s.createRun(ctx, req, nil)
 	}
 	if !ValidIdempotencyKey(req.IdempotencyKey) {
-		return CreatedRun{}, engine.Errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", MaxIdempotencyKey)
+		e := engine.Errorf(engine.CodeInvalidRequest, "Idempotency-Key must be 1 to %d printable ASCII characters", MaxIdempotencyKey)
+		e.Fields = []engine.FieldError{{Field: "idempotency_key", Code: "format", Message: e.Message}}
+		return CreatedRun{}, e
 	}
 	key, replay, err := s.readIdempotency(ctx, req.AccountID, req.IdempotencyKey, requestHash(req))
 	if err != nil {

@@ -101,15 +101,32 @@ var ErrBadCredentials = errors.New("service: wrong email or password")
 
 // Password rules: what sign-up takes (the website says MinPassword).
 const (
-	MinPassword = 10
-	MaxPassword = 72 // bcrypt reads no further
+	MinPassword = 10 // characters
+	MaxPassword = 72 // bytes: bcrypt reads no further
 )
 
-// CheckPassword checks a new password against the password rules:
-// MinPassword to MaxPassword bytes.
+// The rules a password can break: the FieldError.Code of each of
+// CheckPassword's refusals, for a surface to say in its own words.
+const (
+	PasswordTooShort = "too_short" // fewer than MinPassword characters
+	PasswordTooLong  = "too_long"  // more than MaxPassword bytes
+)
+
+// CheckPassword checks a new password against the password rules: at
+// least MinPassword characters (not bytes: three emoji are three), at
+// most MaxPassword bytes (what bcrypt reads; a character outside ASCII
+// takes 2 to 4).
 func CheckPassword(password string) error {
-	if len(password) < MinPassword || len(password) > MaxPassword {
-		return engine.Errorf(engine.CodeInvalidInput, "password: %d to %d characters", MinPassword, MaxPassword)
+	refuse := func(rule, format string, args ...any) error {
+		e := engine.Errorf(engine.CodeInvalidInput, format, args...)
+		e.Fields = []engine.FieldError{{Field: "password", Code: rule, Message: e.Message}}
+		return e
+	}
+	if utf8.RuneCountInString(password) < MinPassword {
+		return refuse(PasswordTooShort, "password: at least %d characters", MinPassword)
+	}
+	if len(password) > MaxPassword {
+		return refuse(PasswordTooLong, "password: at most %d bytes in UTF-8 (a character outside ASCII takes 2 to 4)", MaxPassword)
 	}
 	return nil
 }
@@ -118,15 +135,22 @@ func CheckPassword(password string) error {
 // it normalised (trimmed, lower case).
 func NormalEmail(email string) (string, error) { return normalEmail(email) }
 
+// notAnEmail is the refusal of an email address, its field named.
+func notAnEmail() error {
+	e := engine.Errorf(engine.CodeInvalidInput, "email: must be an email address")
+	e.Fields = []engine.FieldError{{Field: "email", Code: "email", Message: e.Message}}
+	return e
+}
+
 // normalEmail checks and normalises an email address for a login.
 func normalEmail(email string) (string, error) {
 	if !utf8.ValidString(email) { // strings.ToLower would make U+FFFD of it
-		return "", engine.Errorf(engine.CodeInvalidInput, "email: must be an email address")
+		return "", notAnEmail()
 	}
 	email = strings.ToLower(strings.TrimSpace(email))
 	at := strings.LastIndexByte(email, '@')
 	if len(email) > 254 || at < 1 || at == len(email)-1 || strings.ContainsAny(email, " \t\r\n<>") {
-		return "", engine.Errorf(engine.CodeInvalidInput, "email: must be an email address")
+		return "", notAnEmail()
 	}
 	return email, nil
 }

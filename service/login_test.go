@@ -56,3 +56,32 @@ func TestTheWrittenOutDummyHashIsAWholeDefaultCostHash(t *testing.T) {
 		t.Fatalf("the written-out dummy hash is not a whole bcrypt hash: %v", err)
 	}
 }
+
+// TestThePasswordRulesCountCharactersAndBcryptsBytes: the least is 10
+// characters, not bytes (three emoji are 12 bytes and 3 characters), and
+// the most is what bcrypt reads, 72 bytes, named as such; each refusal
+// names its rule in Fields for a surface to say in words.
+func TestThePasswordRulesCountCharactersAndBcryptsBytes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		password, rule string
+	}{
+		{"short", service.PasswordTooShort},
+		{strings.Repeat("🔑", 3), service.PasswordTooShort},
+		{strings.Repeat("é", 9), service.PasswordTooShort},
+		{strings.Repeat("🔑", 19), service.PasswordTooLong},
+		{strings.Repeat("a", 73), service.PasswordTooLong},
+		{strings.Repeat("é", 10), ""},
+		{strings.Repeat("🔑", 18), ""},
+		{strings.Repeat("a", 72), ""},
+	} {
+		err := service.CheckPassword(c.password)
+		var e *engine.Error
+		switch {
+		case c.rule == "" && err != nil:
+			t.Errorf("%q (%d bytes): %v, want it taken", c.password, len(c.password), err)
+		case c.rule != "" && (!errors.As(err, &e) || len(e.Fields) != 1 || e.Fields[0].Code != c.rule || e.Fields[0].Field != "password"):
+			t.Errorf("%q (%d bytes): %v, want refused by rule %s", c.password, len(c.password), err, c.rule)
+		}
+	}
+}

@@ -53,7 +53,11 @@ func (s *Site) createKey(w http.ResponseWriter, r *http.Request, v viewer) {
 	k, err := s.cfg.Engine.CreateKey(r.Context(), v.AccountID, r.PostFormValue("name"))
 	var e *engine.Error
 	if errors.As(err, &e) {
-		s.redirectWith(w, r, "/settings/keys", flash{Problem: e.Message})
+		problem := e.Message // the most keys an account may hold, said in words
+		if e.Code == engine.CodeInvalidInput {
+			problem = fmt.Sprintf("Give the key a name of at most %d characters, on one line.", engine.MaxKeyName)
+		}
+		s.redirectWith(w, r, "/settings/keys", flash{Problem: problem})
 		return
 	}
 	if err != nil {

@@ -103,7 +103,7 @@ func (s *Site) signUp(w http.ResponseWriter, r *http.Request) {
 	}
 	var e *engine.Error
 	if errors.As(err, &e) {
-		s.render(w, r, httpapi.StatusOf(e.Code), "signup", "Sign up", data, e.Message)
+		s.render(w, r, httpapi.StatusOf(e.Code), "signup", "Sign up", data, accountWords(e))
 		return
 	}
 	if err != nil {

@@ -121,7 +121,7 @@ func (s *Site) setPassword(w http.ResponseWriter, r *http.Request) {
 	}
 	var e *engine.Error
 	if err := service.CheckPassword(password); errors.As(err, &e) {
-		s.render(w, r, httpapi.StatusOf(e.Code), "password_reset", "Choose a new password", form, e.Message)
+		s.render(w, r, httpapi.StatusOf(e.Code), "password_reset", "Choose a new password", form, accountWords(e))
 		return
 	}
 	// The link is used up only once a hashing place is held: a busy

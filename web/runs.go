@@ -274,6 +274,14 @@ func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 			if len(errs) > 0 {
 				msg = fmt.Sprintf("The run was not started: %s to fix below. Nothing was charged.", plural(len(errs), "field", "fields"))
 			}
+		case engine.CodeIdempotencyReused:
+			msg = "The run was not started: this form was already sent, with other values. The form below is a fresh one: send it to start a new run. Nothing more was charged."
+		case engine.CodeIdempotencyBusy:
+			msg = "This form was just sent and its run is being started. Look under Runs in a moment; nothing was charged twice."
+		case engine.CodeInvalidRequest:
+			if len(e.Fields) == 1 && e.Fields[0].Field == "idempotency_key" { // the form's hidden token was altered
+				msg = "The run was not started: this form was changed in a way we cannot read. The form below is a fresh one: send it again. Nothing was charged."
+			}
 		case engine.CodeInvalidBrandContext:
 			errs[brandParam] = "This brand context is no longer on your account: choose another, or None."
 			msg = "The run was not started: 1 field to fix below. Nothing was charged."

@@ -45,15 +45,26 @@ func TestSignUpOpensAnAccountWithTheWelcomeBalance(t *testing.T) {
 		status int
 		says   string
 	}{
-		{"an email taken (any case)", url.Values{"email": {"new.user@EXAMPLE.com"}, "password": {WebPassword}, "password_again": {WebPassword}}, 409, "exists"},
-		{"a short password", url.Values{"email": {"b@example.com"}, "password": {"short"}, "password_again": {"short"}}, 422, "password"},
+		{"an email taken (any case)", url.Values{"email": {"new.user@EXAMPLE.com"}, "password": {WebPassword}, "password_again": {WebPassword}}, 409,
+			"An account with this email already exists."},
+		{"a short password", url.Values{"email": {"b@example.com"}, "password": {"short"}, "password_again": {"short"}}, 422,
+			"Use at least 10 characters"},
+		{"three emoji (12 bytes)", url.Values{"email": {"b@example.com"}, "password": {"🔑🔑🔑"}, "password_again": {"🔑🔑🔑"}}, 422,
+			"Use at least 10 characters"},
+		{"19 emoji (76 bytes)", url.Values{"email": {"b@example.com"}, "password": {strings.Repeat("🔑", 19)}, "password_again": {strings.Repeat("🔑", 19)}}, 422,
+			"This password is too long"},
 		{"passwords that differ", url.Values{"email": {"c@example.com"}, "password": {WebPassword}, "password_again": {WebPassword + "x"}}, 422, "differ"},
-		{"not an email", url.Values{"email": {"nobody"}, "password": {WebPassword}, "password_again": {WebPassword}}, 422, "email"},
+		{"not an email", url.Values{"email": {"nobody"}, "password": {WebPassword}, "password_again": {WebPassword}}, 422, "Enter your email address"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := h.Browser(t).Post("/signup", tc.form)
 			if p.Status != tc.status || !strings.Contains(p.Body, tc.says) || p.Header.Get("Set-Cookie") != "" {
 				t.Fatalf("%d, want %d saying %q and no session: %s", p.Status, tc.status, tc.says, p.Body)
+			}
+			for _, api := range []string{"password:", "email:", "sign in instead"} { // the API's words
+				if strings.Contains(p.Body, api) {
+					t.Fatalf("the page says the API's %q: %s", api, p.Body)
+				}
 			}
 		})
 	}
@@ -160,6 +171,13 @@ func TestKeysFromSettingsWorkOnTheAPIUntilRevoked(t *testing.T) {
 	h := Start(t, WithLimits(NoLimits))
 	b := h.Browser(t)
 	b.SignUp("keys@example.com")
+	// A name the rules refuse is said in words, not the API's ("name: …").
+	if p := b.Post("/settings/keys", url.Values{"name": {"two\nlines"}}); p.Status != http.StatusSeeOther {
+		t.Fatalf("a refused name: %d", p.Status)
+	}
+	if page := b.Get("/settings/keys").Body; !strings.Contains(page, "Give the key a name of at most 100 characters, on one line.") {
+		t.Fatalf("a refused name's page: %s", page)
+	}
 	key := b.CreateKey("CRM sync")
 	list := b.Get("/settings/keys").Body
 	if !strings.Contains(list, key[:7]+"…") || !strings.Contains(list, "CRM sync") || strings.Contains(list, key) {
@@ -274,8 +292,19 @@ func TestARunFormSentTwiceMakesOneRunAndOneCharge(t *testing.T) {
 	// API refuses such a header; it was dropped, and the form then made a
 	// run on every send.
 	altered := url.Values{"idempotency_key": {"tab\tkey"}, "product_description": {"Acme Ledger"}, "target_role": {"Founders"}}
-	if p := b.Post("/apps/cold-email-writer/runs", altered); p.Status != http.StatusSeeOther || !strings.Contains(b.Get("/apps/cold-email-writer").Body, "Idempotency-Key") {
+	if p := b.Post("/apps/cold-email-writer/runs", altered); p.Status != http.StatusSeeOther ||
+		!strings.Contains(b.Get("/apps/cold-email-writer").Body, "this form was changed in a way we cannot read") {
 		t.Fatalf("an altered token: %d %s", p.Status, p.Location)
+	}
+	// The first form's token again with other values: said in words, not
+	// the API's (Idempotency-Key), and nothing charged.
+	form.Set("target_role", "Agency founders")
+	if p := b.Post("/apps/cold-email-writer/runs", form); p.Status != http.StatusSeeOther {
+		t.Fatalf("a used token with other values: %d", p.Status)
+	}
+	if page := b.Get("/apps/cold-email-writer").Body; !strings.Contains(page, "this form was already sent, with other values") ||
+		strings.Contains(page, "this Idempotency-Key") {
+		t.Fatalf("a used token with other values: %s", page)
 	}
 	if !strings.Contains(b.Get("/credits").Body, `id="balance">75 Credits<`) {
 		t.Fatal("a form with an altered token was charged")
