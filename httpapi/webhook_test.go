@@ -110,7 +110,8 @@ func TestWebhookURLsAreChecked(t *testing.T) {
 	for _, u := range []string{"ftp://example.com/x", "http://127.0.0.1:9/x", "http://localhost/x", "https://user:pw@example.com/",
 		"http://10.0.0.1/x", "http://[::1]/x", "not a url",
 		"http://2130706433/x", "http://0x7f000001/x", "http://127.1/x", "http://0/x", "http://0177.0.0.1/x", "http://10.0x0.0.1/x",
-		"http://localhost./x", "http://app.localhost./x", "http://example.com:99999/x", "http://example.com:0/x"} {
+		"http://localhost./x", "http://app.localhost./x", "http://example.com:99999/x", "http://example.com:0/x",
+		"http://:18699/nohost", "http://./", "https://:443/x", "https://example.com/" + strings.Repeat("a", 2000)} {
 		body := ColdEmailRun()
 		body["webhook_url"] = u
 		if r := h.Do("POST", "/api/v1/runs", a.Key, body); r.Status != 400 || r.ErrorCode(t) != "invalid_request" {

@@ -104,7 +104,9 @@ func deliverySubject(accountID, runNo string, target int) string {
 // The rules a webhook URL can break: the FieldError.Code of each of
 // CheckWebhookURL's refusals, for a surface to say in its own words.
 const (
-	URLNotHTTP     = "http_url"        // not an http(s) URL with a host, too long, or with credentials
+	URLNotHTTP     = "http_url"        // not an http(s) URL, or with credentials
+	URLNoHost      = "host"            // no host ("http://:8080/", "http://./")
+	URLTooLong     = "too_long"        // longer than MaxWebhookURL
 	URLBadPort     = "port"            // a port outside 1–65535
 	URLOddIPv4     = "ipv4_form"       // an IPv4 address not written a.b.c.d
 	URLThisMachine = "this_machine"    // localhost
@@ -119,13 +121,19 @@ func urlRefusal(rule, format string, args ...any) error {
 	return e
 }
 
+// MaxWebhookURL is the longest webhook_url, in bytes.
+const MaxWebhookURL = 2000
+
 // CheckWebhookURL refuses what a webhook_url may not be: another scheme,
 // no host, and (unless private addresses are allowed) a loopback or
 // private or special-purpose literal address (the sender's policy) or
 // localhost. Each refusal names its rule (URLNotHTTP, …) in its Fields.
 func (s *Service) CheckWebhookURL(raw string) error {
+	if len(raw) > MaxWebhookURL {
+		return urlRefusal(URLTooLong, "webhook_url must be at most %d bytes, not %d", MaxWebhookURL, len(raw))
+	}
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(raw) > 2000 || u.User != nil {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
 		return urlRefusal(URLNotHTTP, "webhook_url must be an http(s) URL without credentials")
 	}
 	if p := u.Port(); p != "" {
@@ -134,6 +142,9 @@ func (s *Service) CheckWebhookURL(raw string) error {
 		}
 	}
 	host := strings.TrimSuffix(u.Hostname(), ".") // the root's dot names the same host
+	if host == "" {                               // a dialer takes an empty host for this machine
+		return urlRefusal(URLNoHost, "webhook_url must name a host")
+	}
 	if numericHost(host) {
 		if _, err := netip.ParseAddr(host); err != nil {
 			return urlRefusal(URLOddIPv4, "webhook_url's host %q is an IPv4 address written otherwise than as four decimal numbers (a.b.c.d), which resolvers read in different ways; write it a.b.c.d", host)

@@ -24,6 +24,7 @@ const deliveriesShown = 50
 // urlWords say each of service.CheckWebhookURL's refusals to a customer.
 var urlWords = map[string]string{
 	service.URLNotHTTP:     "Enter a full web address starting with https:// (or http://), without a user name or password.",
+	service.URLNoHost:      "This address names no host: write it whole, like https://hooks.example.com/apprun.",
 	service.URLBadPort:     "The port in this address must be a number from 1 to 65535.",
 	service.URLOddIPv4:     "Write the IP address as four numbers separated by dots, like 203.0.113.7.",
 	service.URLThisMachine: "This address points at the machine this service runs on. Use an address that can be reached on the internet.",
@@ -105,6 +106,9 @@ func (s *Site) addEndpoint(w http.ResponseWriter, r *http.Request, v viewer) {
 		switch {
 		case len(e.Fields) == 0: // the one refusal of no field
 			words = fmt.Sprintf("An account has at most %d endpoints: remove one to add another.", service.MaxWebhookEndpoints)
+		case e.Fields[0].Code == service.URLTooLong:
+			words = fmt.Sprintf("This address is too long: use at most %s characters (this has %s).", groupThousands(service.MaxWebhookURL),
+				groupThousands(int64(len(raw))))
 		case urlWords[e.Fields[0].Code] != "":
 			words = urlWords[e.Fields[0].Code]
 		}

@@ -180,6 +180,9 @@ func TestAWebhookAddressIsRefusedInWords(t *testing.T) {
 		{"http://0x7f000001/x", "Write the IP address as four numbers separated by dots"},
 		{"http://localhost/x", "This address points at the machine this service runs on."},
 		{"http://10.0.0.1/x", "This address is on a private network or reserved."},
+		{"http://:18699/nohost", "This address names no host"},
+		{"http://./", "This address names no host"},
+		{"https://example.com/" + strings.Repeat("a", 2000), "This address is too long: use at most 2,000 characters (this has 2,020)."},
 	} {
 		p := b.Post("/settings/webhooks/endpoints", url.Values{"url": {tc.url}})
 		if p.Status != http.StatusSeeOther || p.Location != "/settings/webhooks#add" {
