@@ -225,6 +225,18 @@ func (s *Site) pickerFor(r *http.Request, app *engine.App, form formState) (*bra
 	return &brandPicker{Brands: list, Selected: form.Values.Get(brandParam), Error: form.Errors[brandParam]}, nil
 }
 
+// brandNamed is the account's brand context id as a run's page names it:
+// its name now, or no name when it was deleted since.
+func (s *Site) brandNamed(accountID, id string) engine.BrandContext {
+	list, _ := s.cfg.Reads.BrandContextsOf(accountID)
+	for _, bc := range list {
+		if bc.ID == id {
+			return bc
+		}
+	}
+	return engine.BrandContext{ID: id}
+}
+
 // brandParam is the run form's field that names a brand context.
 const brandParam = "brand_context_id"
 

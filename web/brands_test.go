@@ -155,6 +155,12 @@ func TestTheRunFormPicksABrandContext(t *testing.T) {
 	if run, err := h.Node.Reads().Run(runNo); err != nil || run.BrandContextID != acme {
 		t.Fatalf("the run's brand context: %q %v, want %s", run.BrandContextID, err, acme)
 	}
+	// The run's page names it among the inputs, and its API request
+	// carries it: pasted, it makes the same run.
+	if page := b.Get("/runs/" + runNo).Body; !strings.Contains(page, "<dt>Brand context</dt><dd><a href=\"/settings/brands/"+acme+"\">Acme &lt;Ltd&gt;</a></dd>") ||
+		!strings.Contains(page, `&#34;brand_context_id&#34;: &#34;`+acme+`&#34;`) {
+		t.Fatalf("the run's page does not name its brand context:\n%s", page)
+	}
 	// Run again keeps the choice.
 	if again := b.Get("/apps/" + TestAppSlug + "?from=" + runNo).Body; !strings.Contains(again, `<option value="`+acme+`" selected>`) {
 		t.Fatal("Run again did not keep the brand context")
@@ -174,6 +180,9 @@ func TestTheRunFormPicksABrandContext(t *testing.T) {
 	page := b.Get("/apps/" + TestAppSlug).Body
 	if !strings.Contains(page, `id="e-brand_context_id">This brand context is no longer on your account`) || strings.Contains(page, acme+`">Acme`) {
 		t.Fatalf("the form after a deleted brand context:\n%s", page)
+	}
+	if page := b.Get("/runs/" + runNo).Body; !strings.Contains(page, "<dt>Brand context</dt><dd>one since deleted</dd>") {
+		t.Fatalf("the run's page after its brand context was deleted:\n%s", page)
 	}
 	if !strings.Contains(b.Get("/credits").Body, `id="balance">80 Credits<`) {
 		t.Fatal("a refused run was charged (want 100 less the two runs' 10 each)")

@@ -79,7 +79,12 @@ func (s *Site) runPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		var in map[string]any
 		_ = json.Unmarshal(d.Input, &in)
 		data["Inputs"] = s.inputLines(run.AppSlug, in)
-		body, _ := json.MarshalIndent(map[string]any{"app_slug": run.AppSlug, "input": in}, "", "  ")
+		req := map[string]any{"app_slug": run.AppSlug, "input": in}
+		if id := run.BrandContextID; id != "" {
+			req["brand_context_id"] = id
+			data["Brand"] = s.brandNamed(v.AccountID, id)
+		}
+		body, _ := json.MarshalIndent(req, "", "  ")
 		data["Request"] = string(body)
 	}
 	if len(run.Output) > 0 {
