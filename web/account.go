@@ -225,8 +225,14 @@ func (s *Site) creditsPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		pages["Older"] = "/credits?" + older.Encode()
 	}
 	f, _ := s.sessions.takeFlash(r.Context(), r)
+	csv := "/credits/statement.csv" // none for a range that cannot hold a line (its CSV would be refused)
+	if !from.IsZero() && !to.IsZero() && to.Before(from) {
+		csv = ""
+	} else if len(q) > 0 {
+		csv += "?" + q.Encode()
+	}
 	data := map[string]any{"Account": acct, "Lines": rows, "Pages": pages, "From": q.Get("from"), "To": q.Get("to"),
-		"CSV": "/credits/statement.csv?" + q.Encode(), "Selling": s.selling(), "Notice": purchaseNotice(r.URL.Query().Get("purchase"))}
+		"CSV": csv, "Selling": s.selling(), "Notice": purchaseNotice(r.URL.Query().Get("purchase"))}
 	if s.selling() {
 		data["Packs"] = s.cfg.Seller.Packs()
 	}

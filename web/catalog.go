@@ -19,7 +19,7 @@ type catalogView struct {
 }
 
 func (s *Site) catalog(r *http.Request) (catalogView, error) {
-	q := strings.TrimSpace(r.URL.Query().Get("q"))
+	q := strings.TrimSpace(strings.ToValidUTF8(r.URL.Query().Get("q"), ""))
 	if len(q) > 200 {
 		q = q[:200]
 	}

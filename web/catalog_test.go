@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	. "github.com/apprun/apprun/node/nodetest"
 
@@ -74,5 +75,11 @@ func TestTheCatalogIsByNameWithinCategoriesAndSearchable(t *testing.T) {
 	}
 	if p := b.Get("/apps?q=%3Cscript%3E"); strings.Contains(p.Body, "<script>") {
 		t.Fatal("the query is echoed unescaped")
+	}
+	if p := b.Get("/apps?q=%FF%FEbattle"); !utf8.ValidString(p.Body) || !strings.Contains(p.Body, "1 App matches “battle”") {
+		t.Fatal("a query that is not UTF-8 is echoed as it came")
+	}
+	if p := b.Get("/apps?q=battlecard"); !regexp.MustCompile(`<a href="\?">Show all \d\d Apps</a>`).MatchString(p.Body) {
+		t.Fatal("no link back to all the Apps, counted")
 	}
 }

@@ -169,7 +169,8 @@ func TestTheStatementPagesStablyWithinADateRange(t *testing.T) {
 	grant(61) // a line after page 1 was shown shifts no page
 	second := b.Get(next).Body
 	if n := strings.Count(second, `<td data-label="When">`); n != 11 || !strings.Contains(second, "· grant 10</td>") ||
-		!strings.Contains(second, "Opening grant") || strings.Contains(second, "· grant 11</td>") || !strings.Contains(second, ">Newest</a>") {
+		!strings.Contains(second, "Opening grant") || strings.Contains(second, "· grant 11</td>") || !strings.Contains(second, ">Newest</a>") ||
+		!strings.Contains(b.Get("/credits").Body, `href="/credits/statement.csv" id="csv"`) {
 		t.Fatalf("page 2 after a new line: %d lines, want grants 10 to 1 and the opening grant:\n%s", n, second)
 	}
 	if strings.Contains(second, `rel="next"`) {
@@ -181,8 +182,13 @@ func TestTheStatementPagesStablyWithinADateRange(t *testing.T) {
 		{"from=" + today + "&to=yesterday", "The To date &#34;yesterday&#34; is not a date"},
 		{"from=2026-05-02&to=2026-05-01", "The From date (2026-05-02) is after the To date (2026-05-01)"},
 	} {
-		if p := b.Get("/credits?" + tc.query); p.Status != 200 || !strings.Contains(p.Body, tc.says) {
+		p := b.Get("/credits?" + tc.query)
+		if p.Status != 200 || !strings.Contains(p.Body, tc.says) {
 			t.Errorf("/credits?%s (%d) does not say %q", tc.query, p.Status, tc.says)
+		}
+		// A range that ends before it starts offers no CSV: it would be refused.
+		if swapped := strings.Contains(tc.says, "is after"); swapped == strings.Contains(p.Body, `id="csv"`) {
+			t.Errorf("/credits?%s: a CSV link %v, want %v", tc.query, !swapped, swapped)
 		}
 		if p := b.Get("/credits/statement.csv?" + tc.query); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, tc.says) {
 			t.Errorf("the CSV of %s: %d, want 400 saying %q", tc.query, p.Status, tc.says)

@@ -171,7 +171,7 @@ func TestCancelFromTheRunPageShowsTheRefundAndLogsNoError(t *testing.T) {
 		t.Fatalf("an unconfirmed cancel: %d %s", c.Status, c.Location)
 	}
 	ask := b.Get("/runs/" + runNo + "/cancel").Body
-	if !strings.Contains(ask, "Cancel this Test App run?") || !strings.Contains(ask, "10 Credits are refunded in full") ||
+	if !strings.Contains(ask, "Cancel this Test App run?") || !strings.Contains(ask, "It is refunded in full (10 Credits)") ||
 		!strings.Contains(ask, `name="confirm" value="yes"`) {
 		t.Fatalf("the question: %s", ask)
 	}
@@ -361,7 +361,7 @@ func TestRunsAndStatementFilterPageAndExport(t *testing.T) {
 	if strings.Count(first, `<a href="/runs/run_`) != 25 || !strings.Contains(first, "Cold Email Writer") {
 		t.Fatalf("page 1: %d runs", strings.Count(first, `<a href="/runs/run_`))
 	}
-	if strings.Contains(first, ">Newest</a>") {
+	if strings.Contains(first, ">← Newest runs</a>") {
 		t.Fatal("the first page links to the newest page")
 	}
 	next := regexp.MustCompile(`href="(/runs\?[^"]+)" rel="next"`).FindStringSubmatch(first)
@@ -369,7 +369,7 @@ func TestRunsAndStatementFilterPageAndExport(t *testing.T) {
 		t.Fatal("no next page")
 	}
 	second := b.Get(strings.ReplaceAll(next[1], "&amp;", "&")).Body
-	if n := strings.Count(second, `<a href="/runs/run_`); n != 2 || !strings.Contains(second, runs[0]) || !strings.Contains(second, ">Newest</a>") {
+	if n := strings.Count(second, `<a href="/runs/run_`); n != 2 || !strings.Contains(second, runs[0]) || !strings.Contains(second, ">← Newest runs</a>") {
 		t.Fatalf("page 2: %d runs", n)
 	}
 	if failed := b.Get("/runs?status=failed").Body; !strings.Contains(failed, "No runs match this filter.") {

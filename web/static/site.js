@@ -40,7 +40,7 @@ if (search) {
     });
     if (nav) nav.hidden = words.length > 0;
     if (none) none.hidden = shown > 0;
-    if (count) count.textContent = words.length ? shown + (shown === 1 ? " App matches" : " Apps match") + " “" + search.value.trim() + "”." : total + " Apps";
+    if (count) count.textContent = words.length ? shown + (shown === 1 ? " App matches" : " Apps match") + " “" + search.value.trim() + "”." : total + (total === 1 ? " App" : " Apps");
   });
 }
 
