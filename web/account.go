@@ -173,36 +173,13 @@ func (s *Site) statement(accountID string, from, to time.Time, before uint64, ma
 	}
 }
 
-// dateRange reads ?from= and ?to= (YYYY-MM-DD, UTC, both days included).
-// A date that is not one is left out, and a range that ends before it
-// starts is kept (it holds nothing); either way problem says so.
-func dateRange(r *http.Request) (from, to time.Time, problem string) {
-	parse := func(name, label string) time.Time {
-		v := r.URL.Query().Get(name)
-		if v == "" {
-			return time.Time{}
-		}
-		t, err := time.Parse(time.DateOnly, v)
-		if err != nil && problem == "" {
-			problem = fmt.Sprintf("The %s date %q is not a date: write it like 2026-11-23 (year, month, day). It was left out.", label, v)
-		}
-		return t
-	}
-	from, to = parse("from", "From"), parse("to", "To")
-	if !from.IsZero() && !to.IsZero() && to.Before(from) && problem == "" {
-		problem = fmt.Sprintf("The From date (%s) is after the To date (%s), so no line can fall between them: swap the two dates.",
-			from.Format(time.DateOnly), to.Format(time.DateOnly))
-	}
-	return from, to, problem
-}
-
 func (s *Site) creditsPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	acct, err := s.cfg.Reads.Account(v.AccountID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	from, to, problem := dateRange(r)
+	from, to, problem := dayRange(r.URL.Query(), "line")
 	before, _ := strconv.ParseUint(r.URL.Query().Get("before"), 10, 64)
 	rows, next, err := s.statement(v.AccountID, from, to, before, statementPerPage)
 	if err != nil {
@@ -249,7 +226,7 @@ func (s *Site) creditsPage(w http.ResponseWriter, r *http.Request, v viewer) {
 // statementCSV exports the statement (the same date range) as CSV, for a
 // billing review: every line, oldest last, with its App and run.
 func (s *Site) statementCSV(w http.ResponseWriter, r *http.Request, v viewer) {
-	from, to, problem := dateRange(r)
+	from, to, problem := dayRange(r.URL.Query(), "line")
 	if problem != "" {
 		s.problem(w, r, http.StatusBadRequest, problem)
 		return

@@ -47,23 +47,9 @@ func readRunFilter(q url.Values, known func(string) bool) runFilter {
 	if f.App != "" && !known(f.App) {
 		f.App = ""
 	}
-	day := func(v, which string) time.Time {
-		if v == "" {
-			return time.Time{}
-		}
-		d, err := time.Parse(time.DateOnly, v)
-		if err != nil {
-			f.Problem = "The " + which + " date is not a date: use the date picker, or write it as 2026-12-31."
-			return time.Time{}
-		}
-		return d
-	}
-	f.from, f.to = day(f.From, "from"), day(f.To, "to")
-	if f.Problem != "" {
-		f.From, f.To, f.from, f.to = "", "", time.Time{}, time.Time{}
-	} else if !f.from.IsZero() && !f.to.IsZero() && f.to.Before(f.from) {
-		f.Problem, f.none = "The to date is before the from date: no run can match.", true
-	}
+	f.from, f.to, f.Problem = dayRange(q, "run")
+	f.From, f.To = dayText(f.from), dayText(f.to) // a date left out is not sent back
+	f.none = !f.from.IsZero() && !f.to.IsZero() && f.to.Before(f.from)
 	return f
 }
 

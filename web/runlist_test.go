@@ -80,8 +80,12 @@ func TestRunHistoryShowsNetCreditsAndFiltersByAppStatusAndDay(t *testing.T) {
 		{"from=" + today + "&to=" + today, append(append(append([]string{}, cold...), failed...), held), ""},
 		{"from=" + time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly), nil, "No runs match this filter."},
 		{"to=" + time.Now().UTC().AddDate(0, 0, -1).Format(time.DateOnly), nil, "No runs match this filter."},
-		{"from=2026-13-45", append(append(append([]string{}, cold...), failed...), held), "The from date is not a date"},
-		{"from=" + today + "&to=2001-01-01", nil, "The to date is before the from date"},
+		{"from=2026-13-45", append(append(append([]string{}, cold...), failed...), held), "The From date &#34;2026-13-45&#34; is not a date"},
+		// A bad date is left out alone: the other still filters, and each
+		// bad one is named, in the statement's words.
+		{"from=" + time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly) + "&to=garbage", nil, "The To date &#34;garbage&#34; is not a date"},
+		{"from=x&to=y", append(append(append([]string{}, cold...), failed...), held), "The From date &#34;x&#34; is not a date: write it like 2026-11-23 (year, month, day). It was left out. The To date &#34;y&#34;"},
+		{"from=" + today + "&to=2001-01-01", nil, "The From date (" + today + ") is after the To date (2001-01-01), so no run can fall between them"},
 		{"app=no-such-app", append(append(append([]string{}, cold...), failed...), held), ""},
 	} {
 		rows, body := history(t, b, "/runs?"+tc.query)

@@ -180,7 +180,8 @@ func TestTheStatementPagesStablyWithinADateRange(t *testing.T) {
 	for _, tc := range []struct{ query, says string }{
 		{"from=2026-13-01", "The From date &#34;2026-13-01&#34; is not a date: write it like 2026-11-23"},
 		{"from=" + today + "&to=yesterday", "The To date &#34;yesterday&#34; is not a date"},
-		{"from=2026-05-02&to=2026-05-01", "The From date (2026-05-02) is after the To date (2026-05-01)"},
+		{"from=2026-05-02&to=2026-05-01", "The From date (2026-05-02) is after the To date (2026-05-01), so no line can fall between them"},
+		{"from=x&to=y", "The From date &#34;x&#34; is not a date: write it like 2026-11-23 (year, month, day). It was left out. The To date &#34;y&#34;"},
 	} {
 		p := b.Get("/credits?" + tc.query)
 		if p.Status != 200 || !strings.Contains(p.Body, tc.says) {
