@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -74,12 +75,21 @@ func CheckBrandContext(bc BrandContext) (BrandContext, error) {
 			problems = append(problems, FieldError{Field: f, Code: "required", Message: "is required"})
 		case n > BrandFieldMax[f]:
 			problems = append(problems, FieldError{Field: f, Code: "maxLength", Message: fmt.Sprintf("at most %d characters (got %d)", BrandFieldMax[f], n)})
+		case f == "website" && v != "" && !webAddress(v):
+			problems = append(problems, FieldError{Field: f, Code: "format", Message: "must be an http(s) URL, like https://acme.example"})
 		}
 	}
 	if len(problems) > 0 {
 		return bc, &Error{Code: CodeInvalidInput, Message: fieldMessage(problems), Fields: problems}
 	}
 	return bc, nil
+}
+
+// webAddress says whether a brand's website is an http(s) URL with a
+// host and no spaces: runs write it into what they make, as a link.
+func webAddress(v string) bool {
+	u, err := url.Parse(v)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != "" && !strings.ContainsAny(v, " \t\r\n")
 }
 
 // BrandEdit is a change to a brand context: each field given replaces

@@ -24,6 +24,11 @@ func TestCheckBrandContextNamesEachFailingField(t *testing.T) {
 			Audience: strings.Repeat("a", 1001), Website: strings.Repeat("w", 501)},
 			[]string{"name:maxLength", "description:maxLength", "voice:maxLength", "audience:maxLength", "website:maxLength"}},
 		{"no name and a long voice", engine.BrandContext{Voice: strings.Repeat("é", 1001)}, []string{"name:required", "voice:maxLength"}},
+		{"a website", engine.BrandContext{Name: "Acme", Website: "https://acme.example/about"}, nil},
+		{"a website without its scheme", engine.BrandContext{Name: "Acme", Website: "acme.example"}, []string{"website:format"}},
+		{"a website in words", engine.BrandContext{Name: "Acme", Website: "hello world"}, []string{"website:format"}},
+		{"a script for a website", engine.BrandContext{Name: "Acme", Website: "javascript:alert(1)"}, []string{"website:format"}},
+		{"a website with no host", engine.BrandContext{Name: "Acme", Website: "https:///x"}, []string{"website:format"}},
 	} {
 		_, err := engine.CheckBrandContext(tc.bc)
 		var got []string

@@ -78,6 +78,8 @@ func brandFieldErrors(err error, form url.Values) (map[string]string, bool) {
 		case "maxLength":
 			errs[f.Field] = fmt.Sprintf("%s is too long: use at most %s characters (this has %s).", label,
 				groupThousands(int64(engine.BrandFieldMax[f.Field])), groupThousands(int64(utf8.RuneCountInString(form.Get(f.Field)))))
+		case "format": // the website, the one field with a form
+			errs[f.Field] = "Enter the website's full address, like https://acme.example."
 		default:
 			errs[f.Field] = label + " is not valid."
 		}

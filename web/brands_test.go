@@ -49,6 +49,7 @@ func TestBrandContextsAreMadeEditedAndDeletedFromTheirPage(t *testing.T) {
 	}{
 		{"no name", url.Values{"name": {"  "}, "voice": {"kept voice"}}, `id="be-name">Name is required.<`},
 		{"a voice too long", url.Values{"name": {"Acme"}, "voice": {strings.Repeat("v", 1001)}}, `id="be-voice">Voice is too long: use at most 1,000 characters (this has 1,001).<`},
+		{"a website in words", url.Values{"name": {"Acme"}, "voice": {"v"}, "website": {"javascript:alert(1)"}}, `id="be-website">Enter the website&#39;s full address, like https://acme.example.<`},
 	} {
 		p := ann.Post("/settings/brands", tc.form)
 		if p.Status != http.StatusSeeOther || p.Location != "/settings/brands#create" {
@@ -178,7 +179,7 @@ func TestTheRunFormPicksABrandContext(t *testing.T) {
 		t.Fatalf("a run with a deleted brand context: %d %s", p.Status, p.Location)
 	}
 	page := b.Get("/apps/" + TestAppSlug).Body
-	if !strings.Contains(page, `id="e-brand_context_id">This brand context is no longer on your account`) || strings.Contains(page, acme+`">Acme`) {
+	if !strings.Contains(page, `id="e-brand_context_id">This brand context is not on your account`) || strings.Contains(page, acme+`">Acme`) {
 		t.Fatalf("the form after a deleted brand context:\n%s", page)
 	}
 	if page := b.Get("/runs/" + runNo).Body; !strings.Contains(page, "<dt>Brand context</dt><dd>one since deleted</dd>") {

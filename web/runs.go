@@ -288,7 +288,7 @@ func (s *Site) startRun(w http.ResponseWriter, r *http.Request, v viewer) {
 				msg = "The run was not started: this form was changed in a way we cannot read. The form below is a fresh one: send it again. Nothing was charged."
 			}
 		case engine.CodeInvalidBrandContext:
-			errs[brandParam] = "This brand context is no longer on your account: choose another, or None."
+			errs[brandParam] = "This brand context is not on your account (it may have been deleted): choose another, or None."
 			msg = "The run was not started: 1 field to fix below. Nothing was charged."
 		case engine.CodeInsufficientCredits:
 			if s.selling() {
