@@ -63,12 +63,22 @@ func keys(m map[string]any, schema json.RawMessage) []string {
 
 // words is a JSON member name for people: "cta_goal" → "Cta goal".
 func words(key string) string {
-	w := strings.ReplaceAll(key, "_", " ")
+	parts := strings.Split(key, "_")
+	for i, p := range parts {
+		if acronyms[p] {
+			parts[i] = strings.ToUpper(p)
+		}
+	}
+	w := strings.Join(parts, " ")
 	if w == "" {
 		return w
 	}
 	return strings.ToUpper(w[:1]) + w[1:]
 }
+
+// acronyms are the words of output keys read as letters.
+var acronyms = map[string]bool{"cta": true, "seo": true, "faq": true, "url": true, "api": true, "icp": true, "pr": true, "ai": true,
+	"b2b": true, "b2c": true, "crm": true, "roi": true, "kpi": true, "ux": true, "ui": true, "id": true, "utm": true, "ps": true}
 
 func scalar(v any) bool {
 	switch v.(type) {

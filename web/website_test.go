@@ -183,7 +183,7 @@ func TestCancelFromTheRunPageShowsTheRefundAndLogsNoError(t *testing.T) {
 		t.Fatalf("cancel: %d %s", c.Status, c.Location)
 	}
 	page := b.Get(c.Location).Body
-	for _, want := range []string{`id="refund" role="status">This run was canceled; 10 Credits were refunded.`, ">canceled</span>"} {
+	for _, want := range []string{`id="refund" role="status">This run was canceled; 10 Credits were refunded.`, ">canceled</span>\n · 10 Credits, refunded</p>"} {
 		if !strings.Contains(page, want) {
 			t.Fatalf("the run page after a cancel lacks %q", want)
 		}

@@ -30,3 +30,20 @@ func TestInputsReadAsWordsNotGoValues(t *testing.T) {
 		}
 	}
 }
+
+// A key made words keeps its acronyms whole: "CTA goal", not "Cta goal".
+func TestKeysReadAsWordsWithTheirAcronyms(t *testing.T) {
+	for in, want := range map[string]string{
+		"cta_goal":    "CTA goal",
+		"seo_title":   "SEO title",
+		"faq":         "FAQ",
+		"landing_url": "Landing URL",
+		"subject":     "Subject",
+		"actual_ctas": "Actual ctas",
+		"":            "",
+	} {
+		if got := words(in); got != want {
+			t.Errorf("words(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
