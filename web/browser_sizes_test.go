@@ -378,8 +378,10 @@ func (d *webDriver) resetPassword(email string) {
 	d.do("forgot", chromedp.Navigate(d.base+"/signin"), chromedp.WaitVisible(css(`a[href="/password/forgot"]`)),
 		chromedp.Click(css(`a[href="/password/forgot"]`)), chromedp.WaitVisible(css("#email")))
 	d.check("password-forgot")
+	// #reset-sent is on the next page only: the forgot page has a link to
+	// sign in too, and waiting for that raced the navigation (once 30 s).
 	d.do("ask for a link", chromedp.SendKeys(css("#email"), email), chromedp.Submit(css("#email")),
-		chromedp.WaitVisible(css(`main a[href="/signin"]`)))
+		chromedp.WaitVisible(css("#reset-sent")))
 	d.check("password-sent")
 	m := d.mail.Latest(t, email)
 	link := ResetLink(t, m.Text)
@@ -389,7 +391,7 @@ func (d *webDriver) resetPassword(email string) {
 	d.do("follow the mail's link", chromedp.Navigate(link), chromedp.WaitVisible(css("#password_again")))
 	d.check("password-reset")
 	d.do("choose a new password", chromedp.SendKeys(css("#password"), newPassword), chromedp.SendKeys(css("#password_again"), newPassword),
-		chromedp.Submit(css("#password")), chromedp.WaitVisible(css("main h1")))
+		chromedp.Submit(css("#password")), chromedp.WaitVisible(css("#reset-done")))
 	d.check("password-changed")
 	d.do("sign out again", chromedp.Navigate(d.base+"/signout"), chromedp.WaitVisible(css("main form button")),
 		chromedp.Click(css("main form button")), chromedp.WaitVisible(css(`a[href="/signup"]`)))
