@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -228,15 +229,14 @@ func (s *Site) pickerFor(r *http.Request, app *engine.App, form formState) (*bra
 }
 
 // brandNamed is the account's brand context id as a run's page names it:
-// its name now, or no name when it was deleted since.
-func (s *Site) brandNamed(accountID, id string) engine.BrandContext {
-	list, _ := s.cfg.Reads.BrandContextsOf(accountID)
-	for _, bc := range list {
-		if bc.ID == id {
-			return bc
-		}
+// its name now, or no name when it was deleted since (one read by id, as
+// ownBrand reads it).
+func (s *Site) brandNamed(ctx context.Context, accountID, id string) engine.BrandContext {
+	bc, err := s.cfg.Reads.BrandContext(ctx, id)
+	if err != nil || bc.AccountID != accountID {
+		return engine.BrandContext{ID: id}
 	}
-	return engine.BrandContext{ID: id}
+	return bc
 }
 
 // brandParam is the run form's field that names a brand context.

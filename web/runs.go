@@ -82,7 +82,7 @@ func (s *Site) runPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		req := map[string]any{"app_slug": run.AppSlug, "input": in}
 		if id := run.BrandContextID; id != "" {
 			req["brand_context_id"] = id
-			data["Brand"] = s.brandNamed(v.AccountID, id)
+			data["Brand"] = s.brandNamed(r.Context(), v.AccountID, id)
 		}
 		body, _ := json.MarshalIndent(req, "", "  ")
 		data["Request"] = string(body)
