@@ -41,7 +41,11 @@ func TestBrowserShowsWaitsInPlaceAndAFailureInWords(t *testing.T) {
 
 func watchAWaitAndAFailure(t *testing.T, d *webDriver) {
 	busy := llmtest.Reply{Status: 429, Header: http.Header{"Retry-After": {"1"}}}
-	d.fake.Script(busy, busy, busy, llmtest.Reply{Text: "Sure! Here are your emails, I hope you like them."},
+	// The last wait is long enough for the page to be checked while it
+	// shows it: with 1 s, a loaded machine saw the run fail and the page
+	// reload in the middle of the check (axe: target navigated).
+	longBusy := llmtest.Reply{Status: 429, Header: http.Header{"Retry-After": {"10"}}}
+	d.fake.Script(busy, busy, longBusy, llmtest.Reply{Text: "Sure! Here are your emails, I hope you like them."},
 		llmtest.Reply{Text: "Sorry, here they are again: 1. Hello"})
 	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
 	d.do("sign up",
@@ -82,7 +86,7 @@ func watchAWaitAndAFailure(t *testing.T, d *webDriver) {
 			waits++
 		}
 	}
-	if waits < 2 || !strings.Contains(strings.Join(lines, "|"), "Waiting for the model: attempt 4 of 5, retrying in 1 s (the provider is busy: 429, too many requests)") {
+	if waits < 2 || !strings.Contains(strings.Join(lines, "|"), "Waiting for the model: attempt 4 of 5, retrying in 10 s (the provider is busy: 429, too many requests)") {
 		t.Fatalf("the progress line said %q, want the waits in turn", lines)
 	}
 	if strings.Contains(items, "Waiting") || strings.Count(items, `","`) > 3 {
