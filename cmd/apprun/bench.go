@@ -66,7 +66,15 @@ target not met is marked NO.`
 		defer stop()
 		return bench.ServeMinimal(ctx, a[0], x.stderr)
 	}
-	return c.add(minimal)
+	// The cluster scenario's bare writes: one JetStream server a process.
+	bare := newCommand("serve-nats", "DIR NAME CLIENT ROUTE ROUTES", "serve one member of the cluster scenario's bare JetStream cluster")
+	bare.hidden, bare.minArgs, bare.maxArgs = true, 5, 5
+	bare.exec = func(a []string) error {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return bench.ServeNATS(ctx, a[0], a[1], a[2], a[3], a[4], x.stderr)
+	}
+	return c.add(minimal, bare)
 }
 
 // runBench runs the scenarios, comma-separated, and prints the report to
