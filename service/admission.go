@@ -452,10 +452,10 @@ func (s *Service) webhookEndpointsAhead(ctx context.Context, accountID string) f
 		err error
 	}
 	done := make(chan read, 1)
-	go func() {
+	s.cfg.Go(func() {
 		eps, _, err := s.log.WebhookEndpoints(ctx, accountID, false)
 		done <- read{eps, err}
-	}()
+	})
 	return func() ([]store.WebhookEndpoint, error) {
 		r := <-done
 		return r.eps, r.err

@@ -77,6 +77,10 @@ type Config struct {
 	// Sleep waits between retries (default time.Sleep); the simulation
 	// moves its clock instead.
 	Sleep func(time.Duration)
+	// Go runs a read beside the request that waits for it (default a
+	// goroutine: a create's webhook endpoints, admission.go); the
+	// simulation runs it at once, in its own order, as it runs all else.
+	Go func(func())
 	// PasswordCost is the bcrypt cost of new passwords (default
 	// bcrypt.DefaultCost). A test option: no flag or variable sets it;
 	// tests lower it, since the race detector makes one hash at the
@@ -161,6 +165,9 @@ func New(ports port.Set, cfg Config) (*Service, error) {
 	}
 	if cfg.Sleep == nil {
 		cfg.Sleep = time.Sleep
+	}
+	if cfg.Go == nil {
+		cfg.Go = func(fn func()) { go fn() }
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -165,6 +165,7 @@ func (w *world) newEngine() *service.Service {
 		Limits: engine.Limits{OwnerActiveRuns: ownerActive, PlatformActiveRuns: platformSlots},
 		Reads:  noReads{}, Now: func() time.Time { return w.now }, IntN: func(n int) int { return w.s.Rng.IntN(n) },
 		Sleep:   func(d time.Duration) { w.now = w.now.Add(d) },
+		Go:      func(fn func()) { fn() },
 		Entropy: rngReader{w.s.Rng}, Signer: simSigner,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
