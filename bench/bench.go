@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,13 @@ type Config struct {
 	ReplayEvents, ResumeEvents, ResumeLongEvents int
 	// Runs (200) timed end to end.
 	Runs int
+	// SoakDuration is the soak's whole length (default: Duration when it
+	// is given, else 3m); SoakKills how many node kills it spreads over
+	// that length (default 6: one every 5 min in 30).
+	SoakDuration time.Duration
+	SoakKills    int
+	// Plot, when set, is the file the soak draws its samples to (SVG).
+	Plot string
 	// Command is the command line, quoted in the report.
 	Command string
 	// ServerProfiles, when set, is a directory that receives a CPU
@@ -45,9 +53,18 @@ func (c *Config) defaults() {
 			*v = d
 		}
 	}
+	if c.SoakDuration <= 0 {
+		// Duration is a phase of the others but the soak's whole length:
+		// left unset, a short soak, not a 10-second one.
+		c.SoakDuration = 3 * time.Minute
+		if c.Duration > 0 {
+			c.SoakDuration = c.Duration
+		}
+	}
 	if c.Duration <= 0 {
 		c.Duration = 10 * time.Second
 	}
+	def(&c.SoakKills, 6)
 	def(&c.CreateConcurrency, 32)
 	def(&c.Accounts, 64)
 	def(&c.ReadConcurrency, 64)
@@ -67,7 +84,11 @@ func (c *Config) defaults() {
 // Scenarios are the scenario names in the order they run.
 var Scenarios = []string{"create", "read", "stream", "replay", "run", "cluster"}
 
-// Run runs the named scenarios (all when none) and reports every figure.
+// Named are the scenarios that run only when named: the soak is long.
+var Named = []string{"soak"}
+
+// Run runs the named scenarios (every one of Scenarios when none; those
+// of Named only when named) and reports every figure.
 func Run(ctx context.Context, cfg Config, names ...string) *Report {
 	cfg.defaults()
 	if len(names) == 0 {
@@ -78,10 +99,11 @@ func Run(ctx context.Context, cfg Config, names ...string) *Report {
 		fn := map[string]func(context.Context, Config, *Scenario) error{
 			"create": createScenario, "read": readScenario, "stream": streamScenario,
 			"replay": replayScenario, "run": runScenario, "cluster": clusterScenario,
+			"soak": soakScenario,
 		}[name]
 		s := &Scenario{Name: name, Command: cfg.Command}
 		if fn == nil {
-			s.Err = fmt.Sprintf("unknown scenario %q (want one of %v)", name, Scenarios)
+			s.Err = fmt.Sprintf("unknown scenario %q (want one of %v)", name, append(slices.Clone(Scenarios), Named...))
 		} else {
 			fmt.Fprintf(cfg.Log, "bench: %s...\n", name)
 			if err := fn(ctx, cfg, s); err != nil {

@@ -13,15 +13,8 @@ import (
 // starts from the real binary, at a size that takes seconds. Figures are
 // not asserted (they are benchmarks); a scenario that fails is.
 func TestEveryScenarioRunsAtSmallScale(t *testing.T) {
-	bin := os.Getenv("APPRUN_TEST_BINARY") // make test builds it once for every test
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "apprun")
-		if out, err := exec.Command("go", "build", "-o", bin, "../cmd/apprun").CombinedOutput(); err != nil {
-			t.Fatalf("build apprun: %v\n%s", err, out)
-		}
-	}
 	profiles := t.TempDir()
-	cfg := Config{Binary: bin, Duration: 1500 * time.Millisecond, // the stream scenario's runs tick once a second
+	cfg := Config{Binary: testBinary(t), Duration: 1500 * time.Millisecond, // the stream scenario's runs tick once a second
 		ServerProfiles:    profiles, // the phases this short profile nothing but the rebuild and the runs
 		CreateConcurrency: 4, Accounts: 4,
 		// More streams than an account's default cap (40): a cap the
@@ -57,4 +50,18 @@ func TestEveryScenarioRunsAtSmallScale(t *testing.T) {
 			t.Errorf("--server-profiles wrote no %s: %v", name, err)
 		}
 	}
+}
+
+// testBinary is the apprun binary the tests start servers from: make
+// test's, built once for every test, or one built here.
+func testBinary(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("APPRUN_TEST_BINARY"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "apprun")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/apprun").CombinedOutput(); err != nil {
+		t.Fatalf("build apprun: %v\n%s", err, out)
+	}
+	return bin
 }

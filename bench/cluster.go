@@ -30,15 +30,12 @@ func clusterScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	if cfg.URL != "" {
 		s.note("measured on a cluster of its own, not --url")
 	}
-	nodes, err := startCluster(ctx, cfg.Binary)
-	defer func() {
-		for _, n := range nodes {
-			n.Stop()
-		}
-	}()
+	c, err := startCluster(ctx, cfg.Binary, false)
+	defer c.stop()
 	if err != nil {
 		return err
 	}
+	nodes := c.nodes
 	keys, err := nodes[0].accounts(ctx, cfg.Accounts, 1_000_000_000)
 	if err != nil {
 		return err
@@ -89,21 +86,59 @@ func clusterScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	return nil
 }
 
+// cluster is clusterNodes apprun processes on one JetStream cluster, and
+// what a client of its log, or an audit of it, needs besides.
+type cluster struct {
+	nodes []*Server
+	// secret authenticates to the embedded servers, routes and clients;
+	// keyFile is the ledger signing key the nodes share.
+	secret, keyFile string
+	// nats are the nodes' NATS client addresses (none unless asked for).
+	nats []string
+}
+
+// stop stops every node and removes their data and the key.
+func (c *cluster) stop() {
+	for _, n := range c.nodes {
+		if n != nil {
+			n.Stop()
+		}
+	}
+	if c.keyFile != "" {
+		os.RemoveAll(filepath.Dir(c.keyFile))
+	}
+}
+
+// env is what an apprun command run against the cluster's log needs (an
+// audit): the secret of its client ports and the ledger's key.
+func (c *cluster) env() []string {
+	return []string{"APPRUN_CLUSTER_SECRET=" + c.secret, "APPRUN_LEDGER_SIGNING_KEY=" + c.keyFile}
+}
+
 // startCluster starts clusterNodes apprun processes forming one cluster,
-// and waits until each is ready to take writes.
-func startCluster(ctx context.Context, bin string) ([]*Server, error) {
-	token, secret := randomHex(16), randomHex(16)
-	keyFile, err := ledgerKeyFile()
-	if err != nil {
-		return nil, err
+// and waits until each is ready to take writes. With clientPorts, each
+// node's embedded server also opens a NATS client port (cluster.nats),
+// fixed like its route address so that a restarted node has the same.
+// The cluster it returns, even with an error, is to be stopped.
+func startCluster(ctx context.Context, bin string, clientPorts bool) (*cluster, error) {
+	token := randomHex(16)
+	c := &cluster{secret: randomHex(16)}
+	var err error
+	if c.keyFile, err = ledgerKeyFile(); err != nil {
+		return c, err
 	}
 	routes := make([]string, clusterNodes)
 	for i := range routes {
-		addr, err := freeAddr()
-		if err != nil {
-			return nil, err
+		if routes[i], err = freeAddr(); err != nil {
+			return c, err
 		}
-		routes[i] = addr
+		if clientPorts {
+			addr, err := freeAddr()
+			if err != nil {
+				return c, err
+			}
+			c.nats = append(c.nats, addr)
+		}
 	}
 	nodes := make([]*Server, clusterNodes)
 	errs := make([]error, clusterNodes)
@@ -115,31 +150,32 @@ func startCluster(ctx context.Context, bin string) ([]*Server, error) {
 				cmd.Env = append(append(os.Environ(), high...),
 					"APPRUN_ADDR=127.0.0.1:0", "APPRUN_DATA="+filepath.Join(dir, "data"), "APPRUN_ADMIN_TOKEN="+token,
 					"APPRUN_CLUSTER_NAME=apprun-bench", "APPRUN_CLUSTER_LISTEN="+routes[i],
-					"APPRUN_ROUTES="+strings.Join(routes, ","), "APPRUN_REPLICAS=3", "APPRUN_CLUSTER_SECRET="+secret,
-					"APPRUN_LEDGER_SIGNING_KEY="+keyFile)
+					"APPRUN_ROUTES="+strings.Join(routes, ","), "APPRUN_REPLICAS=3", "APPRUN_CLUSTER_SECRET="+c.secret,
+					"APPRUN_LEDGER_SIGNING_KEY="+c.keyFile)
+				if clientPorts {
+					cmd.Env = append(cmd.Env, "APPRUN_NATS_LISTEN="+c.nats[i])
+				}
 				return cmd
 			})
 		})
 	}
 	wg.Wait()
-	var live []*Server
-	for i, n := range nodes {
+	for _, n := range nodes {
+		if n != nil {
+			c.nodes = append(c.nodes, n)
+		}
+	}
+	for i := range nodes {
 		if errs[i] != nil {
-			for _, l := range nodes {
-				if l != nil {
-					l.Stop()
-				}
-			}
-			return nil, fmt.Errorf("cluster node %d: %w", i, errs[i])
+			return c, fmt.Errorf("cluster node %d: %w", i, errs[i])
 		}
-		live = append(live, n)
 	}
-	for _, n := range live { // ready: it takes writes
+	for _, n := range c.nodes { // ready: it takes writes
 		if err := n.awaitOK(ctx, "/readyz", 90*time.Second); err != nil {
-			return live, err
+			return c, err
 		}
 	}
-	return live, nil
+	return c, nil
 }
 
 // awaitKey waits until the server knows key.

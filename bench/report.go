@@ -26,6 +26,33 @@ type Scenario struct {
 	Figures []Figure `json:"figures"`
 	Notes   []string `json:"notes,omitempty"`
 	Err     string   `json:"error,omitempty"`
+	// Series and Marks are what a scenario sampled over time (the soak's
+	// nodes), and the moments of note on that time axis (kills).
+	Series []*Series `json:"series,omitempty"`
+	Marks  []Mark    `json:"marks,omitempty"`
+}
+
+// Series is one quantity sampled over time on one node. A node that is
+// down has no sample: T has a gap.
+type Series struct {
+	Name string `json:"name"`
+	Unit string `json:"unit"`
+	Node string `json:"node"`
+	// T is each sample's time in seconds from the scenario's start, V
+	// its value.
+	T []float64 `json:"t"`
+	V []float64 `json:"v"`
+}
+
+func (s *Series) add(t, v float64) {
+	s.T, s.V = append(s.T, t), append(s.V, v)
+}
+
+// Mark is a moment on the series' time axis: a node killed, restarted.
+type Mark struct {
+	T    float64 `json:"t"`
+	Node string  `json:"node,omitempty"`
+	What string  `json:"what"`
 }
 
 func (s *Scenario) add(name string, value float64, unit string) {
@@ -41,6 +68,12 @@ func (s *Scenario) atLeast(name string, value float64, unit string, target float
 func (s *Scenario) atMost(name string, value float64, unit string, target float64) {
 	met := value <= target
 	s.Figures = append(s.Figures, Figure{Name: name, Value: value, Unit: unit, Target: fmt.Sprintf("<= %g", target), Met: &met})
+}
+
+// unmet adds a figure that could not be measured, which fails its target.
+func (s *Scenario) unmet(name, target string) {
+	met := false
+	s.Figures = append(s.Figures, Figure{Name: name, Target: target, Met: &met})
 }
 
 func (s *Scenario) note(format string, args ...any) {

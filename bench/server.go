@@ -29,6 +29,9 @@ type Server struct {
 	cmd        *exec.Cmd
 	dir        string
 	exited     chan struct{}
+	// recipe makes the process's command for its directory: a restart
+	// (restart) runs it again on the same directory.
+	recipe func(dir string) *exec.Cmd
 }
 
 // high are the limits a bench server runs with: on, as shipped, but too
@@ -66,19 +69,39 @@ func startChild(ctx context.Context, adminToken string, cmdIn func(dir string) *
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{AdminToken: adminToken, dir: dir, client: newClient(), exited: make(chan struct{})}
+	s, err := launch(ctx, adminToken, dir, cmdIn)
+	if s == nil {
+		os.RemoveAll(dir)
+	}
+	return s, err
+}
+
+// restart starts s's process again on its directory, after it was killed
+// or halted: a new Server, whose address may differ from s's (the
+// children listen on port 0).
+func (s *Server) restart(ctx context.Context) (*Server, error) {
+	return launch(ctx, s.AdminToken, s.dir, s.recipe)
+}
+
+// launch starts cmdIn's process in dir and waits until it is healthy. It
+// returns no Server when the process did not start or exited at once;
+// otherwise the Server, running, and whether it became healthy.
+func launch(ctx context.Context, adminToken, dir string, cmdIn func(dir string) *exec.Cmd) (*Server, error) {
+	s := &Server{AdminToken: adminToken, dir: dir, client: newClient(), exited: make(chan struct{}), recipe: cmdIn}
 	s.cmd = cmdIn(dir)
-	logf, err := os.Create(filepath.Join(dir, "server.log"))
+	// Appended to: a restarted process's log follows its former life's.
+	logf, err := os.OpenFile(filepath.Join(dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
+		logf.Close()
 		return nil, err
 	}
 	s.cmd.Stdout = logf
 	if err := s.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
+		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", strings.Join(s.cmd.Args, " "), err)
 	}
 	addr := make(chan string, 1)
@@ -103,13 +126,12 @@ func startChild(ctx context.Context, adminToken string, cmdIn func(dir string) *
 		s.URL = "http://" + a
 	case <-s.exited:
 		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
-		os.RemoveAll(dir)
 		return nil, fmt.Errorf("server exited at start:\n%s", log)
 	case <-time.After(60 * time.Second):
-		s.Stop()
+		s.kill()
 		return nil, errors.New("server did not start within 60s")
 	case <-ctx.Done():
-		s.Stop()
+		s.kill()
 		return nil, ctx.Err()
 	}
 	return s, s.waitHealthy(ctx)
@@ -149,15 +171,36 @@ func (s *Server) Stop() {
 	if s.cmd == nil {
 		return
 	}
+	s.halt()
+	os.RemoveAll(s.dir)
+	s.cmd = nil
+}
+
+// halt stops the process (SIGTERM, then SIGKILL after 20 s) and keeps its
+// directory: an audit reads it, or a restart runs on it.
+func (s *Server) halt() {
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.exited:
 	case <-time.After(20 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
+		s.kill()
 	}
-	os.RemoveAll(s.dir)
-	s.cmd = nil
+}
+
+// kill ends the process at once (SIGKILL: no shutdown of any kind, as a
+// crash or a lost machine) and keeps its directory.
+func (s *Server) kill() {
+	_ = s.cmd.Process.Kill()
+	<-s.exited
+	s.client.CloseIdleConnections()
+}
+
+// pid is the process's id (0 when the bench did not start it).
+func (s *Server) pid() int {
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }
 
 // RSS is the server's resident memory in bytes (0 when not a child).
@@ -185,6 +228,11 @@ func newClient() *http.Client {
 
 // do sends one request with a JSON body (nil for none) and reads the answer.
 func (s *Server) do(ctx context.Context, method, path, bearer string, body any) (int, []byte, error) {
+	return s.doWith(ctx, method, path, bearer, nil, body)
+}
+
+// doWith is do with more headers.
+func (s *Server) doWith(ctx context.Context, method, path, bearer string, hdr http.Header, body any) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -202,6 +250,9 @@ func (s *Server) do(ctx context.Context, method, path, bearer string, body any) 
 	}
 	if bearer != "" {
 		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -278,27 +329,28 @@ func coldEmailRun() map[string]any {
 // goMetrics reads the server's Go runtime gauges from /metrics:
 // goroutines, stack and heap bytes in use.
 func (s *Server) goMetrics(ctx context.Context) (goroutines, stack, heap float64, err error) {
+	m, err := s.metrics(ctx)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return m["go_goroutines"], m["go_memstats_stack_inuse_bytes"], m["go_memstats_heap_inuse_bytes"], nil
+}
+
+// metrics reads the server's unlabelled metrics from /metrics, by name.
+func (s *Server) metrics(ctx context.Context) (map[string]float64, error) {
 	st, body, err := s.do(ctx, "GET", "/metrics", "", nil)
 	if err != nil || st != 200 {
-		return 0, 0, 0, fmt.Errorf("GET /metrics: %d %v", st, err)
+		return nil, fmt.Errorf("GET /metrics: %d %v", st, err)
 	}
-	for _, line := range strings.Split(string(body), "\n") {
+	m := map[string]float64{}
+	for line := range strings.SplitSeq(string(body), "\n") {
 		name, value, ok := strings.Cut(line, " ")
-		if !ok {
+		if !ok || strings.HasPrefix(name, "#") {
 			continue
 		}
-		v, perr := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if perr != nil {
-			continue
-		}
-		switch name {
-		case "go_goroutines":
-			goroutines = v
-		case "go_memstats_stack_inuse_bytes":
-			stack = v
-		case "go_memstats_heap_inuse_bytes":
-			heap = v
+		if v, err := strconv.ParseFloat(strings.TrimSpace(value), 64); err == nil {
+			m[name] = v
 		}
 	}
-	return goroutines, stack, heap, nil
+	return m, nil
 }

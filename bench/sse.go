@@ -39,7 +39,7 @@ func (s *Server) stream(ctx context.Context, client *http.Client, key, runNo str
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return fmt.Errorf("event stream: status %d", resp.StatusCode)
+		return statusError{"event stream", resp.StatusCode}
 	}
 	if opened != nil {
 		opened()
@@ -68,6 +68,14 @@ func (s *Server) stream(ctx context.Context, client *http.Client, key, runNo str
 	}
 	return nil
 }
+
+// statusError is a request answered with a status it did not want.
+type statusError struct {
+	what string
+	code int
+}
+
+func (e statusError) Error() string { return fmt.Sprintf("%s: status %d", e.what, e.code) }
 
 func terminal(t string) bool { return t == "completed" || t == "failed" }
 

@@ -147,6 +147,7 @@ var (
 	descRefunded = prometheus.NewDesc("apprun_ledger_credits_refunded_total", "Credits this node refunded.", nil, nil)
 	descBusy     = prometheus.NewDesc("apprun_workers_busy", "This node's workers executing a run now.", nil, nil)
 	descWorkers  = prometheus.NewDesc("apprun_workers", "This node's workers: how many runs it executes at once.", nil, nil)
+	descApplied  = prometheus.NewDesc("apprun_read_models_applied_seq", "The log sequence through which this node's read models applied the log.", nil, nil)
 )
 
 // domainCollector reads the engine's counters and the read models' run
@@ -154,7 +155,7 @@ var (
 type domainCollector struct{ a *API }
 
 func (domainCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRuns, descActive, descEvents, descCharges, descSettles, descRefunds, descCharged, descRefunded, descBusy, descWorkers} {
+	for _, d := range []*prometheus.Desc{descRuns, descActive, descEvents, descCharges, descSettles, descRefunds, descCharged, descRefunded, descBusy, descWorkers, descApplied} {
 		ch <- d
 	}
 }
@@ -176,6 +177,9 @@ func (c domainCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descBusy, prometheus.GaugeValue, float64(s.WorkersBusy))
 	ch <- prometheus.MustNewConstMetric(descWorkers, prometheus.GaugeValue, float64(s.Workers))
+	// A sequence, not a lag: the log's head is the stream's, which a
+	// scrape should not have to ask the log for; a watcher subtracts.
+	ch <- prometheus.MustNewConstMetric(descApplied, prometheus.GaugeValue, float64(c.a.cfg.Reads.Applied()))
 }
 
 // routeOperability registers GET /metrics (open, like /healthz: aggregate

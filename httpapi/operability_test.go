@@ -27,6 +27,7 @@ func TestMetricsCountRequestsRunsAndMoney(t *testing.T) {
 		`apprun_sse_clients `,
 		`apprun_events_appended_total `,
 		`apprun_active_runs `,
+		`apprun_read_models_applied_seq `,
 	}
 	// The stream shows a run's end as soon as the log stores it; the
 	// executor counts the settle or refund when the log's answer reaches

@@ -76,6 +76,9 @@ type ReadModel interface {
 	Price(slug string) (engine.Price, error)
 	BrandContextsOf(accountID string) ([]engine.BrandContext, error)
 	WaitFor(ctx context.Context, seq uint64) error
+	// Applied is the log sequence through which the read models applied
+	// the log (/metrics: how far behind the log's head they are).
+	Applied() uint64
 	Ready() bool
 	// Failed is why the read models stopped applying the log for good
 	// (until a restart), or nil.

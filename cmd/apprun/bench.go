@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -20,15 +21,19 @@ func (x *cli) benchCmd() *command {
 	c.about = `Bench runs the load scenarios (` + strings.Join(bench.Scenarios, ", ") + `) against
 apprun servers it starts from this binary, and prints each figure beside its
 target (BENCHMARKS.md, docs/speed.md). A scenario that fails exits 1; a
-target not met is marked NO.`
+target not met is marked NO. The soak runs only when named (--scenarios
+soak): a 3-node cluster under a steady mix of runs for --duration (default
+3m), one node killed and restarted every sixth of it, each node's memory,
+descriptors, goroutines, log and read-model lag sampled (--plot draws
+them), and the money audited at the end.`
 	var cfg bench.Config
 	fs := c.flags
-	scenarios := fs.String("scenarios", strings.Join(bench.Scenarios, ","), "scenarios to run, comma-separated")
+	scenarios := fs.String("scenarios", strings.Join(bench.Scenarios, ","), "scenarios to run, comma-separated (soak runs only when named)")
 	jsonPath := fs.String("json", "", "also write the report as JSON to this file (- for stdout, instead of the table)")
 	fs.StringVar(&cfg.URL, "url", "", "drive a running server at this URL (limits set high) in the create, read and run scenarios; stream and resume always start their own")
 	fs.StringVar(&cfg.AdminToken, "admin-token", "", "admin token of the server given by --url (APPRUN_ADMIN_TOKEN)")
 	c.env.bind("admin-token", "APPRUN_ADMIN_TOKEN")
-	fs.DurationVar(&cfg.Duration, "duration", 0, "length of each throughput phase (default 10s)")
+	fs.DurationVar(&cfg.Duration, "duration", 0, "length of each throughput phase (default 10s); the soak's whole length (default 3m)")
 	fs.IntVar(&cfg.CreateConcurrency, "concurrency", 0, "create: concurrent clients (default 32)")
 	fs.IntVar(&cfg.Accounts, "accounts", 0, "create: accounts the creates are spread over (default 64)")
 	fs.IntVar(&cfg.ReadConcurrency, "read-concurrency", 0, "read: concurrent clients (default 64)")
@@ -38,6 +43,7 @@ target not met is marked NO.`
 	fs.IntVar(&cfg.ResumeEvents, "resume-events", 0, "replay: events in the run log to resume (default 1000)")
 	fs.IntVar(&cfg.ResumeLongEvents, "resume-long-events", 0, "replay: events in the long run log to resume (default 100000; -1 for none)")
 	fs.IntVar(&cfg.Runs, "runs", 0, "run: runs timed end to end (default 200)")
+	fs.StringVar(&cfg.Plot, "plot", "", "soak: draw each node's samples over time (RSS, descriptors, goroutines, log on disk, read-model lag) and the kills to this SVG file")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (the replay rebuild and the create baseline run in it)")
 	fs.StringVar(&cfg.ServerProfiles, "server-profiles", "", "write a CPU profile of the server through each measured phase to this directory (<scenario>.prof; the replay's rebuild, which runs in the bench process, as rebuild.prof, the unsigned log's as rebuild-unsigned.prof)")
 	c.exec = func([]string) error {
@@ -56,6 +62,9 @@ target not met is marked NO.`
 			}
 		})
 		cfg.Log = x.stderr
+		if cfg.Plot != "" && !slices.Contains(strings.Split(*scenarios, ","), "soak") {
+			return usagef("--plot draws the soak's samples: add soak to --scenarios")
+		}
 		return runBench(cfg, *scenarios, *jsonPath, *cpuProfile, x.stdout)
 	}
 	// The read scenario's baseline, a child process the bench starts.

@@ -1,0 +1,64 @@
+package bench
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The soak, shortened: two nodes killed and restarted under its load,
+// then every run over and the money exact. Its flatness verdicts are not
+// asserted: half a minute is no soak.
+func TestSoakKillsAndRestartsNodesAndEndsWithTheMoneyExact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a 3-process cluster for a minute and more")
+	}
+	t.Parallel()
+	plot := filepath.Join(t.TempDir(), "soak.svg")
+	cfg := Config{Binary: testBinary(t), SoakDuration: 30 * time.Second, SoakKills: 2, Plot: plot}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	s := Run(ctx, cfg, "soak").Scenarios[0]
+	for _, n := range s.Notes {
+		t.Logf("soak: %s", n)
+	}
+	if s.Err != "" {
+		t.Fatalf("soak: %s", s.Err)
+	}
+	for _, want := range []string{"nodes killed", "restarts that rejoined", "runs not terminal", "streams still open after",
+		"accounts whose balance", "runs unfinished in the log", "runs the API lists", "API balances", "statements'", "apprun audit problems"} {
+		found := false
+		for _, f := range s.Figures {
+			if strings.HasPrefix(f.Name, want) {
+				found = true
+				if f.Met == nil || !*f.Met {
+					t.Errorf("%s: %g %s, target %s", f.Name, f.Value, f.Unit, f.Target)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no figure %q", want)
+		}
+	}
+	if len(s.Series) != len(soakQuantities)*clusterNodes {
+		t.Errorf("%d series, want %d", len(s.Series), len(soakQuantities)*clusterNodes)
+	}
+	f, err := os.Open(plot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for dec := xml.NewDecoder(f); ; {
+		if _, err := dec.Token(); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("the plot is not well-formed: %v", err)
+		}
+	}
+}
