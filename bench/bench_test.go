@@ -13,6 +13,7 @@ import (
 // starts from the real binary, at a size that takes seconds. Figures are
 // not asserted (they are benchmarks); a scenario that fails is.
 func TestEveryScenarioRunsAtSmallScale(t *testing.T) {
+	t.Parallel() // beside the soak's test: both mostly wait on child processes
 	profiles := t.TempDir()
 	cfg := Config{Binary: testBinary(t), Duration: 1500 * time.Millisecond, // the stream scenario's runs tick once a second
 		ServerProfiles:    profiles, // the phases this short profile nothing but the rebuild and the runs
