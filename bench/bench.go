@@ -26,6 +26,14 @@ type Config struct {
 	ReadConcurrency int
 	// Streams (10,000) held open over StreamRuns (20) ticking runs.
 	Streams, StreamRuns int
+	// ClusterStreams (50,000) held open on a 3-node cluster over
+	// ClusterStreamRuns (60) runs ticking every ClusterStreamTick (1s):
+	// the cluster-stream scenario. The nodes execute 96 runs at once at
+	// most (32 workers each). No stream is started after
+	// ClusterStreamOpenWithin (150s): the scenario stays bounded in time
+	// on a cluster that cannot take them all.
+	ClusterStreams, ClusterStreamRuns          int
+	ClusterStreamTick, ClusterStreamOpenWithin time.Duration
 	// ReplayEvents (1,000,000) to rebuild; ResumeEvents (1,000) and
 	// ResumeLongEvents (100,000; -1 for none) to resume.
 	ReplayEvents, ResumeEvents, ResumeLongEvents int
@@ -70,6 +78,14 @@ func (c *Config) defaults() {
 	def(&c.ReadConcurrency, 64)
 	def(&c.Streams, 10_000)
 	def(&c.StreamRuns, 20)
+	def(&c.ClusterStreams, 50_000)
+	def(&c.ClusterStreamRuns, 60)
+	if c.ClusterStreamTick <= 0 {
+		c.ClusterStreamTick = time.Second
+	}
+	if c.ClusterStreamOpenWithin <= 0 {
+		c.ClusterStreamOpenWithin = 150 * time.Second
+	}
 	def(&c.ReplayEvents, 1_000_000)
 	def(&c.ResumeEvents, 1_000)
 	if c.ResumeLongEvents == 0 {
@@ -82,7 +98,7 @@ func (c *Config) defaults() {
 }
 
 // Scenarios are the scenario names in the order they run.
-var Scenarios = []string{"create", "read", "stream", "replay", "run", "cluster"}
+var Scenarios = []string{"create", "read", "stream", "replay", "run", "cluster", "cluster-stream"}
 
 // Named are the scenarios that run only when named: the soak is long.
 var Named = []string{"soak"}
@@ -99,7 +115,8 @@ func Run(ctx context.Context, cfg Config, names ...string) *Report {
 		fn := map[string]func(context.Context, Config, *Scenario) error{
 			"create": createScenario, "read": readScenario, "stream": streamScenario,
 			"replay": replayScenario, "run": runScenario, "cluster": clusterScenario,
-			"soak": soakScenario,
+			"soak":           soakScenario,
+			"cluster-stream": clusterStreamScenario,
 		}[name]
 		s := &Scenario{Name: name, Command: cfg.Command}
 		if fn == nil {

@@ -20,7 +20,9 @@ func TestEveryScenarioRunsAtSmallScale(t *testing.T) {
 		CreateConcurrency: 4, Accounts: 4,
 		// More streams than an account's default cap (40): a cap the
 		// bench server does not lift fails the stream scenario.
-		ReadConcurrency: 4, Streams: 60, StreamRuns: 2, ReplayEvents: 3000, ResumeEvents: 30, ResumeLongEvents: 300, Runs: 5}
+		ReadConcurrency: 4, Streams: 60, StreamRuns: 2, ReplayEvents: 3000, ResumeEvents: 30, ResumeLongEvents: 300, Runs: 5,
+		// A few hundred streams over the cluster's three client processes.
+		ClusterStreams: 300, ClusterStreamRuns: 6}
 	// Each scenario starts its own servers on free ports: side by side,
 	// they take the time of the longest, much of it spent waiting.
 	t.Run("scenarios", func(t *testing.T) {

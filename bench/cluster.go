@@ -145,18 +145,22 @@ func startCluster(ctx context.Context, bin string, clientPorts bool) (*cluster, 
 	var wg sync.WaitGroup
 	for i := range nodes {
 		wg.Go(func() {
+			name := fmt.Sprintf("bench-node%d", i+1)
 			nodes[i], errs[i] = startChild(ctx, token, func(dir string) *exec.Cmd {
 				cmd := exec.Command(bin, "serve")
 				cmd.Env = append(append(os.Environ(), high...),
 					"APPRUN_ADDR=127.0.0.1:0", "APPRUN_DATA="+filepath.Join(dir, "data"), "APPRUN_ADMIN_TOKEN="+token,
 					"APPRUN_CLUSTER_NAME=apprun-bench", "APPRUN_CLUSTER_LISTEN="+routes[i],
 					"APPRUN_ROUTES="+strings.Join(routes, ","), "APPRUN_REPLICAS=3", "APPRUN_CLUSTER_SECRET="+c.secret,
-					"APPRUN_LEDGER_SIGNING_KEY="+c.keyFile)
+					"APPRUN_LEDGER_SIGNING_KEY="+c.keyFile, "APPRUN_SERVER_NAME="+name)
 				if clientPorts {
 					cmd.Env = append(cmd.Env, "APPRUN_NATS_LISTEN="+c.nats[i])
 				}
 				return cmd
 			})
+			if nodes[i] != nil {
+				nodes[i].Name = name
+			}
 		})
 	}
 	wg.Wait()

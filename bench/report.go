@@ -76,6 +76,12 @@ func (s *Scenario) unmet(name, target string) {
 	s.Figures = append(s.Figures, Figure{Name: name, Target: target, Met: &met})
 }
 
+// below adds a figure that must stay under its target.
+func (s *Scenario) below(name string, value float64, unit string, target float64) {
+	met := value < target
+	s.Figures = append(s.Figures, Figure{Name: name, Value: value, Unit: unit, Target: fmt.Sprintf("< %g", target), Met: &met})
+}
+
 func (s *Scenario) note(format string, args ...any) {
 	s.Notes = append(s.Notes, fmt.Sprintf(format, args...))
 }

@@ -32,6 +32,10 @@ type Server struct {
 	// recipe makes the process's command for its directory: a restart
 	// (restart) runs it again on the same directory.
 	recipe func(dir string) *exec.Cmd
+
+	// Name is a cluster node's server name: the test App's ticks say
+	// which node ran them by it ("tick on <name>").
+	Name string
 }
 
 // high are the limits a bench server runs with: on, as shipped, but too
@@ -208,7 +212,26 @@ func (s *Server) RSS() (int64, error) {
 	if s.cmd == nil {
 		return 0, errors.New("not a server this bench started")
 	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	return rssOf(s.cmd.Process.Pid)
+}
+
+// FDs is how many file descriptors the server holds open.
+func (s *Server) FDs() (int, error) {
+	if s.cmd == nil {
+		return 0, errors.New("not a server this bench started")
+	}
+	return fdsOf(s.cmd.Process.Pid)
+}
+
+// fdsOf counts the open descriptors of process pid.
+func fdsOf(pid int) (int, error) {
+	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	return len(fds), err
+}
+
+// rssOf is the resident memory of process pid in bytes.
+func rssOf(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}

@@ -86,8 +86,14 @@ func terminal(t string) bool { return t == "completed" || t == "failed" }
 // apprun answers an event stream on HTTP/1.1 in chunked encoding, ended
 // by the last chunk after the terminal event.
 func (s *Server) rawStream(ctx context.Context, key, runNo string, opened func(), fn func(event) bool) error {
-	host := strings.TrimPrefix(s.URL, "http://")
-	var d net.Dialer
+	return rawStreamAt(ctx, &net.Dialer{}, strings.TrimPrefix(s.URL, "http://"), key, runNo, 0, opened, fn)
+}
+
+// rawStreamAt is rawStream to the server at host, dialled with d (the
+// cluster-stream scenario's client processes dial from addresses of
+// their own when one address has too few ports), after event lastID
+// (Last-Event-ID; 0: from the start).
+func rawStreamAt(ctx context.Context, d *net.Dialer, host, key, runNo string, lastID uint64, opened func(), fn func(event) bool) error {
 	conn, err := d.DialContext(ctx, "tcp", host)
 	if err != nil {
 		return err
@@ -95,8 +101,12 @@ func (s *Server) rawStream(ctx context.Context, key, runNo string, opened func()
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	if _, err := fmt.Fprintf(conn, "GET /api/v1/runs/%s/events HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n",
-		runNo, host, key); err != nil {
+	resume := ""
+	if lastID > 0 {
+		resume = "Last-Event-ID: " + strconv.FormatUint(lastID, 10) + "\r\n"
+	}
+	if _, err := fmt.Fprintf(conn, "GET /api/v1/runs/%s/events HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n%s\r\n",
+		runNo, host, key, resume); err != nil {
 		return err
 	}
 	br := bufio.NewReaderSize(conn, 1024)
@@ -105,7 +115,7 @@ func (s *Server) rawStream(ctx context.Context, key, runNo string, opened func()
 		return err
 	}
 	if !strings.HasPrefix(status, "HTTP/1.1 200 ") {
-		return fmt.Errorf("event stream: %s", strings.TrimSpace(status))
+		return &rawStatusError{strings.TrimSpace(status)}
 	}
 	for { // headers
 		line, err := br.ReadSlice('\n')
@@ -153,3 +163,8 @@ func (s *Server) rawStream(ctx context.Context, key, runNo string, opened func()
 		}
 	}
 }
+
+// rawStatusError is a raw event stream answered with another status than 200.
+type rawStatusError struct{ status string }
+
+func (e *rawStatusError) Error() string { return "event stream: " + e.status }

@@ -25,20 +25,11 @@ func streamScenario(ctx context.Context, cfg Config, s *Scenario) error {
 		return err
 	}
 	defer srv.Stop()
-	// Ticking runs that outlive the scenario: one event a second each.
-	const runMS = 300_000
-	// Their ticks are spread evenly over the second, as the events of
-	// independent runs are: runs started in one burst would tick in one
-	// burst, and every delivery would wait for all 10,000 socket writes
-	// (and the clients' reads, on the same 2 cores) before it.
-	runs := make([]string, cfg.StreamRuns)
-	phase := time.Second / time.Duration(len(runs))
-	first := time.Now()
-	for i := range runs {
-		time.Sleep(time.Until(first.Add(time.Duration(i) * phase)))
-		if runs[i], err = srv.create(ctx, key, sleepRun(runMS, runMS/1000)); err != nil {
-			return err
-		}
+	runs, phase, err := tickingRuns(cfg.StreamRuns, time.Second, func(int) (string, error) {
+		return srv.create(ctx, key, sleepRun(tickMS, tickMS/1000))
+	})
+	if err != nil {
+		return err
 	}
 	time.Sleep(2 * time.Second) // let the runs start and the node settle
 	before, err := srv.RSS()
@@ -148,6 +139,29 @@ func streamScenario(ctx context.Context, cfg Config, s *Scenario) error {
 		return fmt.Errorf("%d of %d streams failed or ended early; first: %v", f, cfg.Streams, firstErr.Load())
 	}
 	return nil
+}
+
+// tickMS is how long a ticking run lasts, the most test-sleep takes: it
+// outlives the scenario, even 50,000 streams slow to open.
+const tickMS = 600_000
+
+// tickingRuns creates n runs that tick every `every` (create makes the
+// i-th), their creates spread evenly over that interval, phase apart.
+// Their ticks are then spread evenly over it, as the events of
+// independent runs are: runs started in one burst would tick in one
+// burst, and every delivery would wait for all the streams' socket
+// writes (and the clients' reads, on the same 2 cores) before it.
+func tickingRuns(n int, every time.Duration, create func(i int) (string, error)) (runs []string, phase time.Duration, err error) {
+	runs = make([]string, n)
+	phase = every / time.Duration(n)
+	first := time.Now()
+	for i := range runs {
+		time.Sleep(time.Until(first.Add(time.Duration(i) * phase)))
+		if runs[i], err = create(i); err != nil {
+			return nil, 0, err
+		}
+	}
+	return runs, phase, nil
 }
 
 // eventTime reads the "at" member of an event's data without decoding it all.

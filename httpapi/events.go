@@ -198,8 +198,11 @@ func (s *stream) watch(ctx context.Context, after uint64) {
 			}
 			// A safety net under the live feed: when the read model (fed
 			// by its own gap-free consumer) knows of a later event than
-			// the stream sent, the log is read again.
-			latest, rerr := s.a.cfg.Reads.Run(s.runNo)
+			// the stream sent, the log is read again. As this node has
+			// applied it: the next heartbeat looks again, and asking the
+			// log's leader first, every stream every heartbeat, made the
+			// leader the bottleneck of a cluster's streams.
+			latest, rerr := s.a.cfg.Reads.AppliedRun(s.runNo)
 			return rerr != nil || latest.LastSeq > last, nil
 		})
 }

@@ -70,6 +70,9 @@ type ReadModel interface {
 	KeyByID(id string) (engine.Key, error)
 	Account(id string) (ledger.Account, error)
 	Run(runNo string) (engine.Run, error)
+	// AppliedRun is Run as this node has applied it, without waiting for
+	// the run's newest event in the log (the event stream's heartbeat).
+	AppliedRun(runNo string) (engine.Run, error)
 	RunsOf(accountID string, before uint64, limit int) ([]engine.Run, uint64, error)
 	Lines(accountID string, limit int) ([]ledger.Line, bool, error)
 	Accounts(after string, limit int) ([]ledger.Account, string, error)

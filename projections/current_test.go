@@ -167,3 +167,41 @@ func TestAWriteAnsweredBeforeTheStoreAppliedItIsWaitedFor(t *testing.T) {
 		t.Fatalf("a read after the grant was answered: %+v %v, want unavailable, not the balance before it", a, err)
 	}
 }
+
+// unansweredSeqs is a log whose leader never answers: a read that asks it
+// for a run's newest event waits for the whole wait, then fails.
+type unansweredSeqs struct {
+	projections.LogSeqs
+	asked atomic.Int32
+}
+
+func (s *unansweredSeqs) RunSeq(context.Context, string) (uint64, error) {
+	s.asked.Add(1)
+	return 0, fmt.Errorf("%w: no answer", port.ErrUnavailable)
+}
+
+func (s *unansweredSeqs) Writable() bool { return false }
+
+// The event stream's heartbeat reads a run as this node applied it
+// (AppliedRun): it asks the log nothing, so 50,000 streams' heartbeats do
+// not queue at the log's leader, and a leader that does not answer does
+// not hold up a stream's deliveries. Run, for every other reader, still
+// asks.
+func TestAppliedRunAsksTheLogNothing(t *testing.T) {
+	t.Parallel()
+	f, s, acct := accountInStore(t)
+	defer s.Close()
+	run, err := f.eng.CreateRun(context.Background(), service.CreateRunRequest{AccountID: acct.AccountID, KeyID: acct.KeyID, AppSlug: "a", Input: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, s, run.Seq)
+	seqs := &unansweredSeqs{LogSeqs: f.eng}
+	cur := projections.NewCurrent(s, seqs, noFloor, time.Second)
+	if r, err := cur.AppliedRun(run.RunNo); err != nil || r.RunNo != run.RunNo || seqs.asked.Load() != 0 {
+		t.Fatalf("AppliedRun: %+v %v, the log asked %d times; want the run, asked none", r, err, seqs.asked.Load())
+	}
+	if _, err := cur.Run(run.RunNo); !errors.Is(err, port.ErrUnavailable) || seqs.asked.Load() == 0 {
+		t.Fatalf("Run with a leader that does not answer: %v, asked %d times; want unavailable after asking", err, seqs.asked.Load())
+	}
+}

@@ -39,6 +39,10 @@ them), and the money audited at the end.`
 	fs.IntVar(&cfg.ReadConcurrency, "read-concurrency", 0, "read: concurrent clients (default 64)")
 	fs.IntVar(&cfg.Streams, "streams", 0, "stream: event streams held open (default 10000)")
 	fs.IntVar(&cfg.StreamRuns, "stream-runs", 0, "stream: ticking runs the streams follow (default 20)")
+	fs.IntVar(&cfg.ClusterStreams, "cluster-streams", 0, "cluster-stream: event streams held open on a 3-node cluster (default 50000)")
+	fs.IntVar(&cfg.ClusterStreamRuns, "cluster-stream-runs", 0, "cluster-stream: ticking runs the streams follow, at most 96 (default 60)")
+	fs.DurationVar(&cfg.ClusterStreamTick, "cluster-stream-tick", 0, "cluster-stream: how often each run ticks (default 1s)")
+	fs.DurationVar(&cfg.ClusterStreamOpenWithin, "cluster-stream-open-within", 0, "cluster-stream: start no stream after this long (default 150s)")
 	fs.IntVar(&cfg.ReplayEvents, "replay-events", 0, "replay: events in the log to rebuild (default 1000000)")
 	fs.IntVar(&cfg.ResumeEvents, "resume-events", 0, "replay: events in the run log to resume (default 1000)")
 	fs.IntVar(&cfg.ResumeLongEvents, "resume-long-events", 0, "replay: events in the long run log to resume (default 100000; -1 for none)")
@@ -83,7 +87,16 @@ them), and the money audited at the end.`
 		defer stop()
 		return bench.ServeNATS(ctx, a[0], a[1], a[2], a[3], a[4], x.stderr)
 	}
-	return c.add(minimal, bare)
+	// The cluster-stream scenario's clients, child processes the bench
+	// starts: no process here may hold 50,000 connections.
+	clients := newCommand("stream-clients", "", "hold the event streams the job on stdin names, for the cluster-stream scenario")
+	clients.hidden, clients.maxArgs = true, 0
+	clients.exec = func([]string) error {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return bench.StreamClients(ctx, x.stdin, x.stdout, x.stderr)
+	}
+	return c.add(minimal, bare, clients)
 }
 
 // runBench runs the scenarios, comma-separated, and prints the report to
