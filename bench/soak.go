@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -53,13 +54,15 @@ func soakScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	killing.Wait() // the last node killed rejoins before the checks
 
 	if err := k.drain(ctx, stopBackground); err != nil {
-		return err
+		stopSampling()
+		sampling.Wait()
+		return errors.Join(err, k.series())
 	}
 	k.lags = awaitLags(ctx, k.sampler)
 	stopSampling()
 	sampling.Wait()
 	if err := k.check(ctx); err != nil {
-		return err
+		return errors.Join(err, k.series())
 	}
 	if err := k.report(); err != nil {
 		return err

@@ -15,14 +15,22 @@ var (
 	goRule  = flatRule{Rel: 0.25, Abs: 50}
 )
 
+// series puts the soak's series in the report and draws its plot: what
+// a soak whose end checks failed still reports (its half hour of samples
+// is what shows why).
+func (k *soak) series() error {
+	k.s.Series = k.sampler.order
+	if k.cfg.Plot == "" {
+		return nil
+	}
+	return plotSoak(k.cfg.Plot, k.s, k.cfg.SoakDuration, k.cfg.SoakKills)
+}
+
 // report writes the soak's figures, notes, series and plot.
 func (k *soak) report() error {
 	s, d := k.s, k.cfg.SoakDuration
-	s.Series = k.sampler.order
-	if k.cfg.Plot != "" {
-		if err := plotSoak(k.cfg.Plot, s, d, k.cfg.SoakKills); err != nil {
-			return err
-		}
+	if err := k.series(); err != nil {
+		return err
 	}
 	s.add("soak", d.Minutes(), "min")
 	s.atLeast("nodes killed (SIGKILL)", float64(k.killed), "", float64(k.cfg.SoakKills))
