@@ -27,8 +27,8 @@ import (
 // "measure <unix nanos>" starts counting the delivery of events appended
 // after that instant, and "report" stops it and writes a clientReport
 // line. The end of in closes every stream and returns. Progress goes to
-// log. Commands come on
-// stdin rather than flags so the API key stays out of the process list.
+// log. The job comes on stdin rather than in flags so that the API key
+// stays out of the process list.
 func StreamClients(ctx context.Context, in io.Reader, out, log io.Writer) error {
 	cmds := bufio.NewScanner(in)
 	if !cmds.Scan() {
@@ -39,7 +39,7 @@ func StreamClients(ctx context.Context, in io.Reader, out, log io.Writer) error 
 		return fmt.Errorf("stream-clients: job: %w", err)
 	}
 	if job.Streams <= 0 || len(job.Runs) == 0 || job.Host == "" {
-		return fmt.Errorf("stream-clients: a job needs a host, runs and streams: %+v", job)
+		return fmt.Errorf("stream-clients: a job needs a host (%q), runs (%d) and streams (%d)", job.Host, len(job.Runs), job.Streams)
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
