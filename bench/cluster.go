@@ -24,13 +24,10 @@ const clusterNodes = 3
 // clusterScenario measures POST /api/v1/runs on a 3-node cluster (R3
 // streams over loopback routes, each node a child process), the clients
 // spread over the nodes, then the bare writes of one create on a 3-node
-// R3 JetStream cluster in this process, as the create scenario does on
-// one node.
+// R3 JetStream cluster of three processes and of one (barenats.go), as
+// the create scenario does on one node.
 func clusterScenario(ctx context.Context, cfg Config, s *Scenario) error {
-	if cfg.URL != "" {
-		s.note("measured on a cluster of its own, not --url")
-	}
-	c, err := startCluster(ctx, cfg.Binary, false)
+	c, err := ownCluster(ctx, cfg, s)
 	defer c.stop()
 	if err != nil {
 		return err
@@ -113,6 +110,15 @@ func (c *cluster) stop() {
 // audit): the secret of its client ports and the ledger's key.
 func (c *cluster) env() []string {
 	return []string{"APPRUN_CLUSTER_SECRET=" + c.secret, "APPRUN_LEDGER_SIGNING_KEY=" + c.keyFile}
+}
+
+// ownCluster is the cluster a scenario measures: one of its own, never
+// --url's (which it notes). The caller stops it, even with an error.
+func ownCluster(ctx context.Context, cfg Config, s *Scenario) (*cluster, error) {
+	if cfg.URL != "" {
+		s.note("measured on a cluster of its own, not --url")
+	}
+	return startCluster(ctx, cfg.Binary, false)
 }
 
 // startCluster starts clusterNodes apprun processes forming one cluster,

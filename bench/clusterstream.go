@@ -29,10 +29,7 @@ const (
 // The clients live in child processes (StreamClients): no process here
 // may hold more than 20,000 descriptors, the bench included.
 func clusterStreamScenario(ctx context.Context, cfg Config, s *Scenario) error {
-	if cfg.URL != "" {
-		s.note("measured on a cluster of its own, not --url")
-	}
-	c, err := startCluster(ctx, cfg.Binary, false)
+	c, err := ownCluster(ctx, cfg, s)
 	defer c.stop()
 	if err != nil {
 		return err
