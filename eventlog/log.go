@@ -327,26 +327,38 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(po
 	// and the read between batches, and an earlier deadline of its own
 	// is kept.
 	caller := ctx
-	timeout := l.timeout
-	if d, ok := caller.Deadline(); ok {
-		timeout = min(timeout, time.Until(d))
+	// Each request is bounded by the log's timeout (or the caller's
+	// earlier deadline), not the whole read: a finished run of 100,000
+	// events took more than 5 s to read on a busy machine, and its stream
+	// was cut (issue 50). A read that makes no progress for that long
+	// still ends.
+	step := func() (context.Context, context.CancelFunc) {
+		timeout := l.timeout
+		if d, ok := caller.Deadline(); ok {
+			timeout = min(timeout, time.Until(d))
+		}
+		return context.WithTimeout(context.Background(), timeout)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
+	ctx, cancel := step()
 	select {
 	case l.readers <- struct{}{}:
 		defer func() { <-l.readers }()
 	case <-caller.Done():
+		cancel()
 		return fmt.Errorf("%w: read %s: waiting for a turn: %w", port.ErrUnavailable, subject, caller.Err())
 	case <-ctx.Done():
+		cancel()
 		return fmt.Errorf("%w: read %s: waiting for a turn: %w", port.ErrUnavailable, subject, ctx.Err())
 	}
+	cancel()
 	// On a replicated stream the direct gets may come from a replica that
 	// is behind: learn from the leader how far the subject goes, and read
 	// until there.
 	var want uint64
 	if l.replicated {
+		ctx, cancel := step()
 		m, err := l.leaderLast(ctx, subject)
+		cancel()
 		switch {
 		case errors.Is(err, port.ErrNoMessage):
 			return nil
@@ -374,22 +386,33 @@ func (l *Log) Read(ctx context.Context, subject string, after uint64, fn func(po
 		from = seq + 1
 		return nil
 	}
+	progressed := time.Now()
 	for {
 		if err := caller.Err(); err != nil {
 			return fmt.Errorf("%w: read %s: %w", port.ErrUnavailable, subject, err)
 		}
+		ctx, cancel := step()
 		n, pending, err := l.directBatchRetry(ctx, subject, &from, handle)
+		cancel()
 		if err != nil {
 			return err
 		}
 		if from > want && (pending == 0 || n == 0) {
 			return nil
 		}
-		if n == 0 && pending == 0 {
-			// The replica that answered is behind the leader: ask again.
+		if n > 0 {
+			progressed = time.Now()
+			continue
+		}
+		// Nothing read: the replica that answered is behind the leader.
+		// Ask again, for as long as one request may take.
+		if time.Since(progressed) > l.timeout {
+			return fmt.Errorf("%w: read %s: replicas behind sequence %d for %s", port.ErrUnavailable, subject, want, l.timeout)
+		}
+		if pending == 0 {
 			select {
-			case <-ctx.Done():
-				return fmt.Errorf("%w: read %s: replicas behind sequence %d: %w", port.ErrUnavailable, subject, want, ctx.Err())
+			case <-caller.Done():
+				return fmt.Errorf("%w: read %s: %w", port.ErrUnavailable, subject, caller.Err())
 			case <-time.After(5 * time.Millisecond):
 			}
 		}

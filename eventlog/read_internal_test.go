@@ -100,3 +100,25 @@ func TestAReadDerivesNoContextFromItsCaller(t *testing.T) {
 		t.Fatalf("a read waiting for a turn whose caller gave up: %v, want context.Canceled", err)
 	}
 }
+
+// A long read is bounded by each of its requests, not by one deadline for
+// the whole (issue 50: a resume of a finished 100,000-event run was cut
+// "unexpected EOF" when reading its log took more than the log's 5 s on a
+// busy machine). Here each batch takes half the timeout to handle, and
+// the read of four batches takes twice it.
+func TestALongReadIsBoundedByEachRequestNotTheWhole(t *testing.T) {
+	t.Parallel()
+	l, subj := logOfRun(t, "run_long", 3*readBatch+1)
+	l.timeout = 400 * time.Millisecond
+	n := 0
+	err := l.Read(context.Background(), subj, 0, func(port.Message) error {
+		if n%readBatch == 0 {
+			time.Sleep(l.timeout / 2) // a slow reader: a stream's client
+		}
+		n++
+		return nil
+	})
+	if err != nil || n != 3*readBatch+1 {
+		t.Fatalf("read %d of %d messages: %v", n, 3*readBatch+1, err)
+	}
+}
