@@ -518,7 +518,14 @@ func eventType(data []byte) string {
 const auditStall = 30 * time.Second
 
 // fetchFrom reads messages (on filter, when set) from sequence `from`
-// through `last` with one ordered consumer, in batches, and returns how many it read.
+// through `last` with one ordered consumer, and returns how many it read.
+//
+// One consumer for the whole read, pulled as an iterator, not fetched: an
+// ordered consumer's Fetch deletes and makes its consumer again before
+// every batch, retrying the making without end and out of any context's
+// reach; after a 30-minute soak on a cluster the audit sat there for good
+// (issue 50). The iterator makes its consumer again only when it lost it,
+// at most fetchResets times, and ctx stops it.
 func fetchFrom(ctx context.Context, st jetstream.Stream, filter string, from, last uint64, apply func(uint64, jetstream.Msg)) (int, error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -529,42 +536,50 @@ func fetchFrom(ctx context.Context, st jetstream.Stream, filter string, from, la
 	cons, err := st.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: filters,
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
-		InactiveThreshold: projections.ConsumerIdle})
+		InactiveThreshold: projections.ConsumerIdle, MaxResetAttempts: fetchResets})
 	if err != nil {
 		return 0, err
 	}
 	if info := cons.CachedInfo(); info != nil && info.NumPending == 0 {
 		return 0, nil // nothing there: no need to wait for it
 	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(500))
+	if err != nil {
+		return 0, err
+	}
+	defer it.Stop()
+	stop := context.AfterFunc(ctx, it.Stop) // also ends a wait to make the consumer again
+	defer stop()
 	n := 0
 	for {
-		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(2*time.Second))
+		m, err := it.Next(jetstream.NextMaxWait(2 * time.Second))
+		switch {
+		case errors.Is(err, nats.ErrTimeout):
+			return n, nil // nothing within the wait: let the caller decide
+		case err != nil && ctx.Err() != nil:
+			return n, ctx.Err()
+		case err != nil:
+			return n, err
+		}
+		md, err := m.Metadata()
 		if err != nil {
 			return n, err
 		}
-		got := 0
-		for m := range batch.Messages() {
-			md, err := m.Metadata()
-			if err != nil {
-				return n, err
-			}
-			if md.Sequence.Stream > last {
-				return n, nil // past the end asked for (a hole ended it)
-			}
-			apply(md.Sequence.Stream, m)
-			n, got = n+1, got+1
-			if md.Sequence.Stream >= last {
-				return n, nil
-			}
+		if md.Sequence.Stream > last {
+			return n, nil // past the end asked for (a hole ended it)
 		}
-		if err := batch.Error(); err != nil {
-			return n, err
-		}
-		if got == 0 {
-			return n, nil // nothing within the wait: let the caller decide
+		apply(md.Sequence.Stream, m)
+		n++
+		if md.Sequence.Stream >= last {
+			return n, nil
 		}
 	}
 }
+
+// fetchResets is how many times a read makes its consumer again after
+// losing it (a server gone, a leader elected) before it gives up: the
+// audit's own loop then starts a new read, within auditStall.
+const fetchResets = 3
 
 // readable says whether the read models can be compared with the log: the
 // file opened and its pages are sound (damaged records are skipped).
