@@ -108,6 +108,12 @@ func judgeNodes(s *Scenario, span float64) {
 			}
 			s.add(se.Node+" read-model lag, largest", top, "events")
 			continue
+		case qHeap: // no rule of its own: it says what of the RSS is the heap's
+			if f := judgeFlat(se, span, rssRule); f.Judged {
+				s.add(se.Node+" "+se.Name+", 2nd fifth (median)", f.Start, se.Unit)
+				s.add(se.Node+" "+se.Name+", last fifth (median)", f.End, se.Unit)
+			}
+			continue
 		case qLog:
 			if n := len(se.V); n > 0 {
 				s.add(se.Node+" log on disk at the end", se.V[n-1], "MiB")

@@ -23,17 +23,20 @@ const (
 	qGo    = "goroutines"
 	qLog   = "log on disk"
 	qLag   = "read-model lag"
+	qHeap  = "Go heap in use"
 	mebi   = 1 << 20
 	noLag  = -1.0
 	noHead = ^uint64(0)
 )
 
 var soakQuantities = []struct{ name, unit string }{
-	{qRSS, "MiB"}, {qFDs, ""}, {qGo, ""}, {qLog, "MiB"}, {qLag, "events"},
+	{qRSS, "MiB"}, {qHeap, "MiB"}, {qFDs, ""}, {qGo, ""}, {qLog, "MiB"}, {qLag, "events"},
 }
 
 // soakSampler samples every node that is up: its resident memory and
-// open descriptors (from /proc), its goroutines (/metrics), the size of
+// open descriptors (from /proc), its goroutines and Go heap in use
+// (/metrics: what of the RSS is the Go heap's, and what the store's
+// caches and mapped files), the size of
 // its embedded server's store (the log, and the little else it keeps),
 // and how far its read models are behind the log's head: the stream's
 // last sequence, read through the cluster's client ports, minus the
@@ -102,6 +105,7 @@ func (s *soakSampler) sample(ctx context.Context, within time.Duration) {
 		}
 		v, name := vals[i], nodeName(i)
 		s.series[qRSS+"/"+name].add(t, v.rss/mebi)
+		s.series[qHeap+"/"+name].add(t, v.heap/mebi)
 		s.series[qFDs+"/"+name].add(t, v.fds)
 		s.series[qGo+"/"+name].add(t, v.goroutines)
 		s.series[qLog+"/"+name].add(t, v.logBytes/mebi)
@@ -156,7 +160,7 @@ func (s *soakSampler) lags(ctx context.Context) []float64 {
 // nodeValues is one sample of one node; applied is the sequence its read
 // models applied, -1 when /metrics did not say.
 type nodeValues struct {
-	rss, fds, goroutines, logBytes, applied float64
+	rss, heap, fds, goroutines, logBytes, applied float64
 }
 
 // lag is how far the node's read models are behind head (noLag when
@@ -185,6 +189,7 @@ func nodeSample(ctx context.Context, srv *Server) (nodeValues, bool) {
 		return v, false
 	}
 	v.rss, v.fds, v.goroutines = float64(rss), float64(len(fds)), m["go_goroutines"]
+	v.heap = m["go_memstats_heap_inuse_bytes"]
 	v.logBytes = float64(dirSize(filepath.Join(srv.dir, "data", "nats")))
 	v.applied = -1
 	if applied, ok := m["apprun_read_models_applied_seq"]; ok {
