@@ -48,8 +48,11 @@ func soakScenario(ctx context.Context, cfg Config, s *Scenario) error {
 	bgCtx, stopBackground := context.WithCancel(ctx)
 	defer stopBackground()
 	lctx, stopLoad := context.WithDeadline(ctx, k.t0.Add(cfg.SoakDuration))
+	var profiling sync.WaitGroup
+	profiling.Go(func() { k.heapProfiles(lctx) })
 	k.load.run(lctx, bgCtx)
 	stopLoad()
+	profiling.Wait()
 	k.mark(-1, "load stopped")
 	killing.Wait() // the last node killed rejoins before the checks
 
@@ -248,3 +251,27 @@ func statuses(runs [][]runState) map[string]string {
 
 // since is the time from t0, to the second, for the progress lines.
 func since(t0 time.Time) time.Duration { return time.Since(t0).Round(time.Second) }
+
+// heapProfiles writes each node's heap profile, when the bench was asked
+// for server profiles, at the end of the soak's second fifth and just
+// before its load ends: `go tool pprof -base` of the two says what of a
+// node's heap grew between the two medians the RSS verdict compares.
+func (k *soak) heapProfiles(ctx context.Context) {
+	if k.cfg.ServerProfiles == "" {
+		return
+	}
+	d := k.cfg.SoakDuration
+	for _, at := range []struct {
+		after time.Duration
+		name  string
+	}{{2 * d / 5, "2nd"}, {d - min(d/20, 30*time.Second), "end"}} {
+		if pause(ctx, time.Until(k.t0.Add(at.after))); ctx.Err() != nil {
+			return
+		}
+		for i := range clusterNodes {
+			if k.nodes.up[i].Load() {
+				heapProfile(ctx, k.cfg, k.nodes.cur[i].Load(), fmt.Sprintf("soak-%s-heap-%s", nodeName(i), at.name))
+			}
+		}
+	}
+}

@@ -22,7 +22,8 @@ func TestSoakKillsAndRestartsNodesAndEndsWithTheMoneyExact(t *testing.T) {
 	}
 	t.Parallel()
 	plot := filepath.Join(t.TempDir(), "soak.svg")
-	cfg := Config{Binary: testBinary(t), SoakDuration: 30 * time.Second, SoakKills: 2, Plot: plot}
+	profiles := t.TempDir()
+	cfg := Config{Binary: testBinary(t), SoakDuration: 30 * time.Second, SoakKills: 2, Plot: plot, ServerProfiles: profiles}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	s := Run(ctx, cfg, "soak").Scenarios[0]
@@ -53,6 +54,11 @@ func TestSoakKillsAndRestartsNodesAndEndsWithTheMoneyExact(t *testing.T) {
 	for _, se := range s.Series { // read from /metrics: 0 would be a name it lacks
 		if se.Name == qHeap && (len(se.V) == 0 || slices.Min(se.V) <= 0) {
 			t.Errorf("%s %s: samples %v, want the node's heap in use", se.Node, se.Name, se.V)
+		}
+	}
+	for _, when := range []string{"2nd", "end"} { // of the nodes that were up then
+		if got, _ := filepath.Glob(filepath.Join(profiles, "soak-node*-heap-"+when+".prof")); len(got) == 0 {
+			t.Errorf("no node's heap profile at the %s mark in %s", when, profiles)
 		}
 	}
 	f, err := os.Open(plot)

@@ -49,7 +49,7 @@ them), and the money audited at the end.`
 	fs.IntVar(&cfg.Runs, "runs", 0, "run: runs timed end to end (default 200)")
 	fs.StringVar(&cfg.Plot, "plot", "", "soak: draw each node's samples over time (RSS, descriptors, goroutines, log on disk, read-model lag) and the kills to this SVG file")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the bench process (the replay rebuild and the create baseline run in it)")
-	fs.StringVar(&cfg.ServerProfiles, "server-profiles", "", "write a CPU profile of the server through each measured phase to this directory (<scenario>.prof; the replay's rebuild, which runs in the bench process, as rebuild.prof, the unsigned log's as rebuild-unsigned.prof)")
+	fs.StringVar(&cfg.ServerProfiles, "server-profiles", "", "write a CPU profile of the server through each measured phase to this directory (<scenario>.prof; the replay's rebuild, which runs in the bench process, as rebuild.prof, the unsigned log's as rebuild-unsigned.prof; the soak's nodes' heaps at the end of its second fifth and of its load, soak-nodeN-heap-2nd.prof and -end.prof)")
 	c.exec = func([]string) error {
 		// The report names the command it measured: the flags given.
 		cfg.Command = "apprun bench"
