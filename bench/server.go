@@ -230,18 +230,32 @@ func fdsOf(pid int) (int, error) {
 }
 
 // rssOf is the resident memory of process pid in bytes.
-func rssOf(pid int) (int64, error) {
+func rssOf(pid int) (int64, error) { return statusBytes(pid, "VmRSS:") }
+
+// RSSFile is the part of the server's resident memory that is pages of
+// mapped files (its binary, and the read models' bbolt file, which grows
+// with the log), not memory of its own.
+func (s *Server) RSSFile() (int64, error) {
+	if s.cmd == nil {
+		return 0, errors.New("not a server this bench started")
+	}
+	return statusBytes(s.cmd.Process.Pid, "RssFile:")
+}
+
+// statusBytes reads a size in kB from process pid's /proc status, by its
+// field name (with the colon), in bytes.
+func statusBytes(pid int, field string) (int64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for line := range strings.SplitSeq(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			return kb << 10, err
 		}
 	}
-	return 0, errors.New("no VmRSS in /proc status")
+	return 0, fmt.Errorf("no %s in /proc status", field)
 }
 
 func newClient() *http.Client {

@@ -51,8 +51,8 @@ func TestSoakKillsAndRestartsNodesAndEndsWithTheMoneyExact(t *testing.T) {
 	if len(s.Series) != len(soakQuantities)*clusterNodes {
 		t.Errorf("%d series, want %d", len(s.Series), len(soakQuantities)*clusterNodes)
 	}
-	for _, se := range s.Series { // read from /metrics: 0 would be a name it lacks
-		if se.Name == qHeap && (len(se.V) == 0 || slices.Min(se.V) <= 0) {
+	for _, se := range s.Series { // read from /metrics and /proc: 0 would be a name they lack
+		if (se.Name == qHeap || se.Name == qFile) && (len(se.V) == 0 || slices.Min(se.V) <= 0) {
 			t.Errorf("%s %s: samples %v, want the node's heap in use", se.Node, se.Name, se.V)
 		}
 	}

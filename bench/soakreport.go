@@ -108,7 +108,7 @@ func judgeNodes(s *Scenario, span float64) {
 			}
 			s.add(se.Node+" read-model lag, largest", top, "events")
 			continue
-		case qHeap: // no rule of its own: it says what of the RSS is the heap's
+		case qHeap, qFile: // no rule of their own: they say what the RSS is made of
 			if f := judgeFlat(se, span, rssRule); f.Judged {
 				s.add(se.Node+" "+se.Name+", 2nd fifth (median)", f.Start, se.Unit)
 				s.add(se.Node+" "+se.Name+", last fifth (median)", f.End, se.Unit)

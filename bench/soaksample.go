@@ -24,17 +24,20 @@ const (
 	qLog   = "log on disk"
 	qLag   = "read-model lag"
 	qHeap  = "Go heap in use"
+	qFile  = "RSS of mapped files"
 	mebi   = 1 << 20
 	noLag  = -1.0
 	noHead = ^uint64(0)
 )
 
 var soakQuantities = []struct{ name, unit string }{
-	{qRSS, "MiB"}, {qHeap, "MiB"}, {qFDs, ""}, {qGo, ""}, {qLog, "MiB"}, {qLag, "events"},
+	{qRSS, "MiB"}, {qFile, "MiB"}, {qHeap, "MiB"}, {qFDs, ""}, {qGo, ""}, {qLog, "MiB"}, {qLag, "events"},
 }
 
-// soakSampler samples every node that is up: its resident memory and
-// open descriptors (from /proc), its goroutines and Go heap in use
+// soakSampler samples every node that is up: its resident memory, the
+// part of it that is mapped files' pages (the read models' file grows with
+// the log) and open descriptors (from /proc), its goroutines and Go heap
+// in use
 // (/metrics: what of the RSS is the Go heap's, and what the store's
 // caches and mapped files), the size of
 // its embedded server's store (the log, and the little else it keeps),
@@ -106,6 +109,7 @@ func (s *soakSampler) sample(ctx context.Context, within time.Duration) {
 		v, name := vals[i], nodeName(i)
 		s.series[qRSS+"/"+name].add(t, v.rss/mebi)
 		s.series[qHeap+"/"+name].add(t, v.heap/mebi)
+		s.series[qFile+"/"+name].add(t, v.rssFile/mebi)
 		s.series[qFDs+"/"+name].add(t, v.fds)
 		s.series[qGo+"/"+name].add(t, v.goroutines)
 		s.series[qLog+"/"+name].add(t, v.logBytes/mebi)
@@ -160,7 +164,7 @@ func (s *soakSampler) lags(ctx context.Context) []float64 {
 // nodeValues is one sample of one node; applied is the sequence its read
 // models applied, -1 when /metrics did not say.
 type nodeValues struct {
-	rss, heap, fds, goroutines, logBytes, applied float64
+	rss, rssFile, heap, fds, goroutines, logBytes, applied float64
 }
 
 // lag is how far the node's read models are behind head (noLag when
@@ -180,6 +184,11 @@ func nodeSample(ctx context.Context, srv *Server) (nodeValues, bool) {
 	if err != nil {
 		return v, false
 	}
+	rssFile, err := srv.RSSFile()
+	if err != nil {
+		return v, false
+	}
+	v.rssFile = float64(rssFile)
 	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", srv.pid()))
 	if err != nil {
 		return v, false
