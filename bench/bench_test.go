@@ -57,7 +57,7 @@ func TestEveryScenarioRunsAtSmallScale(t *testing.T) {
 
 // testBinary is the apprun binary the tests start servers from: make
 // test's, built once for every test, or one built here.
-func testBinary(t *testing.T) string {
+func testBinary(t testing.TB) string {
 	t.Helper()
 	if bin := os.Getenv("APPRUN_TEST_BINARY"); bin != "" {
 		return bin
