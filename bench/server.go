@@ -230,32 +230,46 @@ func fdsOf(pid int) (int, error) {
 }
 
 // rssOf is the resident memory of process pid in bytes.
-func rssOf(pid int) (int64, error) { return statusBytes(pid, "VmRSS:") }
-
-// RSSFile is the part of the server's resident memory that is pages of
-// mapped files (its binary, and the read models' bbolt file, which grows
-// with the log), not memory of its own.
-func (s *Server) RSSFile() (int64, error) {
-	if s.cmd == nil {
-		return 0, errors.New("not a server this bench started")
-	}
-	return statusBytes(s.cmd.Process.Pid, "RssFile:")
+func rssOf(pid int) (int64, error) {
+	v, err := statusBytes(pid, "VmRSS:")
+	return v[0], err
 }
 
-// statusBytes reads a size in kB from process pid's /proc status, by its
-// field name (with the colon), in bytes.
-func statusBytes(pid int, field string) (int64, error) {
+// Memory is the server's resident memory and the part of it that is
+// pages of mapped files (its binary, and the read models' bbolt file,
+// which grows with the log), not memory of its own: one read of /proc.
+func (s *Server) Memory() (rss, files int64, err error) {
+	if s.cmd == nil {
+		return 0, 0, errors.New("not a server this bench started")
+	}
+	v, err := statusBytes(s.cmd.Process.Pid, "VmRSS:", "RssFile:")
+	return v[0], v[1], err
+}
+
+// statusBytes reads sizes in kB from process pid's /proc status, by
+// their field names (with the colon), in bytes, in the order asked.
+func statusBytes(pid int, fields ...string) ([]int64, error) {
+	out := make([]int64, len(fields))
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return out, err
 	}
+	found := 0
 	for line := range strings.SplitSeq(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10, err
+		for i, f := range fields {
+			if rest, ok := strings.CutPrefix(line, f); ok {
+				kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+				if err != nil {
+					return out, fmt.Errorf("%s in /proc status: %w", f, err)
+				}
+				out[i], found = kb<<10, found+1
+			}
 		}
 	}
-	return 0, fmt.Errorf("no %s in /proc status", field)
+	if found < len(fields) {
+		return out, fmt.Errorf("not all of %v in /proc status", fields)
+	}
+	return out, nil
 }
 
 func newClient() *http.Client {

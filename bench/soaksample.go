@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -180,16 +179,11 @@ func (v nodeValues) lag(head uint64) float64 {
 // nodeSample samples srv.
 func nodeSample(ctx context.Context, srv *Server) (nodeValues, bool) {
 	var v nodeValues
-	rss, err := srv.RSS()
+	rss, files, err := srv.Memory()
 	if err != nil {
 		return v, false
 	}
-	rssFile, err := srv.RSSFile()
-	if err != nil {
-		return v, false
-	}
-	v.rssFile = float64(rssFile)
-	fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", srv.pid()))
+	fds, err := srv.FDs()
 	if err != nil {
 		return v, false
 	}
@@ -197,7 +191,7 @@ func nodeSample(ctx context.Context, srv *Server) (nodeValues, bool) {
 	if err != nil {
 		return v, false
 	}
-	v.rss, v.fds, v.goroutines = float64(rss), float64(len(fds)), m["go_goroutines"]
+	v.rss, v.rssFile, v.fds, v.goroutines = float64(rss), float64(files), float64(fds), m["go_goroutines"]
 	v.heap = m["go_memstats_heap_inuse_bytes"]
 	v.logBytes = float64(dirSize(filepath.Join(srv.dir, "data", "nats")))
 	v.applied = -1
