@@ -128,6 +128,11 @@ func parseDefinition(data []byte) (Definition, error) {
 	if err != nil {
 		return Definition{}, fmt.Errorf("not YAML or JSON: %w", err)
 	}
+	return decodeDefinition(js)
+}
+
+// decodeDefinition reads a definition from its JSON form.
+func decodeDefinition(js []byte) (Definition, error) {
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
 	var d Definition
