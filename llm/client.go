@@ -66,7 +66,11 @@ type Config struct {
 // Client calls one model.
 type Client struct {
 	cfg Config
-	api openai.Client
+	// api is the provider's openai.Client, held as any: a field of
+	// openai-go's type made every package that imports llm compile
+	// openai-go's generic code again (about 2,500 functions, 5 s of a race
+	// build, in each of them). chat reads it.
+	api any
 	// modes is the JSON modes still to try, the first in use (mode.go);
 	// auto drops one when the provider refuses it, for good.
 	modes atomic.Pointer[[]string]
@@ -120,7 +124,8 @@ func New(cfg Config) (*Client, error) {
 			opts = append(opts, azure.WithUnsafeAllowHTTP()) // the package allows it on loopback only
 		}
 	}
-	c := &Client{cfg: cfg, api: openai.NewClient(opts...)}
+	api := openai.NewClient(opts...)
+	c := &Client{cfg: cfg, api: &api}
 	c.modes.Store(&modes)
 	return c, nil
 }

@@ -12,7 +12,7 @@ func (c *Client) once(ctx context.Context, params openai.ChatCompletionNewParams
 	if c.cfg.NoStream {
 		return c.whole(ctx, params)
 	}
-	stream := c.api.Chat.Completions.NewStreaming(ctx, params)
+	stream := c.chat().NewStreaming(ctx, params)
 	defer stream.Close()
 	var text, refusal strings.Builder
 	var out Reply
@@ -54,7 +54,7 @@ func (c *Client) once(ctx context.Context, params openai.ChatCompletionNewParams
 
 // whole makes one request for a whole reply, not streamed.
 func (c *Client) whole(ctx context.Context, params openai.ChatCompletionNewParams) (Reply, error) {
-	res, err := c.api.Chat.Completions.New(ctx, params)
+	res, err := c.chat().New(ctx, params)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -66,4 +66,9 @@ func (c *Client) whole(ctx context.Context, params openai.ChatCompletionNewParam
 		out.Text, out.Refusal = res.Choices[0].Message.Content, res.Choices[0].Message.Refusal
 	}
 	return out, nil
+}
+
+// chat is the provider's chat completions API.
+func (c *Client) chat() *openai.ChatCompletionService {
+	return &c.api.(*openai.Client).Chat.Completions
 }

@@ -25,7 +25,6 @@ import (
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/pb33f/libopenapi-validator/config"
-	verrors "github.com/pb33f/libopenapi-validator/errors"
 	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 )
@@ -38,15 +37,9 @@ const bodyLimit = 1 << 20
 
 // Checker validates traffic against one document and keeps what it saw.
 type Checker struct {
-	v      validator.Validator
-	sv     schema_validation.SchemaValidator
-	ops    []route
-	events map[string]*base.Schema // event kind → its data's schema
+	v   validate // the document's validators (validate.go)
+	ops []route
 
-	// vmu serializes the validators: libopenapi renders a shared schema
-	// without a lock (the race detector caught two streams' events
-	// validated at once).
-	vmu      sync.Mutex
 	mu       sync.Mutex
 	seen     map[string]int // "operationId status" → responses
 	problems []string
@@ -80,8 +73,8 @@ func New(doc []byte) (*Checker, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("contract: %v", errs)
 	}
-	c := &Checker{v: v, sv: schema_validation.NewSchemaValidator(config.WithFormatAssertions()),
-		events: map[string]*base.Schema{}, seen: map[string]int{}}
+	val := &pb33f{v: v, sv: schema_validation.NewSchemaValidator(config.WithFormatAssertions()), events: map[string]*base.Schema{}}
+	c := &Checker{v: val, seen: map[string]int{}}
 	for path, item := range model.Model.Paths.PathItems.FromOldest() {
 		pattern := "^" + regexp.MustCompile(`\\\{[^/]+\\\}`).ReplaceAllString(regexp.QuoteMeta(path), `[^/]+`) + "$"
 		for method, op := range item.GetOperations().FromOldest() {
@@ -109,11 +102,11 @@ func New(doc []byte) (*Checker, error) {
 	}
 	for name, proxy := range model.Model.Components.Schemas.FromOldest() {
 		if kind, ok := strings.CutPrefix(name, "Event."); ok {
-			c.events[kind] = proxy.Schema()
+			val.events[kind] = proxy.Schema()
 		}
 	}
-	if len(c.ops) == 0 || len(c.events) == 0 {
-		return nil, fmt.Errorf("contract: the document has %d operations and %d event schemas", len(c.ops), len(c.events))
+	if len(c.ops) == 0 || len(val.events) == 0 {
+		return nil, fmt.Errorf("contract: the document has %d operations and %d event schemas", len(c.ops), len(val.events))
 	}
 	return c, nil
 }
@@ -192,21 +185,21 @@ func (c *Checker) check(op *route, r *http.Request, hugeBody bool, resp *http.Re
 		}
 	}
 	if resp.StatusCode < 300 && !hugeBody {
-		if ok, errs := c.locked(func() (bool, []*verrors.ValidationError) { return c.v.ValidateHttpRequest(r) }); !ok {
-			fault("%s: answered with success, yet the document refuses the request: %s", what, describe(errs))
+		if why := c.v.request(r); why != "" {
+			fault("%s: answered with success, yet the document refuses the request: %s", what, why)
 		}
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		resp.Body = io.NopCloser(strings.NewReader(""))
 		resp.Header.Set("Content-Type", "text/event-stream")
-		if ok, errs := c.locked(func() (bool, []*verrors.ValidationError) { return c.v.ValidateHttpResponse(r, resp) }); !ok {
-			fault("%s: %s", what, describe(errs))
+		if why := c.v.response(r, resp); why != "" {
+			fault("%s: %s", what, why)
 		}
 		return append(faults, c.checkStream(what, body)...)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	if ok, errs := c.locked(func() (bool, []*verrors.ValidationError) { return c.v.ValidateHttpResponse(r, resp) }); !ok {
-		fault("%s: %s\nbody: %.600s", what, describe(errs), body)
+	if why := c.v.response(r, resp); why != "" {
+		fault("%s: %s\nbody: %.600s", what, why, body)
 	}
 	if codes := op.codes[status]; len(codes) > 0 {
 		// Every error answer is components/schemas/Error; which of its
@@ -250,25 +243,17 @@ func (c *Checker) checkStream(what string, body []byte) (faults []string) {
 
 func (c *Checker) checkEvent(what, id, kind, data string) (faults []string) {
 	fault := func(format string, args ...any) { faults = append(faults, fmt.Sprintf(format, args...)) }
-	schema := c.events[kind]
-	if schema == nil {
+	if !c.v.known(kind) {
 		fault("%s: event %q (id %s) is not a documented kind", what, kind, id)
 		return faults
 	}
 	if _, err := strconv.ParseUint(id, 10, 64); err != nil {
 		fault("%s: event %s has id %q, not a sequence", what, kind, id)
 	}
-	if ok, errs := c.locked(func() (bool, []*verrors.ValidationError) { return c.sv.ValidateSchemaString(schema, data) }); !ok {
-		fault("%s: event %s (id %s): %s\ndata: %.600s", what, kind, id, describe(errs), data)
+	if why := c.v.event(kind, data); why != "" {
+		fault("%s: event %s (id %s): %s\ndata: %.600s", what, kind, id, why, data)
 	}
 	return faults
-}
-
-// locked runs one validation under vmu.
-func (c *Checker) locked(validate func() (bool, []*verrors.ValidationError)) (bool, []*verrors.ValidationError) {
-	c.vmu.Lock()
-	defer c.vmu.Unlock()
-	return validate()
 }
 
 func (c *Checker) fault(f string) {
@@ -312,23 +297,6 @@ func (c *Checker) Operations() []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func describe(errs []*verrors.ValidationError) string {
-	var b strings.Builder
-	for i, e := range errs {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(e.Message)
-		if e.Reason != "" && e.Reason != e.Message {
-			b.WriteString(": " + e.Reason)
-		}
-		for _, f := range e.SchemaValidationErrors {
-			fmt.Fprintf(&b, " [%s %s]", f.FieldPath, f.Reason)
-		}
-	}
-	return b.String()
 }
 
 // teeBody keeps what the handler reads of a request body.
