@@ -18,20 +18,22 @@ import (
 // in place (never added to the step list), and the failed run's page
 // says what happened in words, with the refund and the code, and shows
 // no parser's or Go's message. axe finds nothing on either page. At
-// 1280×900 and at 390×844, one after the other.
+// 1280×900 and at 390×844, side by side: each size has its own provider
+// and node (a provider answers its runs' calls in turn), and most of the
+// test is the provider's waits.
 func TestBrowserShowsWaitsInPlaceAndAFailureInWords(t *testing.T) {
 	t.Parallel()
 	bin := ChromiumOrSkip(t)
-	fake := llmtest.New()
-	defer fake.Close()
-	h := Start(t, WithLimits(NoLimits), WithSignupCredits(500), WithModel(fake), func(c *node.Config) { c.Model.MaxAttempts = 5 })
 	shots, axe := shotsDir(t), axeSource(t)
-	// One size after the other: the fake answers each run's calls in turn.
 	for _, size := range []struct {
 		name string
 		w, h int64
 	}{{"desktop", 1280, 900}, {"phone", 390, 844}} {
 		t.Run(size.name, func(t *testing.T) {
+			t.Parallel()
+			fake := llmtest.New()
+			defer fake.Close()
+			h := Start(t, WithLimits(NoLimits), WithSignupCredits(500), WithModel(fake), func(c *node.Config) { c.Model.MaxAttempts = 5 })
 			ctx := StartChromium(t, bin, size.w, size.h, 90*time.Second)
 			d := &webDriver{t: t, ctx: ctx, fake: fake, base: h.Srv.URL, shots: shots, size: size.name + "-failure", w: size.w, h: size.h, axe: axe}
 			watchAWaitAndAFailure(t, d)
