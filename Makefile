@@ -22,6 +22,14 @@ run: build
 # build instruments every package again, about 80 s a target here).
 STRIPE_MOCK := github.com/stripe/stripe-mock@v0.203.0
 
+# go test starts packages in the order named: the longest first, so that
+# none of them is left to run alone at the end (web, the longest, is last
+# alphabetically and ran its last 200 s beside nothing). Three at a time:
+# the process tests (cmd/apprun, bench) and the browser tests mostly wait
+# on child processes, so two left a core idle beside them.
+SLOW_FIRST := ./web ./httpapi ./cmd/apprun ./apps ./bench ./audit ./node ./billing
+TEST_P ?= 3
+
 test:
 	@start=$$(date +%s); phase() { echo "make test: $$1 at $$(( $$(date +%s) - start )) s"; }; \
 	GOBIN=$(CURDIR)/bin $(GO) install $(STRIPE_MOCK) && \
@@ -29,7 +37,7 @@ test:
 	$(GO) vet -race ./... && phase "vetted" && \
 	rm -rf .contract-report && \
 	APPRUN_TEST_BINARY=$(CURDIR)/bin/apprun-test APPRUN_CONTRACT_REPORT=$(CURDIR)/.contract-report \
-		$(GO) test -race -vet=off -count=1 -timeout 15m ./... && phase "tested" && \
+		$(GO) test -race -vet=off -count=1 -p $(TEST_P) -timeout 15m $(SLOW_FIRST) ./... && phase "tested" && \
 	$(GO) run -race ./httpapi/contract/report .contract-report && \
 	SEEDS=2000 $(GO) test ./sim -run '^TestSimulation$$' -count=1 -v -timeout 5m && \
 	echo "make test: passed in $$(( $$(date +%s) - start )) s"
