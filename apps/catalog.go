@@ -91,6 +91,12 @@ func compile(name string, data []byte) (*compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apps: %s: %w", name, err)
 	}
+	return checked(name, data, d)
+}
+
+// checked checks d, read from the file name holding data; its version is
+// the file's hash.
+func checked(name string, data []byte, d Definition) (*compiled, error) {
 	c, err := check(d)
 	if err != nil {
 		return nil, fmt.Errorf("apps: %s: %w", name, err)
@@ -99,6 +105,33 @@ func compile(name string, data []byte) (*compiled, error) {
 	c.version = "sha256:" + hex.EncodeToString(sum[:])
 	return c, nil
 }
+
+// shippedFile is one embedded definition, as written and as JSON.
+type shippedFile struct {
+	name     string
+	data, js []byte
+}
+
+// shippedFiles converts each embedded definition from YAML once per
+// process: a node's start checks them (compiledShipped) and reads their
+// examples (Shipped), and parsing 63 YAML files again on every start was
+// a tenth of the CPU of the test packages that start nodes.
+var shippedFiles = sync.OnceValues(func() ([]shippedFile, error) {
+	names, _ := fs.Glob(embedded, "catalog/*.yaml")
+	out := make([]shippedFile, 0, len(names))
+	for _, name := range names {
+		data, err := embedded.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		js, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return nil, fmt.Errorf("apps: %s: not YAML or JSON: %w", name, err)
+		}
+		out = append(out, shippedFile{name, data, js})
+	}
+	return out, nil
+})
 
 type namedCompiled struct {
 	name string
@@ -109,53 +142,30 @@ type namedCompiled struct {
 // never change, a compiled definition is read-only, and checking 63 of
 // them (schemas, templates, examples) is most of a node's start.
 var compiledShipped = sync.OnceValues(func() ([]namedCompiled, error) {
-	names, _ := fs.Glob(embedded, "catalog/*.yaml")
-	out := make([]namedCompiled, 0, len(names))
-	for _, name := range names {
-		data, err := embedded.ReadFile(name)
+	files, err := shippedFiles()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]namedCompiled, 0, len(files))
+	for _, f := range files {
+		d, err := decodeDefinition(f.js)
+		if err != nil {
+			return nil, fmt.Errorf("apps: %s: %w", f.name, err)
+		}
+		c, err := checked(f.name, f.data, d)
 		if err != nil {
 			return nil, err
 		}
-		c, err := compile(name, data)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, namedCompiled{name, c})
+		out = append(out, namedCompiled{f.name, c})
 	}
 	return out, nil
 })
-
-// shippedJSON is each embedded definition in its JSON form, converted
-// from YAML once per process: a node's start reads the examples of all
-// of them, and parsing 63 YAML files again on every start was a tenth of
-// the CPU of the test packages that start nodes.
-var shippedJSON = sync.OnceValues(func() ([]namedJSON, error) {
-	names, _ := fs.Glob(embedded, "catalog/*.yaml")
-	out := make([]namedJSON, 0, len(names))
-	for _, name := range names {
-		data, err := embedded.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		js, err := yaml.YAMLToJSON(data)
-		if err != nil {
-			return nil, fmt.Errorf("apps: %s: not YAML or JSON: %w", name, err)
-		}
-		out = append(out, namedJSON{name, js})
-	}
-	return out, nil
-})
-
-type namedJSON struct {
-	name string
-	js   []byte
-}
 
 // Shipped returns the shipped definitions as written (examples included:
 // reference pages and tests use them), sorted by slug. Each call decodes
 // its own values: a caller may change what it gets.
 func Shipped() ([]Definition, error) {
-	list, err := shippedJSON()
+	list, err := shippedFiles()
 	if err != nil {
 		return nil, err
 	}
